@@ -1,0 +1,292 @@
+"""The breaker's configuration: the one table of defaults, the merge rules and fail-loud checks.
+
+Every other module (and the README) reads the defaults from ``DEFAULTS`` here, so there is a
+single source of truth. ``load_config`` turns the raw ``config:`` mapping of a cordis row into a
+frozen ``BreakerConfig`` or raises ``ConfigError`` with a message that names the offending key:
+a profile with a typo must refuse to boot rather than silently run with weaker protection.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+LocalHostsPolicy = Literal["ask", "deny", "allow"]
+WorkerFailurePolicy = Literal["allow", "deny"]
+
+#: The fingerprint kinds a ``limits`` key may name, alone (``net``) or as a prefix of one full
+#: fingerprint (``verb:curl``).
+FINGERPRINT_KINDS = ("exact", "cmd", "net", "site", "sink", "family", "verb")
+
+DEFAULTS: dict[str, Any] = {
+    "window": 12,
+    "localHosts": "ask",
+    "previewChars": 400,
+    "resultPreviewChars": 800,
+    "exclude": ["todo_write"],
+    "include": [],
+    "ignoreArgs": {
+        "*": [
+            "description",
+            "timeoutMs",
+            "run_in_background",
+            "justification",
+            "reason",
+            "title",
+            "comment",
+        ],
+        "bash": ["description", "timeoutMs", "run_in_background", "justification"],
+    },
+    "hostAliases": {"open-data.canada.ca": "open.canada.ca"},
+    "limits": {
+        "exact": 5,
+        "cmd": 5,
+        "net": 5,
+        "sink": 5,
+        "site": None,
+        "family:http-fetch": None,
+        "verb:curl": None,
+        "verb:wget": None,
+    },
+    # Read by the Node shim (validated here so that the shim holds no logic of its own).
+    "python": None,
+    "onWorkerFailure": "allow",
+    "guardTimeoutMs": 500,
+    "startTimeoutMs": 10000,
+}
+
+#: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
+MERGED_KEYS = ("ignoreArgs", "hostAliases", "limits")
+
+#: Keys removed in 0.2.0, with where their job went. They raise instead of being ignored, so an
+#: upgraded profile cannot silently lose its tuning.
+REMOVED_KEYS: dict[str, str] = {
+    "denyAfter": "use limits (for example limits: {exact: 5, cmd: 5, net: 5, sink: 5})",
+    "warnAfter": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
+    "registerAdvisory": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
+    "maxSamePath": "file actions are identified by exact: (position-aware); there is no "
+    "path-only limit",
+    "readTools": "file actions are identified by exact:; there is no read-tool list",
+    "matchReadBySubstring": "file actions are identified by exact:; remove the key",
+}
+
+#: Keys still accepted for old profiles but without effect.
+IGNORED_KEYS = ("pathAliases",)
+
+
+class ConfigError(ValueError):
+    """A configuration the breaker refuses; the message names the key and the fix."""
+
+
+class BreakerConfig(BaseModel):
+    """The validated, merged configuration. Field names are the documented camelCase keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    window: int
+    localHosts: LocalHostsPolicy
+    previewChars: int
+    resultPreviewChars: int
+    exclude: tuple[str, ...]
+    include: tuple[str, ...]
+    ignoreArgs: dict[str, tuple[str, ...]]
+    hostAliases: dict[str, str]
+    limits: dict[str, float | None]
+    python: str | None
+    onWorkerFailure: WorkerFailurePolicy
+    guardTimeoutMs: int
+    startTimeoutMs: int
+
+    def limit_for(self, kind: str, key: str) -> float | None:
+        """The cap of one fingerprint: its full key wins over its kind; absent means uncapped."""
+        if key in self.limits:
+            return self.limits[key]
+        return self.limits.get(kind)
+
+    def ignored_args(self, tool: str) -> frozenset[str]:
+        """The decoy argument names of one tool: the ``'*'`` list plus the tool's own."""
+        return frozenset(self.ignoreArgs.get("*", ())) | frozenset(self.ignoreArgs.get(tool, ()))
+
+
+def default_config() -> BreakerConfig:
+    """The configuration a row mounted with no ``config:`` gets."""
+    return load_config(None)
+
+
+def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
+    """Merge ``raw`` over DEFAULTS and validate it, raising ConfigError naming the bad key."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"config must be a mapping of keys to values, got {_type_name(raw)}")
+    merged: dict[str, Any] = {key: value for key, value in DEFAULTS.items()}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"config keys must be strings, got {key!r}")
+        if key in REMOVED_KEYS:
+            raise ConfigError(f"{key} was removed in 0.2.0: {REMOVED_KEYS[key]}")
+        if key in IGNORED_KEYS:
+            continue
+        if key not in DEFAULTS:
+            raise ConfigError(_unknown_key_message(key, list(DEFAULTS) + list(IGNORED_KEYS)))
+        if key in MERGED_KEYS:
+            merged[key] = _merge_one_level(key, DEFAULTS[key], value)
+        else:
+            merged[key] = value
+    return _validate(merged)
+
+
+def _merge_one_level(key: str, default: Mapping[str, Any], value: Any) -> dict[str, Any]:
+    if value is None:
+        return dict(default)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key} must be a mapping, got {_type_name(value)}")
+    merged = dict(default)
+    merged.update(value)
+    return merged
+
+
+def _validate(merged: dict[str, Any]) -> BreakerConfig:
+    window = _integer(merged, "window", minimum=4)
+    preview = _integer(merged, "previewChars", minimum=1)
+    result_preview = _integer(merged, "resultPreviewChars", minimum=1)
+    guard_timeout = _integer(merged, "guardTimeoutMs", minimum=1)
+    start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
+    local_hosts = _choice(merged, "localHosts", ("ask", "deny", "allow"))
+    on_failure = _choice(merged, "onWorkerFailure", ("allow", "deny"))
+    python = merged["python"]
+    if python is not None and (not isinstance(python, str) or not python.strip()):
+        raise ConfigError(f"python must be the path of a Python interpreter or null, got {python!r}")
+    return BreakerConfig(
+        window=window,
+        localHosts=local_hosts,  # type: ignore[arg-type]
+        previewChars=preview,
+        resultPreviewChars=result_preview,
+        exclude=_patterns(merged, "exclude"),
+        include=_patterns(merged, "include"),
+        ignoreArgs=_ignore_args(merged["ignoreArgs"]),
+        hostAliases=_host_aliases(merged["hostAliases"]),
+        limits=_limits(merged["limits"]),
+        python=python,
+        onWorkerFailure=on_failure,  # type: ignore[arg-type]
+        guardTimeoutMs=guard_timeout,
+        startTimeoutMs=start_timeout,
+    )
+
+
+def _integer(merged: Mapping[str, Any], key: str, *, minimum: int) -> int:
+    value = merged[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    if not math.isfinite(value) or value != int(value) or value < minimum:
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _choice(merged: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+    value = merged[key]
+    if value not in allowed:
+        raise ConfigError(f"{key} must be one of {' | '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _patterns(merged: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = merged[key]
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{key} must be a list of tool names (* wildcards allowed), got {value!r}")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{key} entries must be non-empty strings, got {item!r}")
+    return tuple(value)
+
+
+def _ignore_args(value: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    result: dict[str, tuple[str, ...]] = {}
+    for tool, names in value.items():
+        if not isinstance(tool, str) or not tool:
+            raise ConfigError(f"ignoreArgs keys must be tool names or '*', got {tool!r}")
+        if names is None:
+            result[tool] = ()
+            continue
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise ConfigError(f"ignoreArgs.{tool} must be a list of argument names, got {names!r}")
+        for name in names:
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"ignoreArgs.{tool} entries must be non-empty strings, got {name!r}")
+        result[tool] = tuple(names)
+    return result
+
+
+def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for alias, canonical in value.items():
+        if not isinstance(alias, str) or not alias.strip():
+            raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
+        if not isinstance(canonical, str) or not canonical.strip():
+            raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
+        result[_fold_host_name(alias)] = _fold_host_name(canonical)
+    return result
+
+
+def _fold_host_name(host: str) -> str:
+    """The spelling-insensitive form the URL normalizer compares hosts in."""
+    folded = host.strip().lower().rstrip(".")
+    return folded[4:] if folded.startswith("www.") else folded
+
+
+def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
+    result: dict[str, float | None] = {}
+    for key, cap in value.items():
+        if not isinstance(key, str) or not _is_limit_key(key):
+            raise ConfigError(_unknown_limit_message(key))
+        if cap is None:
+            result[key] = None
+            continue
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
+            raise ConfigError(f"limits.{key} must be null or a finite number >= 2, got {cap!r}")
+        if cap < 2:
+            raise ConfigError(
+                f"limits.{key} must be null or a finite number >= 2, got {cap!r} "
+                "(a cap below 2 would deny the first call)"
+            )
+        result[key] = float(cap)
+    return result
+
+
+def _is_limit_key(key: str) -> bool:
+    kind, _, rest = key.partition(":")
+    return kind in FINGERPRINT_KINDS and (rest != "" or ":" not in key)
+
+
+def _unknown_limit_message(key: object) -> str:
+    message = (
+        f"limits has an unknown key {key!r}: a key is a fingerprint kind "
+        f"({', '.join(FINGERPRINT_KINDS)}) or one full fingerprint such as 'verb:curl'"
+    )
+    if isinstance(key, str):
+        close = difflib.get_close_matches(key, FINGERPRINT_KINDS, n=1)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+    return message
+
+
+def _unknown_key_message(key: str, valid: list[str]) -> str:
+    message = f"unknown config key {key!r}"
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+    if not close:
+        lowered = {name.lower(): name for name in valid}
+        if key.lower() in lowered:
+            close = [lowered[key.lower()]]
+    if close:
+        message += f"; did you mean {close[0]!r}?"
+    return message + f" (valid keys: {', '.join(valid)})"
+
+
+def _type_name(value: object) -> str:
+    return "null" if value is None else type(value).__name__
