@@ -107,6 +107,18 @@ class BreakerConfig(BaseModel):
             return self.limits[key]
         return self.limits.get(kind)
 
+    def counted_tools_pattern(self) -> str:
+        """A regex, valid in Python and JavaScript alike, that fully matches the counted tool names.
+
+        ``include`` (when non-empty) and ``exclude`` take ``*`` wildcards. The Node shim compiles
+        the same source, so it can skip the round trip for excluded tools without a second copy
+        of the matching rules.
+        """
+        excluded = "|".join(_wildcard_regex(pattern) for pattern in self.exclude)
+        included = "|".join(_wildcard_regex(pattern) for pattern in self.include) or "[\\s\\S]*"
+        guard = f"(?!(?:{excluded})$)" if excluded else ""
+        return f"^{guard}(?:{included})$"
+
     def ignored_args(self, tool: str) -> frozenset[str]:
         """The decoy argument names of one tool: the ``'*'`` list plus the tool's own."""
         return frozenset(self.ignoreArgs.get("*", ())) | frozenset(self.ignoreArgs.get(tool, ()))
@@ -232,6 +244,22 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
         result[_fold_host_name(alias)] = _fold_host_name(canonical)
     return result
+
+
+def _wildcard_regex(pattern: str) -> str:
+    """``*`` matches any run of characters; every other character is escaped as ``\\uXXXX``."""
+    return "".join(
+        "[\\s\\S]*" if char == "*" else (char if char.isascii() and char.isalnum() else _escape(char))
+        for char in pattern
+    )
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code > 0xFFFF:  # a surrogate pair, which both regex dialects read as two code units
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def _fold_host_name(host: str) -> str:
