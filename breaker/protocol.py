@@ -1,0 +1,230 @@
+"""Frames and messages between the Node shim and the Python worker (pure: no I/O).
+
+Framing
+    A frame is a 4-byte big-endian unsigned length ``N`` followed by ``N`` bytes holding one
+    msgpack map. Strings are UTF-8: the shim replaces lone UTF-16 surrogates with U+FFFD before
+    encoding, and the worker decodes invalid UTF-8 with replacement too, so text never breaks a
+    frame. A frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered and answered
+    with an error, so one hostile argument cannot exhaust memory or desynchronise the stream.
+
+Requests (shim → worker)
+    Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
+    with exactly one reply carrying the same ``id``, in request order; a reply is
+    ``{id, ok: true, ...fields}`` or ``{id, ok: false, error: str}``. A frame whose ``id`` cannot
+    be read (not msgpack, not a map, no int ``id``) is answered with ``id: null``.
+
+    ============  ===================================  =========================================
+    op            request fields                       ok reply fields
+    ============  ===================================  =========================================
+    configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
+                                                       guardTimeoutMs, startTimeoutMs}
+    guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
+                  args: any
+    preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)
+    result        agent: int, call: str, text: str     -                 (``record_result``)
+    human         agent: int                           -                 (``human_message``)
+    forget        agent: int                           -
+    stats         -                                    stats: map
+    shutdown      -                                    - (then the worker exits 0)
+    ============  ===================================  =========================================
+
+    ``configure`` must succeed before any other op except ``shutdown``; a config
+    that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
+    names the key. Sending ``configure`` again replaces the breaker and its state. Unknown extra
+    fields are ignored, so a newer shim can talk to this worker; a wrong field type is an error.
+
+An ordered pipe gives the ordering guarantee the shim relies on: an event (``result``, ``human``)
+sent before a ``guard`` is applied before that guard is decided.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import msgpack  # type: ignore[import-untyped]  # no stubs published
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+#: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+_HEADER = struct.Struct(">I")
+HEADER_BYTES = _HEADER.size
+
+Reply = dict[str, Any]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+    id: int
+
+
+class Configure(_Request):
+    op: Literal["configure"]
+    #: Left untyped on purpose: ``load_config`` explains a config of the wrong shape itself.
+    config: Any = None
+
+
+class Guard(_Request):
+    op: Literal["guard"]
+    agent: int
+    call: str
+    name: str
+    args: Any = None
+
+
+class Preflight(_Request):
+    op: Literal["preflight"]
+    agent: int
+    call: str
+    name: str
+    args: Any = None
+
+
+class Result(_Request):
+    op: Literal["result"]
+    agent: int
+    call: str
+    text: str
+
+
+class Human(_Request):
+    op: Literal["human"]
+    agent: int
+
+
+class Forget(_Request):
+    op: Literal["forget"]
+    agent: int
+
+
+class Stats(_Request):
+    op: Literal["stats"]
+
+
+class Shutdown(_Request):
+    op: Literal["shutdown"]
+
+
+Request = Configure | Guard | Preflight | Result | Human | Forget | Stats | Shutdown
+
+_REQUEST_TYPES: dict[str, type[_Request]] = {
+    "configure": Configure,
+    "guard": Guard,
+    "preflight": Preflight,
+    "result": Result,
+    "human": Human,
+    "forget": Forget,
+    "stats": Stats,
+    "shutdown": Shutdown,
+}
+_request_adapter: TypeAdapter[Request] = TypeAdapter(
+    Annotated[Request, Field(discriminator="op")]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BadRequest:
+    """A frame that is not a valid request; it is answered with ``error_reply(id, error)``."""
+
+    id: int | None
+    error: str
+
+
+def parse_request(body: bytes | memoryview) -> Request | BadRequest:
+    """One frame body → a validated request, or the reason it is not one."""
+    try:
+        message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
+    except Exception as error:  # msgpack raises several unrelated types for bad input
+        return BadRequest(None, f"frame is not valid msgpack: {type(error).__name__}: {error}")
+    if not isinstance(message, dict):
+        return BadRequest(None, f"frame must hold a map, got {_type_name(message)}")
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int):
+        return BadRequest(None, f"request needs an integer id, got {request_id!r}")
+    op = message.get("op")
+    if op not in _REQUEST_TYPES:
+        known = ", ".join(_REQUEST_TYPES)
+        return BadRequest(request_id, f"unknown op {op!r} (known: {known})")
+    try:
+        return _request_adapter.validate_python(message)
+    except ValidationError as error:
+        return BadRequest(request_id, f"{op}: {_describe(error)}")
+
+
+def ok_reply(request_id: int, **fields: Any) -> Reply:
+    return {"id": request_id, "ok": True, **fields}
+
+
+def error_reply(request_id: int | None, error: str) -> Reply:
+    return {"id": request_id, "ok": False, "error": error}
+
+
+_packer = msgpack.Packer(use_bin_type=True)
+
+
+def encode_frame_parts(message: Reply) -> tuple[bytes, bytes]:
+    """The header and the body of one frame, kept apart so a writer can send them without joining."""
+    body: bytes = _packer.pack(message)
+    return _HEADER.pack(len(body)), body
+
+
+def encode_frame(message: Reply) -> bytes:
+    header, body = encode_frame_parts(message)
+    return header + body
+
+
+class FrameDecoder:
+    """Incremental: feed whatever a read returned, get every request it completed."""
+
+    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+        self._max_frame_bytes = max_frame_bytes
+        self._buffer = bytearray()
+        self._skipping = 0  # bytes of an oversized frame still to discard
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished frame (non-zero at end of input means a truncated frame)."""
+        return len(self._buffer) + self._skipping
+
+    def feed(self, data: bytes) -> list[Request | BadRequest]:
+        if self._skipping:
+            skipped = min(self._skipping, len(data))
+            self._skipping -= skipped
+            data = data[skipped:]
+        buffer = self._buffer
+        buffer += data
+        decoded: list[Request | BadRequest] = []
+        start = 0
+        while len(buffer) - start >= HEADER_BYTES:
+            (length,) = _HEADER.unpack_from(buffer, start)
+            if length > self._max_frame_bytes:
+                available = len(buffer) - start - HEADER_BYTES
+                self._skipping = max(0, length - available)
+                start = min(len(buffer), start + HEADER_BYTES + length)
+                decoded.append(
+                    BadRequest(None, f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}")
+                )
+                continue
+            end = start + HEADER_BYTES + length
+            if end > len(buffer):
+                break
+            with memoryview(buffer) as view:
+                decoded.append(parse_request(view[start + HEADER_BYTES : end]))
+            start = end
+        del buffer[:start]
+        return decoded
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for detail in error.errors(include_url=False):
+        location = ".".join(str(item) for item in detail["loc"][1:]) or "message"
+        parts.append(f"{location}: {detail['msg']}")
+    return "; ".join(parts)
+
+
+def _type_name(value: object) -> str:
+    return "nil" if value is None else type(value).__name__

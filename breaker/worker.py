@@ -1,0 +1,168 @@
+"""The worker process: ``python -m breaker.worker`` serves the protocol on stdin/stdout.
+
+A thin I/O shell. ``Session`` translates each request into one call of the pure ``Breaker``
+and its verdict into a reply; ``serve`` moves bytes. stdout carries frames only (``print`` is
+pointed at stderr, so a stray debug line cannot corrupt the stream); logs go to stderr. The
+worker exits 0 on end of input or after ``shutdown``.
+
+Latency is the point of the I/O loop: stdin is non-blocking and read directly on the event loop
+thread (``os.read``, parking in ``anyio.wait_readable`` only when the pipe is empty), so a
+request costs no thread hop; every reply decoded from one read goes out in one ``writev``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+
+import anyio
+
+from breaker.config import ConfigError, load_config
+from breaker.decision import Ask, Breaker, Deny
+from breaker.fingerprints import ToolCall
+from breaker.protocol import (
+    BadRequest,
+    Configure,
+    Forget,
+    FrameDecoder,
+    Guard,
+    Human,
+    Preflight,
+    Reply,
+    Request,
+    Result,
+    Shutdown,
+    Stats,
+    encode_frame_parts,
+    error_reply,
+    ok_reply,
+)
+
+log = logging.getLogger("breaker.worker")
+
+READ_SIZE = 1 << 20
+#: Below the usual IOV_MAX of 1024 buffers per writev.
+WRITEV_MAX_PARTS = 512
+
+
+class Session:
+    """Request → Breaker call → reply. Holds the Breaker once ``configure`` has succeeded."""
+
+    def __init__(self) -> None:
+        self._breaker: Breaker | None = None
+
+    def handle(self, request: Request | BadRequest) -> Reply:
+        if isinstance(request, BadRequest):
+            return error_reply(request.id, request.error)
+        try:
+            return self._dispatch(request)
+        except Exception as error:  # a bug in the core must cost one reply, not the worker
+            log.exception("%s request %d failed", request.op, request.id)
+            return error_reply(request.id, f"{request.op} failed: {type(error).__name__}: {error}")
+
+    def _dispatch(self, request: Request) -> Reply:
+        if isinstance(request, Configure):
+            return self._configure(request)
+        if isinstance(request, Shutdown):
+            return ok_reply(request.id)
+        breaker = self._breaker
+        if breaker is None:
+            return error_reply(request.id, f"{request.op} before a successful configure")
+        match request:
+            case Guard():
+                verdict = breaker.decide(request.agent, ToolCall(request.name, request.args, request.call))
+                return ok_reply(request.id, deny=verdict.message if isinstance(verdict, Deny) else None)
+            case Preflight():
+                check = breaker.preflight(request.agent, ToolCall(request.name, request.args, request.call))
+                return ok_reply(request.id, ask=check.reason if isinstance(check, Ask) else None)
+            case Result():
+                breaker.record_result(request.agent, request.call, request.text)
+            case Human():
+                breaker.human_message(request.agent)
+            case Forget():
+                breaker.forget(request.agent)
+            case Stats():
+                return ok_reply(request.id, stats=dict(breaker.stats()))
+        return ok_reply(request.id)
+
+    def _configure(self, request: Configure) -> Reply:
+        try:
+            config = load_config(request.config)
+        except ConfigError as error:
+            return error_reply(request.id, str(error))
+        self._breaker = Breaker(config)
+        settings = {
+            "countedTools": config.counted_tools_pattern(),
+            "onWorkerFailure": config.onWorkerFailure,
+            "guardTimeoutMs": config.guardTimeoutMs,
+            "startTimeoutMs": config.startTimeoutMs,
+        }
+        return ok_reply(request.id, settings=settings)
+
+
+async def serve(input_fd: int, output_fd: int) -> None:
+    """Answer requests from ``input_fd`` on ``output_fd`` until end of input or ``shutdown``."""
+    session = Session()
+    decoder = FrameDecoder()
+    was_blocking = os.get_blocking(input_fd)
+    os.set_blocking(input_fd, False)
+    try:
+        while True:
+            try:
+                chunk = os.read(input_fd, READ_SIZE)
+            except BlockingIOError:
+                await anyio.wait_readable(input_fd)
+                continue
+            if not chunk:
+                if decoder.pending:
+                    _write_replies(output_fd, [error_reply(None, "input ended inside a frame")])
+                return
+            replies: list[Reply] = []
+            stop = False
+            for request in decoder.feed(chunk):
+                replies.append(session.handle(request))
+                if isinstance(request, Shutdown):
+                    stop = True
+                    break
+            _write_replies(output_fd, replies)
+            if stop:
+                return
+    finally:
+        os.set_blocking(input_fd, was_blocking)
+
+
+def _write_replies(fd: int, replies: list[Reply]) -> None:
+    parts: list[bytes] = []
+    for reply in replies:
+        parts.extend(encode_frame_parts(reply))
+    for first in range(0, len(parts), WRITEV_MAX_PARTS):
+        _write_all(fd, parts[first : first + WRITEV_MAX_PARTS])
+
+
+def _write_all(fd: int, parts: list[bytes]) -> None:
+    written = os.writev(fd, parts)
+    total = sum(len(part) for part in parts)
+    if written < total:  # a signal interrupted the write: finish the rest the plain way
+        remainder = memoryview(b"".join(parts))[written:]
+        while remainder:
+            remainder = remainder[os.write(fd, remainder) :]
+
+
+def main() -> int:
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="repeat-tool-breaker worker: %(message)s"
+    )
+    # Frames get a private copy of stdout; fd 1 itself becomes stderr, so nothing else
+    # (a print, a C library) can write into the frame stream.
+    output_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    with contextlib.suppress(BrokenPipeError):  # the shim went away; nobody is left to answer
+        anyio.run(serve, sys.stdin.fileno(), output_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
