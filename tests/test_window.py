@@ -1,0 +1,84 @@
+"""The sliding window: counts kept in step with entries, eviction, bounded memory."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from breaker.window import Entry, Window
+
+
+def entry(call_id: str, *keys: str) -> Entry:
+    return Entry(call_id, frozenset(keys))
+
+
+def test_counts_each_key_once_per_entry() -> None:
+    window = Window(4)
+    window.append(entry("a", "exact:x", "net:h/"))
+    window.append(entry("b", "net:h/"))
+    assert window.count("net:h/") == 2
+    assert window.count("exact:x") == 1
+    assert window.count("cmd:never") == 0
+    assert len(window) == 2
+
+
+def test_the_oldest_entry_is_evicted_and_returned_when_full() -> None:
+    window = Window(2)
+    assert window.append(entry("a", "k")) is None
+    assert window.append(entry("b", "k")) is None
+    evicted = window.append(entry("c", "other"))
+    assert evicted == entry("a", "k")
+    assert window.count("k") == 1
+    assert len(window) == 2
+    assert not window.holds_call("a")
+    assert window.holds_call("b") and window.holds_call("c")
+
+
+def test_a_call_id_seen_twice_is_held_until_both_entries_leave() -> None:
+    window = Window(2)
+    window.append(entry("same", "k1"))
+    window.append(entry("same", "k2"))
+    window.append(entry("other"))
+    assert window.holds_call("same")
+    window.append(entry("other"))
+    assert not window.holds_call("same")
+
+
+def test_newest_first_walks_from_the_latest_entry() -> None:
+    window = Window(3)
+    for call_id in "abcd":
+        window.append(entry(call_id))
+    assert [e.call_id for e in window.newest_first()] == ["d", "c", "b"]
+
+
+def test_clear_forgets_entries_counts_and_ids() -> None:
+    window = Window(3)
+    window.append(entry("a", "k"))
+    window.clear()
+    assert len(window) == 0
+    assert window.count("k") == 0
+    assert not window.holds_call("a")
+
+
+def test_a_window_holds_at_least_one_entry() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        Window(0)
+
+
+@given(
+    size=st.integers(min_value=1, max_value=6),
+    entries=st.lists(st.frozensets(st.sampled_from(["a", "b", "c", "d"])), max_size=40),
+)
+def test_counts_always_equal_a_rescan_of_the_last_size_entries(
+    size: int, entries: list[frozenset[str]]
+) -> None:
+    window = Window(size)
+    for index, keys in enumerate(entries):
+        window.append(Entry(str(index), keys))
+        kept = entries[max(0, index + 1 - size) : index + 1]
+        for key in "abcde":
+            assert window.count(key) == sum(key in keys for keys in kept)
+        assert len(window) == len(kept)
+        # Keys that left the window are not remembered: memory stays bounded.
+        assert len(window._counts) == len(frozenset().union(*kept))
