@@ -1,0 +1,176 @@
+"""Every text the model or the operator reads: the denial, the ask reason, and what they quote.
+
+The denial is the model's only new information when a call is blocked, so it says which
+fingerprints hit and how often, why cosmetic changes do not help, what the earlier attempt
+returned, and what to do instead. Anything quoted (a result, a fingerprint, a tool name) came from
+the model or a tool, so it is redacted for secrets and stripped of tool-call markup first: the
+denial must not leak a token, nor read to a parser as a tool call of its own.
+
+Every pattern here runs in linear time: no nested unbounded quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from breaker.config import BreakerConfig
+
+if TYPE_CHECKING:
+    from breaker.decision import Hit
+
+PREFIX = "REPEAT_TOOL_BLOCKED:"
+
+#: How much more of a result than can be quoted is redacted before the cut, so that a secret
+#: straddling the cut is still recognised whole.
+REDACTION_MARGIN = 256
+
+_REDACTED = "[REDACTED]"
+
+_SECRET_NAMES = r"password|passwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|client[_-]?secret"
+
+#: (pattern, replacement), applied in order.
+_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # A private key block, up to its END line or, when the text was cut, to the end.
+    (
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+        "[REDACTED PRIVATE KEY]",
+    ),
+    # Header lines (and "name: value" secrets): the value runs to the end of line or quote.
+    (
+        re.compile(
+            r"(?i)\b(proxy-authorization|authorization|set-cookie|cookie|x-api-key|x-auth-token|"
+            + _SECRET_NAMES
+            + r")([ \t]*:[ \t]*)[^\r\n'\"\\]+"
+        ),
+        r"\1\2" + _REDACTED,
+    ),
+    # JSON members: "password": "value", "Authorization": "Bearer ...".
+    (
+        re.compile(
+            r"(?i)\"(authorization|cookie|set-cookie|x-api-key|token|" + _SECRET_NAMES + r")\""
+            r"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""
+        ),
+        r'"\1"\2"' + _REDACTED + '"',
+    ),
+    # Query and form values: token=..., ?access_token=..., &api_key=..., --password=...
+    (
+        re.compile(r"(?i)(?<![a-z0-9])(token|apikey|" + _SECRET_NAMES + r")=[^&\s'\"#;\\]+"),
+        r"\1=" + _REDACTED,
+    ),
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
+    # Well-known token shapes that travel without a name in front of them.
+    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"), _REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,255}"), _REDACTED),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), _REDACTED),
+    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@'\"\\]{1,256}@"), r"\1" + _REDACTED + "@"),
+)
+
+#: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
+#: special tokens (<|im_start|>, DeepSeek's fullwidth-bar tokens) are swapped for
+#: look-alike angle quotes.
+_TAG_OPEN = re.compile(
+    r"(?i)<(?=[ \t]{0,8}/?[ \t]{0,8}(?:tool_calls?|tool_response|tool_result|tool_use|"
+    r"function_calls?|function_results?|function\b|functions\.|parameter\b|invoke\b|arg_key|arg_value))"
+)
+_SPECIAL_OPEN = re.compile(r"<(?=[|\uff5c])")
+_SPECIAL_CLOSE = re.compile(r"(?<=[|\uff5c])>")
+_LEFT, _RIGHT = "\u2039", "\u203a"
+_BRACKET_TOKEN = re.compile(r"\[(?=/?(?:TOOL_CALLS|TOOL_RESULTS|AVAILABLE_TOOLS)\])")
+
+
+def redact(text: str) -> str:
+    """``text`` with secrets (credentials, tokens, private keys, URL passwords) replaced."""
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def neutralise(text: str) -> str:
+    """``text`` with tool-call markup and special tokens defused, so no parser reads a call in it."""
+    text = _TAG_OPEN.sub(_LEFT, text)
+    text = _SPECIAL_OPEN.sub(_LEFT, text)
+    text = _SPECIAL_CLOSE.sub(_RIGHT, text)
+    return _BRACKET_TOKEN.sub("(", text)
+
+
+def quotable(text: str, limit: int) -> str:
+    """``text`` made safe to quote and cut to ``limit`` characters, saying so when it was cut.
+
+    Only a bounded prefix is examined, so a huge tool output costs no more than a short one.
+    """
+    cleaned = neutralise(redact(text[: limit + REDACTION_MARGIN]))
+    if len(text) <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
+        return cleaned
+    return f"{cleaned[:limit]}… [cut at {limit} of {len(text)} characters]"
+
+
+def format_number(value: float) -> str:
+    """A cap or count as a person writes it: ``5`` rather than ``5.0``, ``2.5`` as is."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def denial(tool: str, hits: Sequence[Hit], previous_result: str | None, config: BreakerConfig) -> str:
+    """The text a denied call returns to the model; it starts with ``REPEAT_TOOL_BLOCKED:``.
+
+    ``previous_result`` is already :func:`quotable` (it is prepared when it is recorded).
+    """
+    name = quotable(tool, config.previewChars)
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
+        f"within its last {config.window} tool calls.",
+        "Repeated (occurrences including this call / cap):",
+        *(f"- {_hit_line(hit, config)}" for hit in hits),
+        "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
+        "this a new action: it is still the same action on the same resource.",
+    ]
+    if previous_result is None:
+        lines.append("No result of the earlier attempt was recorded.")
+    else:
+        lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
+        lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
+        lines.append("(end of quoted result)")
+    lines.append(
+        "Instead: work from that result; if you need something different, change the resource itself "
+        "(another URL, path, query or command); if something keeps blocking you, stop and tell the "
+        "user what it is."
+    )
+    if any(hit.fingerprint.local for hit in hits):
+        lines.append(_local_note(config))
+    return "\n".join(lines)
+
+
+def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
+    """Why the operator is asked: which local target repeated, and what approving allows."""
+    name = quotable(tool, config.previewChars)
+    repeated = "; ".join(_hit_line(hit, config) for hit in hits)
+    return (
+        f"Repeat Tool Breaker: this `{name}` call repeats a local target ({repeated}). "
+        "Approving lets local targets (net, site, sink, family, verb) repeat for the rest of this "
+        "turn; identical repeats of the same call (exact:, cmd:) stay blocked."
+    )
+
+
+def _hit_line(hit: Hit, config: BreakerConfig) -> str:
+    return f"{quotable(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+
+
+def _local_note(config: BreakerConfig) -> str:
+    if config.localHosts == "deny":
+        return (
+            "The repeated target is a local address and localHosts is 'deny', so local calls are "
+            "counted like any other host. An operator can set the repeat-tool-breaker option "
+            "localHosts to 'ask' (ask once per turn before blocking a local repeat) or 'allow' "
+            "(never count local traffic)."
+        )
+    return (
+        "The repeated target is a local address; under localHosts: 'ask' repeating it needs an "
+        "operator's approval, and none was given for it this turn. An operator can set the "
+        "repeat-tool-breaker option localHosts to 'allow' (never count local traffic)."
+    )
