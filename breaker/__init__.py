@@ -1,0 +1,23 @@
+"""Repeat Tool Breaker: a pure, deterministic decision core that stops agents looping on a tool call.
+
+``Breaker(config)`` holds per-agent state; feed it calls (``preflight``, ``decide``), results,
+and human turns, and it answers ``Allow``, ``Ask`` or ``Deny``. Nothing here does I/O.
+"""
+
+from breaker.config import BreakerConfig, ConfigError, default_config, load_config
+from breaker.decision import Allow, Ask, Breaker, Deny, Hit
+from breaker.fingerprints import Fingerprint, ToolCall
+
+__all__ = [
+    "Allow",
+    "Ask",
+    "Breaker",
+    "BreakerConfig",
+    "ConfigError",
+    "Deny",
+    "Fingerprint",
+    "Hit",
+    "ToolCall",
+    "default_config",
+    "load_config",
+]
