@@ -1,0 +1,164 @@
+"""config.py's contract: merge rules, fail-loud validation naming the key, removed/ignored keys."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from breaker.config import DEFAULTS, ConfigError, default_config, load_config
+
+
+def test_no_config_gives_the_documented_defaults() -> None:
+    config = default_config()
+    assert config == load_config({})
+    assert config.window == 12
+    assert config.localHosts == "ask"
+    assert (config.previewChars, config.resultPreviewChars) == (400, 800)
+    assert config.exclude == ("todo_write",)
+    assert config.include == ()
+    assert config.limit_for("exact", "exact:x") == 5
+    assert config.limit_for("site", "site:github.com") is None
+    assert config.limit_for("family", "family:http-fetch") is None
+    assert config.limit_for("verb", "verb:curl") is None
+    assert config.limit_for("verb", "verb:git") is None  # absent means uncapped
+    assert config.hostAliases == {"open-data.canada.ca": "open.canada.ca"}
+
+
+def test_limits_merge_one_level_deep() -> None:
+    config = load_config({"limits": {"net": 8, "site": 30}})
+    assert config.limit_for("net", "net:x/") == 8
+    assert config.limit_for("site", "site:x") == 30
+    assert config.limit_for("exact", "exact:x") == 5  # kept from the defaults
+    assert config.limit_for("verb", "verb:curl") is None
+
+
+def test_a_full_key_limit_wins_over_its_kind() -> None:
+    config = load_config({"limits": {"verb:curl": 3, "verb": 10}})
+    assert config.limit_for("verb", "verb:curl") == 3
+    assert config.limit_for("verb", "verb:git") == 10
+
+
+def test_host_aliases_merge_and_fold_their_spelling() -> None:
+    config = load_config({"hostAliases": {"WWW.Example.COM.": "example.org"}})
+    assert config.hostAliases == {"open-data.canada.ca": "open.canada.ca", "example.com": "example.org"}
+
+
+def test_ignore_args_merge_per_tool() -> None:
+    config = load_config({"ignoreArgs": {"web_fetch": ["nonce"]}})
+    assert config.ignored_args("web_fetch") >= {"nonce", "description", "timeoutMs"}
+    assert "run_in_background" in config.ignored_args("bash")
+
+
+def test_ignore_args_replace_one_tools_list() -> None:
+    config = load_config({"ignoreArgs": {"bash": ["only_this"]}})
+    assert config.ignoreArgs["bash"] == ("only_this",)
+    assert "description" in config.ignored_args("bash")  # still from '*'
+
+
+def test_scalars_replace() -> None:
+    config = load_config({"window": 20, "localHosts": "deny", "previewChars": 50})
+    assert (config.window, config.localHosts, config.previewChars) == (20, "deny", 50)
+
+
+def test_exclude_and_include_replace_outright() -> None:
+    config = load_config({"exclude": ["a", "b"], "include": ["bash"]})
+    assert config.exclude == ("a", "b")  # todo_write is not kept
+    assert config.include == ("bash",)
+
+
+def test_defaults_are_not_mutated_by_loading() -> None:
+    before = repr(DEFAULTS)
+    load_config({"limits": {"net": 9}, "hostAliases": {"a.org": "b.org"}, "ignoreArgs": {"x": ["y"]}})
+    assert repr(DEFAULTS) == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({"window": 3}, "window"),
+        ({"window": 4.5}, "window"),
+        ({"window": True}, "window"),
+        ({"window": "12"}, "window"),
+        ({"previewChars": 0}, "previewChars"),
+        ({"resultPreviewChars": -1}, "resultPreviewChars"),
+        ({"localHosts": "maybe"}, "localHosts"),
+        ({"limits": {"net": 1}}, "limits.net"),
+        ({"limits": {"net": 1.99}}, "limits.net"),
+        ({"limits": {"net": float("inf")}}, "limits.net"),
+        ({"limits": {"net": float("nan")}}, "limits.net"),
+        ({"limits": {"net": "5"}}, "limits.net"),
+        ({"limits": {"net": True}}, "limits.net"),
+        ({"limits": {"nett": 5}}, "limits"),
+        ({"limits": {"readpath": 5}}, "limits"),
+        ({"limits": 5}, "limits"),
+        ({"exclude": "todo_write"}, "exclude"),
+        ({"include": [""]}, "include"),
+        ({"ignoreArgs": {"bash": "description"}}, "ignoreArgs.bash"),
+        ({"hostAliases": {"a.org": ""}}, "hostAliases.a.org"),
+        ({"onWorkerFailure": "retry"}, "onWorkerFailure"),
+        ({"guardTimeoutMs": 0}, "guardTimeoutMs"),
+        ({"python": ""}, "python"),
+    ],
+)
+def test_every_error_names_its_key(raw: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{key}\b"):
+        load_config(raw)
+
+
+def test_a_limit_of_two_is_the_smallest_allowed() -> None:
+    assert load_config({"limits": {"exact": 2}}).limit_for("exact", "exact:x") == 2
+
+
+def test_null_lifts_a_limit() -> None:
+    assert load_config({"limits": {"net": None}}).limit_for("net", "net:x/") is None
+
+
+@pytest.mark.parametrize(
+    ("key", "pointer"),
+    [
+        ("denyAfter", "use limits"),
+        ("warnAfter", "dsh-repeat-tool-reminder"),
+        ("registerAdvisory", "dsh-repeat-tool-reminder"),
+        ("maxSamePath", "exact:"),
+        ("readTools", "exact:"),
+        ("matchReadBySubstring", "exact:"),
+    ],
+)
+def test_removed_keys_raise_with_a_pointer_to_their_replacement(key: str, pointer: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config({key: 3})
+    assert str(error.value).startswith(f"{key} was removed in 0.2.0")
+    assert pointer in str(error.value)
+
+
+def test_path_aliases_is_accepted_and_ignored() -> None:
+    assert load_config({"pathAliases": ["path", "file_path"]}) == default_config()
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggestion"),
+    [("windw", "window"), ("localhosts", "localHosts"), ("limit", "limits"), ("excludes", "exclude")],
+)
+def test_an_unknown_key_suggests_the_closest(typo: str, suggestion: str) -> None:
+    with pytest.raises(ConfigError, match=rf"unknown config key '{typo}'; did you mean '{suggestion}'"):
+        load_config({typo: 1})
+
+
+def test_an_unknown_limit_kind_suggests_the_closest() -> None:
+    with pytest.raises(ConfigError, match="did you mean 'sink'"):
+        load_config({"limits": {"snk": 5}})
+
+
+def test_config_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config([1, 2])  # type: ignore[arg-type]
+
+
+def test_the_counted_tools_pattern_takes_star_wildcards() -> None:
+    pattern = re.compile(
+        load_config({"include": ["web_*", "bash"], "exclude": ["web_search"]}).counted_tools_pattern()
+    )
+    assert pattern.match("web_fetch") and pattern.match("bash")
+    assert not pattern.match("web_search") and not pattern.match("read") and not pattern.match("bash2")
