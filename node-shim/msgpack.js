@@ -68,6 +68,14 @@ export function encode(value) {
   return encodeWriter.bytes.slice(0, encodeWriter.length);
 }
 
+/** `value` preceded by its 4-byte big-endian length (one frame), without a second copy. */
+export function encodeFrame(value) {
+  encodeWriter.length = 4;
+  writeValue(encodeWriter, value);
+  encodeWriter.view.setUint32(0, encodeWriter.length - 4);
+  return encodeWriter.bytes.slice(0, encodeWriter.length);
+}
+
 function writeValue(writer, value) {
   switch (typeof value) {
     case 'string':

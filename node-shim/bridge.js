@@ -1,0 +1,196 @@
+// The synchronous bridge to the Python worker, as seen from the main thread.
+//
+// dsh calls guards synchronously, so a verdict must come back without returning to the event
+// loop. A helper thread (bridge-thread.js) owns the worker process and its pipes with normal
+// async I/O; the main thread posts a request frame to it, then sleeps in Atomics.wait on a shared
+// counter that the helper bumps for every message it forwards, and takes the reply with
+// receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
+//
+// One ordered pipe carries everything, so an event sent with `send` (no waiting) is applied by the
+// worker before any later `request`. Replies to such events are drained, by id, while waiting.
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
+
+import { decode, encodeFrame } from './msgpack.js';
+
+const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
+
+/** The worker could not answer: it is not running, it exited, or it missed its deadline. */
+export class WorkerUnavailable extends Error {
+  constructor(message, details = {}) {
+    super(message);
+    this.name = 'WorkerUnavailable';
+    Object.assign(this, details); // code, stderr, exit: what the startup error needs to explain itself
+  }
+}
+
+export class WorkerBridge {
+  /**
+   * @param {object} options
+   * @param {string} options.command the Python interpreter
+   * @param {string[]} options.args
+   * @param {string} options.cwd
+   * @param {Record<string, string>} options.env
+   * @param {(text: string) => void} options.log one line for the operator
+   */
+  constructor({ command, args, cwd, env, log }) {
+    this.spawnOptions = { command, args, cwd, env };
+    this.log = log;
+    this.nextId = 1;
+    this.helper = null;
+    this.pid = null;
+    this.exited = null; // set when the current worker is known to be gone
+    this.configureMessage = null;
+    this.startingId = null; // the configure request a fresh worker has not answered yet
+    this.timeouts = null;
+  }
+
+  /**
+   * Start the first worker and configure it, waiting up to `timeoutMs`. Returns the configure
+   * reply (which may be a rejection); throws WorkerUnavailable when there was no reply at all.
+   */
+  boot(configureMessage, timeoutMs) {
+    this.spawn();
+    const reply = this.waitFor(this.send(configureMessage), timeoutMs);
+    if (reply.ok) {
+      this.configureMessage = configureMessage;
+      this.timeouts = { guard: reply.settings.guardTimeoutMs, start: reply.settings.startTimeoutMs };
+      this.helper.postMessage('ready');
+    }
+    return reply;
+  }
+
+  /**
+   * One request and its reply, within the guard deadline (the start deadline while a fresh
+   * worker has not answered yet). A worker that is gone or misses the deadline is killed and
+   * replaced before WorkerUnavailable is thrown, so the next call finds a new one.
+   */
+  call(message) {
+    const timeoutMs = this.ensureRunning() ? this.timeouts.start : this.timeouts.guard;
+    try {
+      return this.waitFor(this.send(message), timeoutMs);
+    } catch (error) {
+      if (error instanceof WorkerUnavailable) this.replace(error);
+      throw error;
+    }
+  }
+
+  /** Post a request whose reply nobody waits for (an event); it is applied before later calls. */
+  notify(message) {
+    this.ensureRunning();
+    this.send(message);
+  }
+
+  /** Stop the worker: its stdin closes, it exits, its thread ends after it. */
+  close() {
+    this.helper?.postMessage('close');
+    this.helper = null;
+  }
+
+  // Returns true when the worker is fresh (still starting).
+  ensureRunning() {
+    this.drain();
+    if (!this.helper || this.exited) {
+      if (this.exited) this.log(`the worker stopped${this.exitNote()}; starting a new one`);
+      this.restart();
+    }
+    return this.startingId !== null;
+  }
+
+  replace(error) {
+    this.log(`${error.message}; the worker was stopped and a new one is starting`);
+    if (this.pid !== null && !this.exited) {
+      try {
+        process.kill(this.pid, 'SIGKILL');
+      } catch {
+        // it is already gone
+      }
+    }
+    this.restart();
+  }
+
+  restart() {
+    this.spawn();
+    this.startingId = this.send(this.configureMessage);
+  }
+
+  spawn() {
+    this.close();
+    const wakeBuffer = new SharedArrayBuffer(4);
+    const { port1, port2 } = new MessageChannel();
+    this.wake = new Int32Array(wakeBuffer);
+    this.replies = port1;
+    this.replies.unref();
+    this.pid = null;
+    this.exited = null;
+    this.helper = new Worker(HELPER_URL, {
+      workerData: { ...this.spawnOptions, wakeBuffer, replies: port2 },
+      transferList: [port2],
+    });
+    this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
+    this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
+  }
+
+  send(message) {
+    const id = this.nextId++;
+    const frame = encodeFrame({ id, ...message });
+    this.helper.postMessage(frame.buffer, [frame.buffer]);
+    return id;
+  }
+
+  // Block until the reply with `id` arrives (earlier replies are consumed on the way).
+  waitFor(id, timeoutMs) {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const seen = Atomics.load(this.wake, 0);
+      const reply = this.drain(id);
+      if (reply) return reply;
+      if (this.exited) throw this.exitError();
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
+      }
+      Atomics.wait(this.wake, 0, seen, left);
+    }
+  }
+
+  // Take every message the helper has forwarded; return the reply with `id` if it is among them.
+  drain(id) {
+    if (!this.replies) return undefined;
+    for (let entry = receiveMessageOnPort(this.replies); entry; entry = receiveMessageOnPort(this.replies)) {
+      const message = entry.message;
+      if (message.spawned) this.pid = message.spawned;
+      else if (message.failed) this.exited = { failed: message.failed };
+      else if (message.exited) this.exited = message.exited;
+      else {
+        const reply = decode(message.frame);
+        if (reply.id === this.startingId) this.started(reply);
+        else if (!reply.ok && reply.id !== id) {
+          this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);
+        }
+        if (reply.id === id) return reply;
+      }
+    }
+    return undefined;
+  }
+
+  started(reply) {
+    this.startingId = null;
+    if (reply.ok) this.helper?.postMessage('ready');
+    else this.log(`the new worker refused the configuration it was started with: ${reply.error}`);
+  }
+
+  exitNote() {
+    if (!this.exited) return '';
+    const { failed, code, signal } = this.exited;
+    if (failed) return ` (could not start ${this.spawnOptions.command}: ${failed.message})`;
+    return signal ? ` (killed by ${signal})` : ` (exited with code ${code})`;
+  }
+
+  exitError() {
+    const { failed, stderr } = this.exited;
+    return new WorkerUnavailable(`the worker is not running${this.exitNote()}`, {
+      code: failed ? failed.code : 'EXITED',
+      stderr: stderr ?? '',
+    });
+  }
+}

@@ -1,0 +1,243 @@
+// repeat-tool-breaker: the dsh (cordis) plugin. It decides nothing itself: it forwards each tool
+// call and the few events that matter to the Python worker (`python -m breaker.worker`) and
+// turns the answers into dsh's verdicts. See ARCHITECTURE.md and breaker/protocol.py.
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { WorkerBridge, WorkerUnavailable } from './bridge.js';
+
+export const name = 'repeat-tool-breaker';
+export const inject = ['tools'];
+
+/** The directory holding `breaker/`: the Python code shipped with this module is what runs. */
+const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const VENV_PYTHON = process.platform === 'win32'
+  ? join(PACKAGE_ROOT, '.venv', 'Scripts', 'python.exe')
+  : join(PACKAGE_ROOT, '.venv', 'bin', 'python');
+const WORKER_PACKAGES = 'msgpack anyio pydantic';
+/** Before the worker has validated `startTimeoutMs`, its first answer gets this long. */
+const BOOT_TIMEOUT_MS = 10_000;
+/** A result is quoted in a denial only in part; more than this never crosses the pipe. */
+const RESULT_TEXT_LIMIT = 64 * 1024;
+/** Deeper argument nesting is cut (Python's msgpack and json refuse much deeper input anyway). */
+const MAX_ARGUMENT_DEPTH = 256;
+
+function log(text) {
+  process.stderr.write(`[repeat-tool-breaker] ${text}\n`);
+}
+
+function choosePython(config) {
+  if (typeof config?.python === 'string' && config.python.trim()) return config.python;
+  if (process.env.RTB_PYTHON) return process.env.RTB_PYTHON;
+  return existsSync(VENV_PYTHON) ? VENV_PYTHON : 'python3';
+}
+
+function workerEnvironment() {
+  const inherited = process.env.PYTHONPATH;
+  return { ...process.env, PYTHONPATH: inherited ? `${PACKAGE_ROOT}${delimiter}${inherited}` : PACKAGE_ROOT };
+}
+
+// Why the first worker could not answer, with the command that fixes it.
+function startupError(error, python) {
+  const setup = `npm run setup --prefix ${PACKAGE_ROOT}`;
+  if (error.code === 'ENOENT' || error.code === 'EACCES') {
+    return new Error(
+      `${name}: cannot run the Python interpreter ${JSON.stringify(python)} (${error.code}). ` +
+        `Install Python >= 3.10 and run \`${setup}\`, or set the \`python\` config key or RTB_PYTHON ` +
+        'to an interpreter.',
+    );
+  }
+  const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(error.stderr ?? '');
+  if (missing) {
+    return new Error(
+      `${name}: the Python worker cannot import ${missing[1]} (interpreter ${python}). ` +
+        `Run \`${setup}\`, or \`${python} -m pip install ${WORKER_PACKAGES}\`.`,
+    );
+  }
+  const stderr = error.stderr?.trim();
+  return new Error(`${name}: the Python worker did not start: ${error.message}${stderr ? `\n${stderr}` : ''}`);
+}
+
+// A JSON-like copy holding only plain data, made in one pass: what JSON.stringify would keep,
+// except that a BigInt becomes its decimal text, and a cycle or over-deep nesting becomes a marker
+// string instead of an exception. Strings are shared, not copied.
+function plainData(value, ancestors = new Set(), depth = 0) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'bigint':
+      return value.toString();
+    case 'object':
+      break;
+    default:
+      return null; // undefined, functions, symbols
+  }
+  if (value === null) return null;
+  if (typeof value.toJSON === 'function') return plainData(value.toJSON(), ancestors, depth);
+  if (ancestors.has(value)) return '[circular]';
+  if (depth >= MAX_ARGUMENT_DEPTH) return '[nested too deeply]';
+  ancestors.add(value);
+  let copy;
+  if (Array.isArray(value)) {
+    copy = value.map((item) => plainData(item, ancestors, depth + 1));
+  } else {
+    copy = {};
+    for (const key of Object.keys(value)) {
+      const item = value[key];
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      copy[key] = plainData(item, ancestors, depth + 1);
+    }
+  }
+  ancestors.delete(value);
+  return copy;
+}
+
+// The text blocks of a tool result, cut at RESULT_TEXT_LIMIT without joining more than that.
+function resultText(result) {
+  const parts = [];
+  let length = 0;
+  for (const block of Array.isArray(result?.content) ? result.content : []) {
+    if (block?.type !== 'text' || typeof block.text !== 'string') continue;
+    parts.push(block.text.slice(0, RESULT_TEXT_LIMIT - length));
+    length += parts.at(-1).length;
+    if (length >= RESULT_TEXT_LIMIT) break;
+  }
+  return parts.join('\n');
+}
+
+export function apply(ctx, config) {
+  const python = choosePython(config);
+  const bridge = new WorkerBridge({
+    command: python,
+    args: ['-m', 'breaker.worker'],
+    cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
+    env: workerEnvironment(),
+    log,
+  });
+  const configure = { op: 'configure', config: config == null ? null : plainData(config) };
+  const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
+    ? config.startTimeoutMs
+    : BOOT_TIMEOUT_MS;
+  let reply;
+  try {
+    reply = bridge.boot(configure, bootTimeout);
+  } catch (error) {
+    bridge.close();
+    throw error instanceof WorkerUnavailable ? startupError(error, python) : error;
+  }
+  if (!reply.ok) {
+    bridge.close();
+    throw new Error(`${name}: ${reply.error}`);
+  }
+  const { countedTools, onWorkerFailure } = reply.settings;
+  const counted = new RegExp(countedTools);
+
+  // Live Agent objects → small integers; a collected agent is forgotten by the worker too.
+  const agentIds = new WeakMap();
+  let nextAgentId = 1;
+  const forgetting = new FinalizationRegistry((agent) => {
+    try {
+      bridge.notify({ op: 'forget', agent });
+    } catch (error) {
+      log(`could not tell the worker to forget agent ${agent}: ${error.message}`);
+    }
+  });
+  function agentIdOf(agent, { create }) {
+    if (agent === null || (typeof agent !== 'object' && typeof agent !== 'function')) return undefined;
+    let id = agentIds.get(agent);
+    if (id === undefined && create) {
+      id = nextAgentId++;
+      agentIds.set(agent, id);
+      forgetting.register(agent, id);
+    }
+    return id;
+  }
+
+  // The agent id of a call that the worker should see, or undefined when it costs no round trip.
+  function countedAgent(exec, options) {
+    if (!counted.test(String(exec?.name))) return undefined;
+    return agentIdOf(exec.agent, options);
+  }
+
+  function callMessage(op, exec, agent) {
+    return { op, agent, call: String(exec.callId ?? ''), name: String(exec.name), args: plainData(exec.arguments) };
+  }
+
+  const failureVerdict = onWorkerFailure === 'deny'
+    ? (error) => `${name}: this call was not run because the loop guard is unavailable (${error.message}) ` +
+      "and its onWorkerFailure setting is 'deny'."
+    : () => undefined;
+
+  function guard(exec) {
+    try {
+      const agent = countedAgent(exec, { create: true });
+      if (agent === undefined) return undefined;
+      const answer = bridge.call(callMessage('guard', exec, agent));
+      if (!answer.ok) throw new Error(answer.error);
+      return typeof answer.deny === 'string' ? answer.deny : undefined;
+    } catch (error) {
+      return failureVerdict(error);
+    }
+  }
+
+  async function preExecute(exec, next) {
+    const decision = await next();
+    if (decision?.kind !== 'allow') return decision;
+    try {
+      const agent = countedAgent(exec, { create: true });
+      if (agent === undefined) return decision;
+      const answer = bridge.call(callMessage('preflight', exec, agent));
+      if (answer.ok && typeof answer.ask === 'string') return { kind: 'ask', reason: answer.ask };
+    } catch (error) {
+      log(`preflight failed, the guard decides alone: ${error.message}`);
+    }
+    return decision;
+  }
+
+  function postExecute(exec, result, next) {
+    try {
+      const agent = countedAgent(exec, { create: false });
+      if (agent !== undefined) {
+        bridge.notify({ op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result) });
+      }
+    } catch (error) {
+      log(`could not record a result: ${error.message}`);
+    }
+    return next();
+  }
+
+  function preStep(step, next) {
+    try {
+      const agent = agentIdOf(step?.agent, { create: false });
+      if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
+        bridge.notify({ op: 'human', agent });
+      }
+    } catch (error) {
+      log(`could not record a user message: ${error.message}`);
+    }
+    return next();
+  }
+
+  const disposers = [
+    ctx.tools.guard(guard),
+    ctx.on('tools/pre-execute', preExecute),
+    ctx.on('tools/post-execute', postExecute),
+    ctx.on('agent/pre-step', preStep),
+  ];
+  return () => {
+    for (const dispose of disposers) {
+      try {
+        dispose?.();
+      } catch (error) {
+        log(`teardown: ${error.message}`);
+      }
+    }
+    bridge.close();
+  };
+}
+
+export default { name, inject, apply };
