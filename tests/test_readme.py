@@ -1,0 +1,65 @@
+"""The README quotes the defaults table of breaker/config.py; this keeps the quote in step.
+
+Run with UPDATE_README=1 to rewrite the quoted block from ``DEFAULTS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from breaker.config import DEFAULTS
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BEGIN, END = "<!-- defaults:begin -->", "<!-- defaults:end -->"
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        plain = value.replace("-", "").replace("_", "").replace(".", "").isalnum()
+        return value if plain and not value[0].isdigit() else json.dumps(value)
+    return json.dumps(value)
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").replace(".", "").isalnum() else f"'{key}'"
+
+
+def render_defaults() -> str:
+    """The defaults as the ``config:`` block a patch would carry."""
+    lines = ["```yaml", "- id: repeat-tool-breaker", "  config:"]
+    for key, value in DEFAULTS.items():
+        if isinstance(value, dict):
+            lines.append(f"    {key}:")
+            for inner, item in value.items():
+                rendered = (
+                    "[" + ", ".join(_scalar(v) for v in item) + "]"
+                    if isinstance(item, list)
+                    else _scalar(item)
+                )
+                lines.append(f"      {_key(inner)}: {rendered}")
+        elif isinstance(value, list):
+            lines.append(f"    {key}: [" + ", ".join(_scalar(v) for v in value) + "]")
+        else:
+            lines.append(f"    {key}: {_scalar(value)}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def _quoted_block(text: str) -> str:
+    start = text.index(BEGIN) + len(BEGIN)
+    return text[start : text.index(END)].strip("\n")
+
+
+def test_readme_quotes_the_defaults_of_config_py() -> None:
+    text = README.read_text(encoding="utf-8")
+    expected = render_defaults()
+    if os.environ.get("UPDATE_README") == "1":
+        start = text.index(BEGIN) + len(BEGIN)
+        text = text[:start] + "\n" + expected + "\n" + text[text.index(END) :]
+        README.write_text(text, encoding="utf-8")
+    assert _quoted_block(text) == expected
