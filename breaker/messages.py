@@ -136,8 +136,9 @@ def denial(tool: str, hits: Sequence[Hit], previous_result: str | None, config: 
         lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
         lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
         lines.append("(end of quoted result)")
+    source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
-        "Instead: work from that result; if you need something different, change the resource itself "
+        f"Instead: work from {source}; if you need something different, change the resource itself "
         "(another URL, path, query or command); if something keeps blocking you, stop and tell the "
         "user what it is."
     )

@@ -189,7 +189,8 @@ def test_the_denial_says_when_no_result_was_recorded() -> None:
 
 
 def test_the_denial_says_what_to_do_instead() -> None:
-    text = denial("bash", (NET_HIT,), None, CONFIG)
+    assert "work from what the earlier attempts returned" in denial("bash", (NET_HIT,), None, CONFIG)
+    text = denial("bash", (NET_HIT,), "200 OK", CONFIG)
     assert "work from that result" in text
     assert "another URL, path, query or command" in text
     assert "tell the user" in text
