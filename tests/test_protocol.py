@@ -1,0 +1,155 @@
+"""The frame codec and the typed message set (pure: bytes in, messages out)."""
+
+from __future__ import annotations
+
+import struct
+
+import msgpack  # type: ignore[import-untyped]
+from hypothesis import given
+from hypothesis import strategies as st
+
+from breaker.protocol import (
+    BadRequest,
+    Configure,
+    FrameDecoder,
+    Guard,
+    Result,
+    Shutdown,
+    encode_frame,
+    encode_frame_parts,
+    error_reply,
+    ok_reply,
+    parse_request,
+)
+
+
+def frame(message: object) -> bytes:
+    body = msgpack.packb(message, use_bin_type=True)
+    return struct.pack(">I", len(body)) + body
+
+
+GUARD = {"id": 7, "op": "guard", "agent": 1, "call": "c1", "name": "bash", "args": {"command": "ls"}}
+
+
+def test_a_guard_request_is_typed() -> None:
+    request = parse_request(msgpack.packb(GUARD))
+    assert request == Guard(id=7, op="guard", agent=1, call="c1", name="bash", args={"command": "ls"})
+
+
+def test_every_op_parses() -> None:
+    requests = [
+        {"id": 1, "op": "configure", "config": {"window": 6}},
+        {"id": 2, "op": "configure"},
+        GUARD,
+        {**GUARD, "id": 3, "op": "preflight"},
+        {"id": 4, "op": "result", "agent": 1, "call": "c1", "text": "out"},
+        {"id": 5, "op": "human", "agent": 1},
+        {"id": 6, "op": "forget", "agent": 1},
+        {"id": 8, "op": "stats"},
+        {"id": 9, "op": "shutdown"},
+    ]
+    parsed = [parse_request(msgpack.packb(message)) for message in requests]
+    assert [type(request).__name__ for request in parsed] == [
+        "Configure", "Configure", "Guard", "Preflight", "Result", "Human", "Forget", "Stats", "Shutdown",
+    ]
+    assert parsed[1] == Configure(id=2, op="configure", config=None)
+
+
+def test_configure_passes_any_config_shape_through_for_load_config_to_judge() -> None:
+    request = parse_request(msgpack.packb({"id": 1, "op": "configure", "config": [1, 2]}))
+    assert request == Configure(id=1, op="configure", config=[1, 2])
+
+
+def test_unknown_fields_are_ignored() -> None:
+    assert isinstance(parse_request(msgpack.packb({**GUARD, "future": True})), Guard)
+
+
+def test_not_msgpack_not_a_map_and_no_id_are_answered_with_a_null_id() -> None:
+    not_msgpack = parse_request(b"\xc1")
+    assert isinstance(not_msgpack, BadRequest)
+    assert not_msgpack.id is None
+    assert not_msgpack.error.startswith("frame is not valid msgpack")
+    not_a_map = parse_request(msgpack.packb([1, 2]))
+    assert not_a_map == BadRequest(None, "frame must hold a map, got list")
+    for bad_id in (None, "7", True, 1.5):
+        problem = parse_request(msgpack.packb({**GUARD, "id": bad_id}))
+        assert isinstance(problem, BadRequest)
+        assert problem.id is None
+        assert "integer id" in problem.error
+
+
+def test_trailing_bytes_after_the_map_are_malformed() -> None:
+    problem = parse_request(msgpack.packb(GUARD) + b"\x00")
+    assert isinstance(problem, BadRequest)
+    assert problem.id is None
+    assert "ExtraData" in problem.error
+
+
+def test_unknown_op_and_wrong_types_keep_the_id() -> None:
+    unknown = parse_request(msgpack.packb({"id": 3, "op": "explode"}))
+    assert isinstance(unknown, BadRequest)
+    assert unknown.id == 3
+    assert "unknown op 'explode'" in unknown.error
+    for field, value in (("agent", "a"), ("agent", True), ("call", 1), ("name", None), ("name", b"bash")):
+        problem = parse_request(msgpack.packb({**GUARD, field: value}, use_bin_type=True))
+        assert isinstance(problem, BadRequest), (field, value)
+        assert problem.id == 7
+        assert problem.error.startswith(f"guard: {field}:")
+    missing = parse_request(msgpack.packb({"id": 4, "op": "result", "agent": 1, "call": "c"}))
+    assert missing == BadRequest(4, "result: text: Field required")
+
+
+def test_invalid_utf8_is_replaced_rather_than_rejected() -> None:
+    body = msgpack.packb({**GUARD, "name": "XX"}).replace(b"XX", b"\xff\xfe")
+    request = parse_request(body)
+    assert isinstance(request, Guard)
+    assert request.name == "\ufffd\ufffd"
+
+
+def test_replies_encode_as_length_prefixed_maps() -> None:
+    header, body = encode_frame_parts(ok_reply(7, deny=None))
+    assert struct.unpack(">I", header) == (len(body),)
+    assert msgpack.unpackb(body) == {"id": 7, "ok": True, "deny": None}
+    assert encode_frame(error_reply(None, "bad")) == frame({"id": None, "ok": False, "error": "bad"})
+
+
+def test_decoder_handles_several_frames_in_one_read_and_one_frame_across_reads() -> None:
+    stream = frame(GUARD) + frame({"id": 8, "op": "shutdown"})
+    decoder = FrameDecoder()
+    first = decoder.feed(stream[:3])
+    second = decoder.feed(stream[3:-1])
+    assert first == []
+    assert [type(request) for request in second] == [Guard]
+    assert decoder.pending == len(frame({"id": 8, "op": "shutdown"})) - 1
+    assert decoder.feed(stream[-1:]) == [Shutdown(id=8, op="shutdown")]
+    assert decoder.pending == 0
+
+
+@given(st.lists(st.integers(min_value=1, max_value=40), max_size=30))
+def test_any_split_of_the_stream_decodes_the_same(cuts: list[int]) -> None:
+    messages = [
+        {**GUARD, "id": index, "args": {"command": "x" * index * 7}} for index in range(1, 6)
+    ] + [{"id": 99, "op": "result", "agent": 2, "call": "c", "text": "é" * 50}]
+    stream = b"".join(frame(message) for message in messages)
+    decoder = FrameDecoder()
+    decoded = []
+    position = 0
+    for cut in cuts:
+        decoded += decoder.feed(stream[position : position + cut])
+        position += cut
+    decoded += decoder.feed(stream[position:])
+    assert [request.id for request in decoded] == [1, 2, 3, 4, 5, 99]
+    assert isinstance(decoded[-1], Result)
+    assert decoded[-1].text == "é" * 50
+
+
+def test_an_oversized_frame_is_skipped_without_buffering_and_the_stream_stays_in_step() -> None:
+    decoder = FrameDecoder(max_frame_bytes=100)
+    oversized = struct.pack(">I", 1000) + b"z" * 1000
+    problems = decoder.feed(oversized[:50])
+    assert problems == [BadRequest(None, "frame of 1000 bytes exceeds the limit of 100")]
+    assert decoder.pending == 1000 - 46
+    assert decoder.feed(oversized[50:700]) == []
+    after = decoder.feed(oversized[700:] + frame(GUARD))
+    assert [request.id for request in after] == [7]
+    assert decoder.pending == 0

@@ -1,0 +1,210 @@
+"""The real worker process over its pipe: ``python -m breaker.worker`` spawned as the shim does."""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from anyio.abc import Process
+
+from breaker.protocol import MAX_FRAME_BYTES
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The worker is what is under test; one event loop for the test side is enough."""
+    return "asyncio"
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def frame(message: object) -> bytes:
+    body = msgpack.packb(message, use_bin_type=True)
+    return struct.pack(">I", len(body)) + body
+
+
+class WorkerPipe:
+    """The shim's side of the pipe: write frames, read reply frames."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self.buffer = b""
+        self.next_id = 1
+
+    async def write(self, data: bytes) -> None:
+        await self.stdin.send(data)
+
+    async def send(self, op: str, **fields: Any) -> int:
+        request_id = self.next_id
+        self.next_id += 1
+        await self.write(frame({"id": request_id, "op": op, **fields}))
+        return request_id
+
+    async def reply(self) -> dict[str, Any]:
+        while len(self.buffer) < 4 or len(self.buffer) < 4 + struct.unpack(">I", self.buffer[:4])[0]:
+            with anyio.fail_after(10):
+                self.buffer += await self.stdout.receive()
+        (length,) = struct.unpack(">I", self.buffer[:4])
+        body, self.buffer = self.buffer[4 : 4 + length], self.buffer[4 + length :]
+        reply: dict[str, Any] = msgpack.unpackb(body)
+        return reply
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        request_id = await self.send(op, **fields)
+        reply = await self.reply()
+        assert reply["id"] == request_id
+        return reply
+
+    async def exit_code(self) -> int:
+        with anyio.fail_after(10):
+            return await self.process.wait()
+
+
+@asynccontextmanager
+async def worker() -> AsyncIterator[WorkerPipe]:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+    async with await anyio.open_process(
+        [sys.executable, "-m", "breaker.worker"], cwd=PACKAGE_ROOT, env=env
+    ) as process:
+        yield WorkerPipe(process)
+
+
+@asynccontextmanager
+async def configured(config: dict[str, Any] | None = None) -> AsyncIterator[WorkerPipe]:
+    async with worker() as pipe:
+        assert (await pipe.call("configure", config=config))["ok"]
+        yield pipe
+
+
+def bash(agent: int, call: str, command: str, **extra: Any) -> dict[str, Any]:
+    return {"agent": agent, "call": call, "name": "bash", "args": {"command": command, **extra}}
+
+
+async def test_configure_answers_the_settings_the_shim_needs() -> None:
+    async with worker() as pipe:
+        reply = await pipe.call("configure", config={"exclude": ["todo_*"], "guardTimeoutMs": 250})
+        assert reply == {
+            "id": 1,
+            "ok": True,
+            "settings": {
+                "countedTools": reply["settings"]["countedTools"],
+                "onWorkerFailure": "allow",
+                "guardTimeoutMs": 250,
+                "startTimeoutMs": 10000,
+            },
+        }
+        assert "todo" in reply["settings"]["countedTools"]
+
+
+async def test_a_rejected_config_is_an_error_naming_the_key_and_the_worker_keeps_serving() -> None:
+    async with worker() as pipe:
+        rejected = await pipe.call("configure", config={"windw": 12})
+        assert rejected["ok"] is False
+        assert "unknown config key 'windw'; did you mean 'window'?" in rejected["error"]
+        removed = await pipe.call("configure", config={"denyAfter": 3})
+        assert removed["error"].startswith("denyAfter was removed in 0.2.0")
+        assert (await pipe.call("configure", config="not a map"))["ok"] is False
+        assert (await pipe.call("configure", config=None))["ok"] is True
+
+
+async def test_other_ops_before_configure_are_errors() -> None:
+    async with worker() as pipe:
+        for op, fields in (("guard", bash(1, "c", "ls")), ("human", {"agent": 1}), ("stats", {})):
+            reply = await pipe.call(op, **fields)
+            assert reply["ok"] is False
+            assert reply["error"] == f"{op} before a successful configure"
+
+
+async def test_the_fifth_identical_call_is_denied_quoting_the_previous_result() -> None:
+    async with configured() as pipe:
+        for index in range(4):
+            call = bash(1, f"c{index}", "cat /etc/hostname", description=f"#{index}")
+            reply = await pipe.call("guard", **call)
+            assert reply == {"id": reply["id"], "ok": True, "deny": None}
+            assert (await pipe.call("result", agent=1, call=f"c{index}", text=f"host-{index}"))["ok"]
+        denied = await pipe.call("guard", **bash(1, "c4", "cat /etc/hostname", description="#4"))
+        assert denied["deny"].startswith("REPEAT_TOOL_BLOCKED:")
+        assert "host-3" in denied["deny"]
+        other_agent = await pipe.call("guard", **bash(2, "d0", "cat /etc/hostname"))
+        assert other_agent["deny"] is None
+        assert (await pipe.call("human", agent=1))["ok"]
+        assert (await pipe.call("guard", **bash(1, "c5", "cat /etc/hostname")))["deny"] is None
+        assert (await pipe.call("forget", agent=2))["ok"]
+        stats = await pipe.call("stats")
+        assert stats["ok"] is True
+        assert isinstance(stats["stats"], dict)
+
+
+async def test_preflight_answers_ask_for_a_local_repeat_only() -> None:
+    async with configured() as pipe:
+        for index in range(4):
+            call = bash(1, f"c{index}", f"curl -s http://localhost:8080/health | head -n {index}")
+            assert (await pipe.call("preflight", **call))["ask"] is None
+            assert (await pipe.call("guard", **call))["deny"] is None
+        fifth = bash(1, "c4", "curl -s http://localhost:8080/health | head -n 9")
+        asked = await pipe.call("preflight", **fifth)
+        assert isinstance(asked["ask"], str)
+        public = bash(1, "c5", "curl -s https://example.org/ | head -n 1")
+        assert (await pipe.call("preflight", **public))["ask"] is None
+
+
+async def test_pipelined_requests_are_answered_in_order() -> None:
+    async with configured() as pipe:
+        ids = [await pipe.send("guard", **bash(1, f"c{index}", f"echo {index}")) for index in range(50)]
+        replies = [await pipe.reply() for _ in ids]
+        assert [reply["id"] for reply in replies] == ids
+        assert all(reply["ok"] for reply in replies)
+
+
+async def test_malformed_frames_get_error_replies_and_the_worker_keeps_serving() -> None:
+    async with configured() as pipe:
+        await pipe.write(struct.pack(">I", 3) + b"\xc1\xc1\xc1")
+        assert (await pipe.reply())["id"] is None
+        await pipe.write(frame([1, 2, 3]))
+        assert (await pipe.reply()) == {"id": None, "ok": False, "error": "frame must hold a map, got list"}
+        await pipe.write(frame({"id": 50, "op": "explode"}))
+        unknown = await pipe.reply()
+        assert unknown["id"] == 50
+        assert "unknown op" in unknown["error"]
+        await pipe.write(frame({"id": 51, "op": "guard", "agent": "one", "call": "c", "name": "bash"}))
+        assert (await pipe.reply())["error"] == "guard: agent: Input should be a valid integer"
+        assert (await pipe.call("guard", **bash(1, "c", "ls")))["ok"] is True
+
+
+async def test_an_oversized_frame_is_refused_as_soon_as_its_header_arrives() -> None:
+    async with configured() as pipe:
+        await pipe.write(struct.pack(">I", MAX_FRAME_BYTES + 1))
+        refused = await pipe.reply()
+        assert refused["id"] is None
+        assert "exceeds the limit" in refused["error"]
+
+
+async def test_input_ending_inside_a_frame_is_reported_then_the_worker_exits_cleanly() -> None:
+    async with configured() as pipe:
+        await pipe.write(frame({"id": 9, "op": "stats"})[:-2])
+        await pipe.stdin.aclose()
+        assert await pipe.reply() == {"id": None, "ok": False, "error": "input ended inside a frame"}
+        assert await pipe.exit_code() == 0
+
+
+async def test_end_of_input_and_shutdown_both_exit_zero() -> None:
+    async with configured() as pipe:
+        await pipe.stdin.aclose()
+        assert await pipe.exit_code() == 0
+    async with configured() as pipe:
+        await pipe.write(frame({"id": 5, "op": "shutdown"}) + frame({"id": 6, "op": "stats"}))
+        assert await pipe.reply() == {"id": 5, "ok": True}
+        assert await pipe.exit_code() == 0
