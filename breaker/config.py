@@ -247,19 +247,19 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _wildcard_regex(pattern: str) -> str:
-    """``*`` matches any run of characters; every other character is escaped as ``\\uXXXX``."""
-    return "".join(
-        "[\\s\\S]*" if char == "*" else (char if char.isascii() and char.isalnum() else _escape(char))
-        for char in pattern
-    )
+    """``*`` matches any run of characters; ASCII punctuation is escaped as ``\\xHH``.
+
+    Letters, digits and non-ASCII characters stand for themselves: none is special in either
+    regex dialect, and a literal astral character matches in both (as two UTF-16 code units in
+    JavaScript, as one code point in Python).
+    """
+    return "".join(_wildcard_char(char) for char in pattern)
 
 
-def _escape(char: str) -> str:
-    code = ord(char)
-    if code > 0xFFFF:  # a surrogate pair, which both regex dialects read as two code units
-        code -= 0x10000
-        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-    return f"\\u{code:04x}"
+def _wildcard_char(char: str) -> str:
+    if char == "*":
+        return "[\\s\\S]*"
+    return f"\\x{ord(char):02x}" if char.isascii() and not char.isalnum() else char
 
 
 def _fold_host_name(host: str) -> str:
