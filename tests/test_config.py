@@ -162,3 +162,10 @@ def test_the_counted_tools_pattern_takes_star_wildcards() -> None:
     )
     assert pattern.match("web_fetch") and pattern.match("bash")
     assert not pattern.match("web_search") and not pattern.match("read") and not pattern.match("bash2")
+
+
+@pytest.mark.parametrize("name", ["tool😀", "a.b", "x$", "(y)", "naïve", "dots.*.x"])
+def test_the_counted_tools_pattern_treats_every_character_of_a_name_literally(name: str) -> None:
+    pattern = re.compile(load_config({"exclude": [name]}).counted_tools_pattern())
+    assert not pattern.fullmatch(name)
+    assert pattern.fullmatch(name + "-other")
