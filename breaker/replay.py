@@ -1,0 +1,168 @@
+"""Running the live gate's ``Breaker`` offline over a recorded session.
+
+The replay calls exactly what the Node shim calls, in the same order: ``is_counted`` to skip
+excluded tools, ``preflight`` (the ask) then ``decide`` (the guard) for each call,
+``record_result`` for each result and ``human_message`` for each human turn. There is no second
+implementation of the counting rules here, so what a replay reports is what the gate would do.
+
+Pure: events and a configuration in, a report out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from breaker.config import BreakerConfig
+from breaker.decision import Ask, Breaker, Deny, Hit
+from breaker.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
+
+#: What the recorded run did with a call, read from the result dsh logged for it.
+RecordedOutcome = Literal["executed", "failed", "blocked", "approval-required", "not-dispatched", "no-result"]
+#: What the breaker under the replayed configuration does with it; ``not-run`` is a call that
+#: never reached the tool pipeline in the recording (so it never reached the gate either).
+Verdict = Literal["allowed", "denied", "asked", "not-counted", "not-run"]
+
+#: The start of every result the breaker's denial produced (dsh prefixes guard texts with "Error: ").
+BLOCKED_PREFIX = "Error: REPEAT_TOOL_BLOCKED"
+#: Fragments of the results dsh sends when an approval was not granted (no answerer, or rejected).
+APPROVAL_REFUSED_MARKERS = ("requires approval", "rejected tool")
+#: The shim sends at most this much of a result to the worker (RESULT_TEXT_LIMIT in node-shim/index.js).
+RESULT_TEXT_LIMIT = 64 * 1024
+#: The error code dsh logs for a call it skipped before the pipeline (the turn was cancelled).
+NOT_DISPATCHED_CODE = "ABORTED_BEFORE_DISPATCH"
+
+
+@dataclass(frozen=True, slots=True)
+class CallReplay:
+    """One call: what was recorded, and what the replayed configuration decides.
+
+    ``number`` counts the calls of its agent, from 1: "caught at call 5" means the agent's 5th.
+    """
+
+    number: int
+    agent: str
+    call_id: str
+    tool: str
+    recorded: RecordedOutcome
+    verdict: Verdict
+    hits: tuple[Hit, ...] = ()
+    message: str = ""
+
+    @property
+    def stopped(self) -> bool:
+        """The call would not have run: denied, or asked and not approved."""
+        return self.verdict in ("denied", "asked")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReplay:
+    """Every call of one session, replayed."""
+
+    session_id: str
+    calls: tuple[CallReplay, ...]
+
+    @property
+    def stops(self) -> tuple[CallReplay, ...]:
+        return tuple(call for call in self.calls if call.stopped)
+
+    @property
+    def first_stop(self) -> CallReplay | None:
+        return next((call for call in self.calls if call.stopped), None)
+
+    @property
+    def recorded_stops(self) -> tuple[CallReplay, ...]:
+        return tuple(call for call in self.calls if call.recorded in ("blocked", "approval-required"))
+
+
+def replay_session(session: Session, config: BreakerConfig) -> SessionReplay:
+    """Replay one session with a fresh ``Breaker`` under ``config``."""
+    return SessionReplay(session.session_id, tuple(replay_events(session.events, config)))
+
+
+def replay_events(events: Sequence[Event], config: BreakerConfig) -> list[CallReplay]:
+    """Feed ``events`` to a fresh ``Breaker`` in log order; one ``CallReplay`` per call."""
+    breaker = Breaker(config)
+    results = _results_by_call(events)
+    approved = _approved_calls(events)
+    replays: list[CallReplay] = []
+    calls_per_agent: dict[str, int] = {}
+    replay_of: dict[tuple[str, str], CallReplay] = {}
+    for event in events:
+        if isinstance(event, HumanTurn):
+            breaker.human_message(event.agent)
+        elif isinstance(event, CallEvent):
+            calls_per_agent[event.agent] = number = calls_per_agent.get(event.agent, 0) + 1
+            recorded = _recorded_outcome(results.get((event.agent, event.call.call_id)))
+            replay = _replay_call(breaker, event, number, recorded, approved)
+            replays.append(replay)
+            replay_of.setdefault((event.agent, event.call.call_id), replay)
+        elif isinstance(event, ResultEvent):
+            answered = replay_of.get((event.agent, event.call_id))
+            if answered is not None and answered.verdict not in ("not-counted", "not-run"):
+                breaker.record_result(
+                    event.agent, event.call_id, _text_seen(answered, event)[:RESULT_TEXT_LIMIT]
+                )
+    return replays
+
+
+def _replay_call(
+    breaker: Breaker,
+    event: CallEvent,
+    number: int,
+    recorded: RecordedOutcome,
+    approved: frozenset[tuple[str, str]],
+) -> CallReplay:
+    call = event.call
+    base = CallReplay(number, event.agent, call.call_id, call.name, recorded, "not-counted")
+    if recorded == "not-dispatched":
+        return replace(base, verdict="not-run")
+    if not breaker.is_counted(call.name):
+        return base
+    asked = breaker.preflight(event.agent, call)
+    if isinstance(asked, Ask) and (event.agent, call.call_id) not in approved:
+        return replace(base, verdict="asked", hits=asked.hits, message=asked.reason)
+    decided = breaker.decide(event.agent, call)
+    if isinstance(decided, Deny):
+        return replace(base, verdict="denied", hits=decided.hits, message=decided.message)
+    return replace(base, verdict="allowed")
+
+
+def _text_seen(replay: CallReplay, result: ResultEvent) -> str:
+    """The result the model would have read: the replayed denial, else the recorded text."""
+    return "Error: " + replay.message if replay.verdict == "denied" else result.text
+
+
+def _results_by_call(events: Iterable[Event]) -> dict[tuple[str, str], ResultEvent]:
+    results: dict[tuple[str, str], ResultEvent] = {}
+    for event in events:
+        if isinstance(event, ResultEvent):
+            results.setdefault((event.agent, event.call_id), event)
+    return results
+
+
+def _approved_calls(events: Iterable[Event]) -> frozenset[tuple[str, str]]:
+    """Calls whose recorded approval was granted: a replayed ask of one of them is approved too.
+
+    Every other replayed ask is taken as unanswered, which is what a headless run does with it.
+    """
+    return frozenset(
+        (event.agent, event.call_id)
+        for event in events
+        if isinstance(event, ApprovalEvent) and event.approved
+    )
+
+
+def _recorded_outcome(result: ResultEvent | None) -> RecordedOutcome:
+    if result is None:
+        return "no-result"
+    if result.error_code == NOT_DISPATCHED_CODE:
+        return "not-dispatched"
+    if not result.is_error:
+        return "executed"
+    if result.text.startswith(BLOCKED_PREFIX):
+        return "blocked"
+    if any(marker in result.text for marker in APPROVAL_REFUSED_MARKERS):
+        return "approval-required"
+    return "failed"

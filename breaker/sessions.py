@@ -1,0 +1,391 @@
+"""Reading dsh session logs, and hand-written trajectories in the same shape, into event sequences.
+
+dsh writes a session as one JSON event a line, compressed as a series of zstd frames (one per
+flushed batch) in ``session-<uuid>/session.jsonl.zstd``. A replay needs only three kinds of event
+from it: human turns, tool calls and tool results; steps, plugin notices and the runtime-context
+snapshots are skipped. The same reader takes plain ``.jsonl`` files, so a trajectory written by
+hand (see ``breaker/trajectories.py``) is read exactly like a recorded one.
+
+A subagent is a session of its own (its own log, whose header names its ``parentSession``); a
+forked one starts with ``seedLength`` events copied from its parent, which are the parent's work
+and are skipped. ``group_sessions`` folds every child log into its root session, each log being
+one agent, so a report covers a whole task and each agent keeps its own window.
+
+A log is evidence, not input we control: a line that cannot be read becomes a ``ReadProblem``
+naming the file and line, and the reading goes on with the next line and the next file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from breaker.fingerprints import ToolCall
+
+COMPRESSED_SUFFIX = ".jsonl.zstd"
+PLAIN_SUFFIX = ".jsonl"
+#: The file name dsh gives every session log; the session's id is then its folder's name.
+DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
+#: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
+APPROVED = "allowed-once"
+
+_READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class HumanTurn:
+    """A message the human typed: it clears the agent's window."""
+
+    agent: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """The model asked for a tool call."""
+
+    agent: str
+    call: ToolCall
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResultEvent:
+    """What the model was sent back for one call (the text it read, and dsh's error flag)."""
+
+    agent: str
+    call_id: str
+    text: str
+    is_error: bool
+    line: int
+    error_code: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalEvent:
+    """The operator's answer to an approval request for one call."""
+
+    agent: str
+    call_id: str
+    approved: bool
+    line: int
+
+
+Event = HumanTurn | CallEvent | ResultEvent | ApprovalEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLog:
+    """One log file: one agent's events, in the order dsh wrote them."""
+
+    session_id: str
+    path: Path
+    agent: str
+    parent: str | None
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A root session and its subagents' logs: the events of every agent, log after log."""
+
+    session_id: str
+    path: Path
+    agents: tuple[str, ...]
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    """Something in a log that could not be read; ``line`` is None for the whole file."""
+
+    path: Path
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        return f"{where}: {self.reason}"
+
+
+class MissingZstandard(RuntimeError):
+    """Reading a ``.zstd`` log needs the optional ``zstandard`` package."""
+
+
+def session_id_for(path: Path) -> str:
+    """The id labels and reports use: the ``session-<uuid>`` folder, or a plain file's stem."""
+    if path.name in DSH_LOG_NAMES:
+        return path.parent.name
+    for suffix in (COMPRESSED_SUFFIX, PLAIN_SUFFIX):
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem
+
+
+def find_session_files(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProblem]]:
+    """Every log named by ``paths``; a folder is searched recursively, in sorted order."""
+    found: list[Path] = []
+    problems: list[ReadProblem] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    candidate
+                    for candidate in path.rglob("*")
+                    if candidate.is_file() and _is_log_name(candidate.name)
+                )
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            problems.append(ReadProblem(path, None, "no such file or folder"))
+    return found, problems
+
+
+def read_session(path: Path) -> tuple[SessionLog, list[ReadProblem]]:
+    """Read one log file; unreadable lines are returned as problems, never raised."""
+    problems: list[ReadProblem] = []
+    try:
+        with path.open("rb") as stream:
+            lines = list(_lines(stream, compressed=path.name.endswith(".zstd")))
+    except _StreamBroken as broken:
+        lines = broken.lines_read
+        problems.append(ReadProblem(path, len(lines) + 1, broken.reason))
+    except OSError as error:
+        problems.append(ReadProblem(path, None, f"cannot be read: {error.strerror or error}"))
+        lines = []
+    log, line_problems = parse_log(lines, path=path)
+    return log, line_problems + problems
+
+
+def parse_log(lines: Iterable[bytes | str], *, path: Path) -> tuple[SessionLog, list[ReadProblem]]:
+    """Turn one log's lines into the events a replay needs, collecting what cannot be read.
+
+    The agent is the session id in the header line (``{"type": "session", "id": ...}``), or the
+    id taken from the path when a hand-written file has no header.
+    """
+    reader = _LogReader(path)
+    for number, raw in enumerate(lines, start=1):
+        reader.read_line(number, raw)
+    return reader.log(), reader.problems
+
+
+def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
+    """Fold every subagent's log into its root session's; a child whose parent is absent stands alone."""
+    by_agent = {log.agent: log for log in logs}
+
+    def root_of(log: SessionLog) -> SessionLog:
+        seen = {log.agent}
+        while log.parent is not None and log.parent in by_agent and log.parent not in seen:
+            log = by_agent[log.parent]
+            seen.add(log.agent)
+        return log
+
+    members: dict[str, list[SessionLog]] = {}
+    roots: list[SessionLog] = []
+    for log in logs:
+        root = root_of(log)
+        if root.agent not in members:
+            members[root.agent] = []
+            roots.append(root)
+        members[root.agent].append(log)
+    sessions = []
+    for root in roots:
+        family = sorted(members[root.agent], key=lambda log: log is not root)
+        sessions.append(
+            Session(
+                root.session_id,
+                root.path,
+                tuple(log.agent for log in family),
+                tuple(event for log in family for event in log.events),
+            )
+        )
+    return sessions
+
+
+class _LogReader:
+    """The state of reading one log: its header, the seed boundary and pending approval asks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.session_id = session_id_for(path)
+        self.agent = self.session_id
+        self.parent: str | None = None
+        self.seed_length = 0
+        self.position = 0
+        self.events: list[Event] = []
+        self.problems: list[ReadProblem] = []
+        self.asked_calls: dict[str, str] = {}
+
+    def log(self) -> SessionLog:
+        return SessionLog(self.session_id, self.path, self.agent, self.parent, tuple(self.events))
+
+    def read_line(self, number: int, raw: bytes | str) -> None:
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as error:
+            self._problem(number, f"not UTF-8 text ({error.reason})")
+            return
+        if not text.strip():
+            return
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            self._problem(number, f"not a JSON event ({error.msg})")
+            return
+        if not isinstance(record, dict):
+            self._problem(number, "an event must be a JSON object")
+            return
+        if record.get("type") == "session":
+            self._header(record)
+            return
+        position = record.get("seq", self.position)
+        self.position = (position if isinstance(position, int) else self.position) + 1
+        if self.position <= self.seed_length:
+            return  # inherited from the parent: the parent's log holds this work
+        try:
+            event = self._event(record, number)
+        except _BadEvent as bad:
+            self._problem(number, str(bad))
+            return
+        if event is not None:
+            self.events.append(event)
+
+    def _header(self, record: dict[str, Any]) -> None:
+        if isinstance(record.get("id"), str) and record["id"]:
+            self.agent = record["id"]
+        parent = record.get("parentSession")
+        self.parent = parent if isinstance(parent, str) and parent else None
+        seed_length = record.get("seedLength")
+        self.seed_length = seed_length if isinstance(seed_length, int) and seed_length > 0 else 0
+
+    def _event(self, record: dict[str, Any], line: int) -> Event | None:
+        kind = record.get("type")
+        data = record.get("data")
+        if kind == "user/message":
+            return HumanTurn(self.agent, line) if _source_kind(data) == "user" else None
+        if kind == "tool/call":
+            return _call_event(data, self.agent, line)
+        if kind == "tool/result":
+            return _result_event(data, self.agent, line)
+        if kind == "approval/asked" and isinstance(data, dict):
+            if isinstance(data.get("id"), str) and isinstance(data.get("callId"), str):
+                self.asked_calls[data["id"]] = data["callId"]
+            return None
+        if kind == "approval/decided" and isinstance(data, dict):
+            call_id = self.asked_calls.pop(str(data.get("id")), None)
+            if call_id is None:
+                return None
+            return ApprovalEvent(self.agent, call_id, data.get("outcome") == APPROVED, line)
+        return None
+
+    def _problem(self, line: int, reason: str) -> None:
+        self.problems.append(ReadProblem(self.path, line, reason))
+
+
+class _BadEvent(ValueError):
+    """An event of a kind the replay needs, missing a field it needs."""
+
+
+class _StreamBroken(Exception):
+    """The compressed stream ended early or is corrupt; the lines before it are still good."""
+
+    def __init__(self, reason: str, lines_read: list[bytes]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.lines_read = lines_read
+
+
+def _is_log_name(name: str) -> bool:
+    return name.endswith(COMPRESSED_SUFFIX) or name.endswith(PLAIN_SUFFIX)
+
+
+def _lines(stream: BinaryIO, *, compressed: bool) -> Iterator[bytes]:
+    if not compressed:
+        yield from stream
+        return
+    zstandard = _zstandard()
+    reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+    pending = b""
+    complete: list[bytes] = []
+    try:
+        while chunk := reader.read(_READ_CHUNK):
+            *whole, pending = (pending + chunk).split(b"\n")
+            complete.extend(whole)
+    except zstandard.ZstdError as error:
+        raise _StreamBroken(f"compressed stream is corrupt or truncated ({error})", complete) from error
+    if pending:
+        complete.append(pending)
+    yield from complete
+
+
+def _zstandard() -> Any:
+    try:
+        return importlib.import_module("zstandard")
+    except ImportError:
+        raise MissingZstandard(
+            "reading .zstd session logs needs the zstandard package: "
+            "pip install zstandard (or pip install 'dsh-repeat-tool-breaker[replay]')"
+        ) from None
+
+
+def _source_kind(data: object) -> object:
+    if not isinstance(data, dict):
+        raise _BadEvent("user/message has no data object")
+    message = data.get("message")
+    source = data.get("source")
+    if source is None and isinstance(message, dict):
+        source = message.get("source")
+    return source.get("kind") if isinstance(source, dict) else None
+
+
+def _call_event(data: object, agent: str, line: int) -> CallEvent:
+    if not isinstance(data, dict):
+        raise _BadEvent("tool/call has no data object")
+    call_id = _required_text(data, "callId", "tool/call")
+    name = _required_text(data, "name", "tool/call")
+    arguments = data.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as error:
+            raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
+    return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line)
+
+
+def _result_event(data: object, agent: str, line: int) -> ResultEvent:
+    if not isinstance(data, dict):
+        raise _BadEvent("tool/result has no data object")
+    message = data.get("message")
+    parts = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        raise _BadEvent("tool/result has no data.message.content list")
+    result = next(
+        (part for part in parts if isinstance(part, dict) and part.get("type") == "tool-result"), None
+    )
+    if result is None:
+        raise _BadEvent("tool/result has no tool-result part")
+    source = message.get("source") if isinstance(message, dict) else None
+    call_id = result.get("toolCallId") or (source.get("callId") if isinstance(source, dict) else None)
+    if not isinstance(call_id, str) or not call_id:
+        raise _BadEvent("tool/result does not name its call (message.content[].toolCallId)")
+    blocks = result.get("content")
+    texts = [
+        block["text"]
+        for block in (blocks if isinstance(blocks, list) else [])
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    error = data.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return ResultEvent(agent, call_id, "\n".join(texts), result.get("isError") is True, line, str(code or ""))
+
+
+def _required_text(data: dict[str, Any], key: str, kind: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise _BadEvent(f"{kind} has no {key}")
+    return value
