@@ -6,9 +6,21 @@ are folded, so that two calls doing the same thing to the same resource look the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from breaker.config import BreakerConfig
+from breaker.normalize import CanonicalUrl, analyze_shell, bounded_key, canonical_json, canonical_url
+
+#: Tools whose command argument is a shell line.
+SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
+_COMMAND_ARGS = ("command", "cmd", "script")
+_URL_ARGS = ("url", "href", "uri")
+_URL_LIST_ARGS = ("urls",)
+#: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
+#: counts as an HTTP fetch only when it is actually given a URL.
+_URL_TOOL_MARKERS = ("fetch", "browse", "web_", "search")
+_FETCH_TOOL_MARKERS = ("fetch", "browse", "web_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,5 +53,111 @@ class CallFingerprints:
 
 
 def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
-    """Fingerprint ``call`` under ``config`` (decoy lists, host aliases)."""
-    raise NotImplementedError("filled in by the fingerprints work")
+    """Fingerprint ``call`` under ``config`` (decoy lists, host aliases).
+
+    Decoy arguments are deleted first and everything else is computed from what remains, so no
+    decoy value can reach any fingerprint.
+    """
+    arguments, stripped = _without_decoys(call.arguments, config.ignored_args(call.name))
+    exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
+    tool = call.name.lower()
+    command = _first_text(arguments, _COMMAND_ARGS) if tool in SHELL_TOOLS else None
+    if command is not None:
+        return _shell_fingerprints(exact, command, config, stripped)
+    if any(marker in tool for marker in _URL_TOOL_MARKERS):
+        return _url_tool_fingerprints(exact, tool, arguments, config, stripped)
+    return CallFingerprints((exact,), is_local=False, stripped_args=stripped)
+
+
+def _shell_fingerprints(
+    exact: Fingerprint, command: str, config: BreakerConfig, stripped: tuple[str, ...]
+) -> CallFingerprints:
+    shell = analyze_shell(command, config.hostAliases)
+    fingerprints = [exact]
+    if shell.command:
+        fingerprints.append(Fingerprint("cmd", bounded_key(f"cmd:{shell.verb}:{shell.command}")))
+    fingerprints.extend(_targets(shell.urls, shell.sinks, shell.fetches, shell.verbs))
+    return CallFingerprints(
+        tuple(fingerprints),
+        is_local=_all_local(shell.urls),
+        stripped_args=stripped,
+        volatile_removed=shell.volatile_removed,
+        aliases_folded=_aliases_folded(shell.urls),
+    )
+
+
+def _url_tool_fingerprints(
+    exact: Fingerprint, tool: str, arguments: object, config: BreakerConfig, stripped: tuple[str, ...]
+) -> CallFingerprints:
+    urls = tuple(_url_arguments(arguments, config.hostAliases))
+    fetches = bool(urls) or any(marker in tool for marker in _FETCH_TOOL_MARKERS)
+    return CallFingerprints(
+        (exact, *_targets(urls, (), fetches, ())),
+        is_local=_all_local(urls),
+        stripped_args=stripped,
+        aliases_folded=_aliases_folded(urls),
+    )
+
+
+def _targets(
+    urls: tuple[CanonicalUrl, ...], sinks: Iterable[str], fetches: bool, verbs: Iterable[str]
+) -> list[Fingerprint]:
+    """The target fingerprints, de-duplicated in their fixed order: net, site, sink, family, verb."""
+    keys: dict[str, str] = {}  # key -> kind; a dict keeps first-seen order
+    for url in urls:
+        keys["net:" + url.resource] = "net"
+    for url in urls:
+        keys["site:" + url.site] = "site"
+    for sink in sinks:
+        keys["sink:" + sink] = "sink"
+    if fetches:
+        keys["family:http-fetch"] = "family"
+    for verb in verbs:
+        keys["verb:" + verb] = "verb"
+    is_local = _all_local(urls)
+    return [Fingerprint(kind, bounded_key(key), is_local) for key, kind in keys.items()]
+
+
+def _without_decoys(arguments: object, ignored: frozenset[str]) -> tuple[object, tuple[str, ...]]:
+    """The arguments with the decoy top-level keys deleted, and the names deleted."""
+    if not isinstance(arguments, dict) or not ignored:
+        return arguments, ()
+    stripped = tuple(key for key in arguments if key in ignored)
+    if not stripped:
+        return arguments, ()
+    return {key: value for key, value in arguments.items() if key not in ignored}, stripped
+
+
+def _first_text(arguments: object, names: tuple[str, ...]) -> str | None:
+    if isinstance(arguments, dict):
+        for name in names:
+            value = arguments.get(name)
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def _url_arguments(arguments: object, aliases: dict[str, str]) -> Iterable[CanonicalUrl]:
+    """The canonical URLs a URL-taking tool is given (``url``/``href``/``uri``, ``urls`` lists)."""
+    if not isinstance(arguments, dict):
+        return
+    spelled: list[object] = [arguments.get(name) for name in _URL_ARGS]
+    for name in _URL_LIST_ARGS:
+        listed = arguments.get(name)
+        if isinstance(listed, list):
+            spelled.extend(listed)
+    for value in spelled:
+        if isinstance(value, str):
+            url = canonical_url(value.strip(), aliases, scheme_optional=True)
+            if url is not None:
+                yield url
+
+
+def _all_local(urls: tuple[CanonicalUrl, ...]) -> bool:
+    """A call is local when it names at least one URL and every URL is on a local host."""
+    return bool(urls) and all(url.local for url in urls)
+
+
+def _aliases_folded(urls: tuple[CanonicalUrl, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(dict.fromkeys((url.seen_host, url.host) for url in urls if url.aliased))
+
