@@ -283,11 +283,20 @@ def _replay_text(replays: Sequence[SessionReplay], *, show_denials: bool, markdo
         out.append(f"\n{'### ' if markdown else ''}{replay.session_id}\n")
         if markdown:
             out.append("\n")
+        several_agents = len({call.agent for call in replay.calls}) > 1
+        header = ["CALL", *(["AGENT"] if several_agents else []), "TOOL", "VERDICT", "ON", "RECORDED"]
         rows = [
-            [f"#{call.number}", call.agent, call.tool, call.verdict, _hits_text(call.hits), call.recorded]
+            [
+                f"#{call.number}",
+                *([call.agent] if several_agents else []),
+                call.tool,
+                call.verdict,
+                _hits_text(call.hits),
+                call.recorded,
+            ]
             for call in replay.stops
         ]
-        out.append(table(["CALL", "AGENT", "TOOL", "VERDICT", "ON", "RECORDED"], rows))
+        out.append(table(header, rows))
         if show_denials:
             out.extend(_denial_text(call, markdown=markdown) for call in replay.stops)
     total_calls = sum(len(replay.calls) for replay in replays)
@@ -300,9 +309,8 @@ def _stops_summary(replay: SessionReplay) -> str:
     first = replay.first_stop
     if first is None:
         return "no stop"
-    kinds = {call.verdict for call in replay.stops}
-    what = " + ".join(sorted(kinds))
-    return f"{len(replay.stops)} {what}, first at #{first.number} on {_hits_text(first.hits)}"
+    kinds = " + ".join(sorted({call.verdict for call in replay.stops}))
+    return f"{len(replay.stops)} {kinds}, first at #{first.number}"
 
 
 def _hits_text(hits: Iterable[Hit]) -> str:

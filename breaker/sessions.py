@@ -33,9 +33,6 @@ DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
 #: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
 APPROVED = "allowed-once"
 
-_READ_CHUNK = 1 << 20
-
-
 @dataclass(frozen=True, slots=True)
 class HumanTurn:
     """A message the human typed: it clears the agent's window."""
@@ -309,15 +306,19 @@ def _lines(stream: BinaryIO, *, compressed: bool) -> Iterator[bytes]:
         yield from stream
         return
     zstandard = _zstandard()
-    reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+    remaining = stream.read()
     pending = b""
     complete: list[bytes] = []
     try:
-        while chunk := reader.read(_READ_CHUNK):
-            *whole, pending = (pending + chunk).split(b"\n")
+        while remaining:  # one zstd frame per flushed batch, each decoded on its own
+            frame = zstandard.ZstdDecompressor().decompressobj()
+            *whole, pending = (pending + frame.decompress(remaining)).split(b"\n")
             complete.extend(whole)
+            if not frame.eof:
+                raise _StreamBroken("the last compressed frame is incomplete (cut mid-write?)", complete)
+            remaining = frame.unused_data
     except zstandard.ZstdError as error:
-        raise _StreamBroken(f"compressed stream is corrupt or truncated ({error})", complete) from error
+        raise _StreamBroken(f"compressed data is corrupt ({error})", complete) from error
     if pending:
         complete.append(pending)
     yield from complete
