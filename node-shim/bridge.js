@@ -42,6 +42,7 @@ export class WorkerBridge {
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
     this.timeouts = null;
+    this.closed = false;
   }
 
   /**
@@ -76,18 +77,26 @@ export class WorkerBridge {
 
   /** Post a request whose reply nobody waits for (an event); it is applied before later calls. */
   notify(message) {
+    if (this.closed) return;
     this.ensureRunning();
     this.send(message);
   }
 
-  /** Stop the worker: its stdin closes, it exits, its thread ends after it. */
+  /** For good: stop the worker and never start another (late events are dropped). */
   close() {
+    this.closed = true;
+    this.stop();
+  }
+
+  // Stop the current worker: its stdin closes, it exits, its thread ends after it.
+  stop() {
     this.helper?.postMessage('close');
     this.helper = null;
   }
 
   // Returns true when the worker is fresh (still starting).
   ensureRunning() {
+    if (this.closed) throw new WorkerUnavailable('the plugin was disposed');
     this.drain();
     if (!this.helper || this.exited) {
       if (this.exited) this.log(`the worker stopped${this.exitNote()}; starting a new one`);
@@ -114,7 +123,7 @@ export class WorkerBridge {
   }
 
   spawn() {
-    this.close();
+    this.stop();
     const wakeBuffer = new SharedArrayBuffer(4);
     const { port1, port2 } = new MessageChannel();
     this.wake = new Int32Array(wakeBuffer);
@@ -125,6 +134,7 @@ export class WorkerBridge {
     this.helper = new Worker(HELPER_URL, {
       workerData: { ...this.spawnOptions, wakeBuffer, replies: port2 },
       transferList: [port2],
+      execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
     });
     this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits

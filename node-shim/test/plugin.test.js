@@ -1,0 +1,288 @@
+// The plugin end to end: a fake dsh pipeline (fake-dsh.js) driving the real shim, which drives
+// the real Python worker and the real breaker core.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+
+import plugin, { apply, inject, name } from '../index.js';
+import { FakeDsh, makeAgent, pluginNotice, userMessage } from './fake-dsh.js';
+
+const SHIM = new URL('../index.js', import.meta.url).href;
+const disposers = [];
+after(() => disposers.forEach((dispose) => dispose()));
+
+function mount(config, options) {
+  const dsh = new FakeDsh(options);
+  const dispose = apply(dsh.ctx, config);
+  disposers.push(dispose);
+  return { dsh, dispose };
+}
+
+// Every request frame the bridge posts to its helper thread is an ArrayBuffer.
+let framesPosted = 0;
+const postMessage = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function countFrames(message, transfer) {
+  if (message instanceof ArrayBuffer) framesPosted++;
+  return postMessage.call(this, message, transfer);
+};
+
+// Direct children of this process (Linux: every thread's children list; threads come and go).
+function childPids() {
+  return readdirSync('/proc/self/task').flatMap((task) => {
+    try {
+      return readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(predicate, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+const bash = (command, extra = {}) => ({ command, ...extra });
+const LOCAL = 'http://localhost:8080/health';
+const PIPES = ['head -c 200', 'jq .status', 'grep ok', 'wc -c', 'tail -n 1', 'cat', 'jq .', 'head -n 3'];
+const localCall = (n) => bash(`curl -s ${LOCAL} | ${PIPES[n]}`);
+
+async function verdicts(dsh, agent, calls) {
+  const outcomes = [];
+  for (const [tool, args] of calls) outcomes.push(await dsh.call(agent, tool, args));
+  return outcomes;
+}
+const allowed = (outcomes) => outcomes.map((outcome) => outcome.denied === undefined);
+
+test('the module shape dsh loads', () => {
+  assert.equal(name, 'repeat-tool-breaker');
+  assert.deepEqual(inject, ['tools']);
+  assert.deepEqual(plugin, { name, inject, apply });
+});
+
+test('loop A: the fifth identical call is denied before its body runs, quoting the previous result', async () => {
+  const { dsh } = mount(undefined, { body: (exec) => `notes, version ${exec.callId}` });
+  const agent = makeAgent('a');
+  const outcomes = await verdicts(dsh, agent, Array(5).fill(['bash', bash('cat notes.txt')]));
+  assert.deepEqual(allowed(outcomes), [true, true, true, true, false]);
+  assert.equal(dsh.bodyRuns, 4);
+  const denial = outcomes[4].text;
+  assert.match(denial, /^Error: REPEAT_TOOL_BLOCKED:/);
+  assert.match(denial, /notes, version call-4/);
+});
+
+test("loop B: description '1st'/'2nd'/... decoys do not make a new call", async () => {
+  const { dsh } = mount(null);
+  const calls = ['1st', '2nd', '3rd', '4th', '5th'].map((description) => ['bash', bash('python train.py', { description })]);
+  assert.deepEqual(allowed(await verdicts(dsh, makeAgent('b'), calls)), [true, true, true, true, false]);
+});
+
+test('loop C: --max-time churn with open-data.canada.ca ↔ open.canada.ca ping-pong', async () => {
+  const { dsh } = mount({});
+  const spellings = [['https://open-data.canada.ca/', 60], ['https://open.canada.ca/', 30]];
+  const calls = Array.from({ length: 6 }, (_, index) => {
+    const [url, seconds] = spellings[index % 2];
+    return ['bash', bash(`curl --max-time ${seconds} -s -o /tmp/od.html ${url}`, { description: `attempt ${index}` })];
+  });
+  const outcomes = await verdicts(dsh, makeAgent('c'), calls);
+  assert.deepEqual(allowed(outcomes), [true, true, true, true, false, false]);
+  assert.match(outcomes[4].text, /net:open\.canada\.ca\//);
+});
+
+test('agents are isolated; a user message resets one, a plugin notice does not', async () => {
+  const { dsh } = mount({});
+  const [first, second] = [makeAgent('one'), makeAgent('two')];
+  const same = Array(4).fill(['bash', bash('npm test')]);
+  await verdicts(dsh, first, same);
+  assert.deepEqual(allowed(await verdicts(dsh, second, same)), [true, true, true, true]);
+  await dsh.step(first, [pluginNotice('you repeated npm test 4 times')]);
+  assert.equal((await dsh.call(first, 'bash', bash('npm test'))).denied?.startsWith('REPEAT_TOOL_BLOCKED:'), true);
+  await dsh.step(first, [pluginNotice('runtime context'), userMessage('try again please')]);
+  assert.deepEqual(allowed(await verdicts(dsh, first, same)), [true, true, true, true]);
+  assert.equal(allowed(await verdicts(dsh, second, [['bash', bash('npm test')]]))[0], false);
+});
+
+test('localHosts ask, approved: the fifth local call asks once, then local targets are free this turn', async () => {
+  const { dsh } = mount({}, { approval: 'allowed-once' });
+  const agent = makeAgent('ask-yes');
+  await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
+  const fifth = await dsh.call(agent, 'bash', localCall(4));
+  assert.equal(fifth.denied, undefined);
+  assert.match(fifth.asked, /net:localhost:8080\/health/);
+  assert.deepEqual(allowed(await verdicts(dsh, agent, [5, 6, 7].map((n) => ['bash', localCall(n)]))), [true, true, true]);
+  // exact: still counts after an approval.
+  const same = await verdicts(dsh, agent, Array(5).fill(['bash', bash(`curl -s ${LOCAL}`)]));
+  assert.deepEqual(allowed(same), [true, true, true, true, false]);
+  assert.equal(dsh.asks.length, 1);
+});
+
+for (const approval of ['rejected', 'unavailable']) {
+  test(`localHosts ask, ${approval}: the breaker denies local repeats until the next human turn`, async () => {
+    const { dsh } = mount({ localHosts: 'ask' }, { approval });
+    const agent = makeAgent(`ask-${approval}`);
+    await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
+    const declined = await dsh.call(agent, 'bash', localCall(4));
+    assert.ok(declined.asked);
+    assert.match(declined.text, approval === 'rejected' ? /the user rejected tool "bash"/ : /no approval channel/);
+    const next = await dsh.call(agent, 'bash', localCall(5));
+    assert.equal(next.asked, undefined);
+    assert.match(next.denied, /^REPEAT_TOOL_BLOCKED:/);
+    assert.match(next.denied, /localHosts/);
+    await dsh.step(agent, [userMessage('go on')]);
+    await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
+    assert.ok((await dsh.call(agent, 'bash', localCall(4))).asked);
+    assert.equal(dsh.asks.length, 2);
+  });
+}
+
+test('localHosts deny: no ask, the denial names the knob', async () => {
+  const { dsh } = mount({ localHosts: 'deny' }, { approval: 'allowed-once' });
+  const outcomes = await verdicts(dsh, makeAgent('deny'), [0, 1, 2, 3, 4].map((n) => ['bash', localCall(n)]));
+  assert.deepEqual(allowed(outcomes), [true, true, true, true, false]);
+  assert.match(outcomes[4].denied, /localHosts/);
+  assert.equal(dsh.asks.length, 0);
+});
+
+test('localHosts allow: local targets are never counted', async () => {
+  const { dsh } = mount({ localHosts: 'allow' });
+  const outcomes = await verdicts(dsh, makeAgent('allow'), PIPES.map((_, n) => ['bash', localCall(n)]));
+  assert.deepEqual(allowed(outcomes), PIPES.map(() => true));
+  assert.equal(dsh.asks.length, 0);
+});
+
+test('a decision downstream of pre-execute is kept, and post-execute passes the decision through', async () => {
+  const { dsh } = mount({});
+  dsh.ctx.on('tools/pre-execute', async () => ({ kind: 'deny', reason: 'policy says no' }));
+  const accepted = { kind: 'accept', additionalContexts: [] };
+  dsh.ctx.on('tools/post-execute', async () => accepted);
+  const before = framesPosted;
+  const outcome = await dsh.call(makeAgent('downstream'), 'bash', bash('ls'));
+  assert.equal(outcome.denied, 'policy says no');
+  assert.equal(outcome.post, accepted);
+  assert.equal(framesPosted, before, 'no preflight or guard for a call already denied; no result for an unknown agent');
+});
+
+test('excluded tools and calls without an agent cost no round trip', async () => {
+  const { dsh } = mount({ exclude: ['todo_*'] });
+  const agent = makeAgent('excluded');
+  const before = framesPosted;
+  await verdicts(dsh, agent, Array(6).fill(['todo_write', { todos: [] }]));
+  assert.deepEqual(allowed(await verdicts(dsh, undefined, Array(6).fill(['bash', bash('ls')]))), Array(6).fill(true));
+  await dsh.step(agent, [userMessage('hello')]);
+  assert.equal(framesPosted, before);
+});
+
+test('odd arguments never make the guard throw or return anything but string | undefined', async () => {
+  const { dsh } = mount({});
+  const agent = makeAgent('odd');
+  const cyclic = { name: 'loop' };
+  cyclic.self = cyclic;
+  let deep = {};
+  for (let depth = 0; depth < 5000; depth++) deep = { deep };
+  const oddArguments = [
+    cyclic, deep, { big: 2n ** 70n, fn: () => 1, nothing: undefined, nan: NaN, when: new Date(0) },
+    { text: 'lone \uD800 surrogate and NUL \u0000' }, [1, [2, [3]]], null, 'just a string', { huge: 'x'.repeat(4 * 1024 * 1024) },
+  ];
+  const [guard] = dsh.guards;
+  for (const [index, args] of oddArguments.entries()) {
+    const verdict = guard(Object.freeze({ name: 'bash', callId: `odd-${index}`, agent, arguments: args }));
+    assert.ok(verdict === undefined || typeof verdict === 'string', `case ${index}`);
+  }
+  for (const exec of [undefined, null, {}, { name: 42, agent: 7 }, { name: 'bash', agent }]) {
+    assert.equal(guard(exec), undefined);
+  }
+});
+
+test('config errors throw from apply, naming the key', () => {
+  const dsh = new FakeDsh();
+  assert.throws(() => apply(dsh.ctx, { windw: 12 }), /^Error: repeat-tool-breaker: unknown config key 'windw'; did you mean 'window'\?/);
+  assert.throws(() => apply(dsh.ctx, { limits: { exact: 1 } }), /repeat-tool-breaker: limits\.exact must be null or a finite number >= 2/);
+  assert.throws(() => apply(dsh.ctx, { denyAfter: 3 }), /denyAfter was removed in 0\.2\.0/);
+  assert.equal(dsh.listenerCount, 0, 'nothing is registered when apply throws');
+});
+
+test('a missing interpreter or missing Python packages throw with the command that fixes it', () => {
+  const dsh = new FakeDsh();
+  assert.throws(() => apply(dsh.ctx, { python: '/nonexistent/python3' }), (error) => {
+    assert.match(error.message, /cannot run the Python interpreter "\/nonexistent\/python3" \(ENOENT\)/);
+    assert.match(error.message, /npm run setup --prefix /);
+    return true;
+  });
+  // An interpreter without its site-packages: pydantic, msgpack and anyio are all missing.
+  const bare = join(mkdtempSync(join(tmpdir(), 'rtb-bare-python-')), 'python');
+  writeFileSync(bare, `#!/bin/sh\nexec ${process.env.RTB_PYTHON || 'python3'} -S "$@"\n`, { mode: 0o755 });
+  assert.throws(() => apply(dsh.ctx, { python: bare }), (error) => {
+    assert.match(error.message, /the Python worker cannot import \w+ \(interpreter .*\)/);
+    assert.ok(error.message.includes(`${bare} -m pip install msgpack anyio pydantic`));
+    return true;
+  });
+});
+
+test('a worker that stops answering is replaced; the guard answers within its deadline meanwhile', async () => {
+  const existing = new Set(childPids());
+  const { dsh } = mount({ guardTimeoutMs: 200, onWorkerFailure: 'deny' });
+  const agent = makeAgent('hang');
+  await dsh.call(agent, 'bash', bash('ls'));
+  const [worker] = childPids().filter((pid) => !existing.has(pid));
+  process.kill(worker, 'SIGSTOP');
+  const started = performance.now();
+  const [guard] = dsh.guards;
+  const stalled = guard({ name: 'bash', callId: 'stalled', agent, arguments: bash('ls -la') });
+  assert.ok(performance.now() - started < 1000);
+  assert.match(stalled, /loop guard is unavailable .*onWorkerFailure setting is 'deny'/);
+  assert.ok(await waitUntil(() => !isAlive(worker)), 'the stalled worker was killed');
+  assert.equal((await dsh.call(agent, 'bash', bash('pwd'))).denied, undefined);
+});
+test('teardown disposes every registration and leaves no process behind', async () => {
+  const existing = new Set(childPids());
+  const { dsh, dispose } = mount({});
+  await dsh.call(makeAgent('teardown'), 'bash', bash('ls'));
+  const workers = childPids().filter((pid) => !existing.has(pid));
+  assert.equal(workers.length, 1);
+  dispose();
+  assert.equal(dsh.listenerCount, 0);
+  assert.ok(await waitUntil(() => !isAlive(workers[0])), 'the worker exited');
+});
+
+test('a process that loads the shim, works and does nothing else exits by itself promptly', async () => {
+  const script = `
+    import { apply } from ${JSON.stringify(SHIM)};
+    import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+    const guards = [];
+    apply({ tools: { guard: (g) => (guards.push(g), () => {}) }, on: () => () => {} }, {});
+    const agent = {};
+    for (let i = 0; i < 5; i++) guards[0]({ name: 'bash', callId: 'c' + i, agent, arguments: { command: 'ls' } });
+    const kids = readdirSync('/proc/self/task').flatMap((t) => readFileSync('/proc/self/task/' + t + '/children', 'utf8').split(' ').filter(Boolean));
+    console.log(JSON.stringify({ workers: kids.map(Number), denied: guards[0]({ name: 'bash', callId: 'c5', agent, arguments: { command: 'ls' } }) }));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => { output += chunk; });
+  const started = Date.now();
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0);
+  assert.ok(Date.now() - started < 5000, 'it exited on its own');
+  const { workers, denied } = JSON.parse(output);
+  assert.match(denied, /^REPEAT_TOOL_BLOCKED:/);
+  assert.equal(workers.length, 1);
+  assert.ok(await waitUntil(() => !isAlive(workers[0]), 2000), 'its worker exited after it');
+});
