@@ -1,0 +1,166 @@
+"""The replay: the live gate's Breaker run offline, call by call, over recorded events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from breaker.config import default_config, load_config
+from breaker.replay import CallReplay, replay_events, replay_session
+from breaker.sessions import ApprovalEvent, find_session_files, group_sessions, parse_log, read_session
+from breaker.sweep import Setting, parse_labels, sweep
+from breaker.trajectories import Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _replay(trajectory: Trajectory, **config: object) -> list[CallReplay]:
+    log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("t.jsonl"))
+    return replay_events(log.events, load_config(config))
+
+
+def test_loop_a_is_denied_at_the_fifth_identical_call_like_the_recorded_gate() -> None:
+    log, _ = read_session(FIXTURES / "sessions" / "loop-a.jsonl")
+    [session] = group_sessions([log])
+    replay = replay_session(session, default_config())
+    assert [(call.number, call.verdict, call.recorded) for call in replay.calls] == [
+        (1, "allowed", "executed"),
+        (2, "allowed", "executed"),
+        (3, "allowed", "executed"),
+        (4, "allowed", "executed"),
+        (5, "denied", "blocked"),
+        (6, "denied", "blocked"),
+    ]
+    first = replay.first_stop
+    assert first is not None
+    assert [(hit.fingerprint.key, hit.count, hit.cap) for hit in first.hits] == [
+        ('exact:read:{"file_path":"/work/notes.md"}', 5, 5.0)
+    ]
+    assert first.message.startswith("REPEAT_TOOL_BLOCKED:")
+    assert "1: # Notes" in first.message  # the previous result is quoted, as live
+    assert len(replay.recorded_stops) == 2
+
+
+def test_loop_c_is_caught_on_the_folded_host_despite_volatile_flags() -> None:
+    log, _ = read_session(FIXTURES / "sessions" / "loop-c.jsonl")
+    [session] = group_sessions([log])
+    replay = replay_session(session, default_config())
+    first = replay.first_stop
+    assert first is not None and first.number == 5
+    assert {hit.fingerprint.key for hit in first.hits} >= {"net:open.canada.ca/", "sink:/tmp/od.html"}
+
+
+def test_a_human_turn_clears_the_window_and_a_plugin_notice_does_not() -> None:
+    log, _ = read_session(FIXTURES / "sessions" / "human-turn.jsonl")
+    [session] = group_sessions([log])
+    assert replay_session(session, default_config()).stops == ()
+    without_human = Trajectory()
+    for _ in range(5):
+        without_human.call("bash", {"command": "pytest -q"}, "1 failed")
+    assert [call.verdict for call in _replay(without_human)][-1] == "denied"
+
+
+def test_subagents_keep_their_own_windows_and_a_fork_seed_is_not_counted_twice() -> None:
+    files, _ = find_session_files([FIXTURES / "sessions" / "subagents"])
+    [session] = group_sessions([read_session(file)[0] for file in files])
+    replay = replay_session(session, load_config({"limits": {"net": 4}}))
+    assert replay.stops == ()  # 3 fetches each: 6 for one shared window, 5 with the seed counted
+    assert [(call.agent, call.number) for call in replay.calls][-3:] == [
+        ("session-child", 1),
+        ("session-child", 2),
+        ("session-child", 3),
+    ]
+
+
+def test_excluded_tools_are_not_counted_and_never_reach_the_gate() -> None:
+    trajectory = Trajectory()
+    for _ in range(6):
+        trajectory.call("todo_write", {"todos": []}, "ok")
+    assert {call.verdict for call in _replay(trajectory)} == {"not-counted"}
+
+
+def test_a_call_dsh_skipped_before_dispatch_is_not_fed_to_the_gate() -> None:
+    trajectory = Trajectory()
+    for _ in range(4):
+        trajectory.call("bash", {"command": "make"}, "ok")
+    skipped = trajectory.call_only("bash", {"command": "make"})
+    events = trajectory.events
+    part = {
+        "type": "tool-result",
+        "toolCallId": skipped,
+        "isError": True,
+        "content": [{"type": "text", "text": "Error: tool call aborted before dispatch"}],
+    }
+    events.append(
+        {
+            "type": "tool/result",
+            "data": {"message": {"content": [part]}, "error": {"code": "ABORTED_BEFORE_DISPATCH"}},
+        }
+    )
+    trajectory.call("bash", {"command": "make"}, "ok")
+    verdicts = [(call.recorded, call.verdict) for call in _replay(trajectory)]
+    assert verdicts[4] == ("not-dispatched", "not-run")
+    assert verdicts[5] == ("executed", "denied")  # the 5th call that really reached the gate
+
+
+def _local_polls(trajectory: Trajectory, count: int) -> list[str]:
+    """Different commands on one local URL: only the local target fingerprints repeat."""
+    spellings = ["curl -s", "curl -sS", "curl -s -i", "curl -s -v", "curl -s -4", "curl -s -6"]
+    return [
+        trajectory.call("bash", {"command": f"{spellings[i]} http://localhost:3000/health"}, "ok")
+        for i in range(count)
+    ]
+
+
+def test_a_local_repeat_is_asked_and_an_unanswered_ask_counts_as_a_stop() -> None:
+    trajectory = Trajectory()
+    _local_polls(trajectory, 5)
+    calls = _replay(trajectory)
+    assert calls[-1].verdict == "asked"
+    assert calls[-1].stopped
+    assert calls[-1].message
+
+
+def test_a_local_repeat_whose_recorded_ask_was_approved_runs() -> None:
+    trajectory = Trajectory()
+    call_ids = _local_polls(trajectory, 5)
+    log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("t.jsonl"))
+    approved = (*log.events, ApprovalEvent("t", call_ids[-1], True, 99))
+    assert replay_events(approved, default_config())[-1].verdict == "allowed"
+
+
+def test_local_hosts_deny_denies_instead_of_asking() -> None:
+    trajectory = Trajectory()
+    _local_polls(trajectory, 5)
+    assert _replay(trajectory, localHosts="deny")[-1].verdict == "denied"
+
+
+def test_a_denied_call_is_quoted_to_later_denials_as_the_model_would_have_read_it() -> None:
+    trajectory = Trajectory()
+    for attempt in range(6):
+        trajectory.call("bash", {"command": "make"}, f"run {attempt}")
+    sixth = _replay(trajectory)[5]
+    assert sixth.verdict == "denied"
+    assert "run 3" in sixth.message  # the last result that really ran, never the replayed denial
+
+
+def test_sweep_marks_the_setting_that_catches_every_loop_with_no_false_positive() -> None:
+    files, _ = find_session_files([FIXTURES / "sessions"])
+    sessions = group_sessions([read_session(file)[0] for file in files])
+    labels, problems = parse_labels((FIXTURES / "labels.tsv").read_text())
+    assert problems == []
+    grid = [Setting(12, 3), Setting(12, 5), Setting(12, 9)]
+    scores = sweep(sessions, grid, {}, labels)
+    by_cap = {score.setting.cap: score for score in scores}
+    assert (by_cap[3].loops_caught, by_cap[3].false_positives) == (3, 2)
+    assert (by_cap[5].loops_caught, by_cap[5].false_positives, by_cap[5].mean_catch) == (3, 0, 5.0)
+    assert (by_cap[9].loops_caught, by_cap[9].false_positives) == (0, 0)
+    assert [score.setting.cap for score in scores if score.best] == [5]
+
+
+def test_labels_name_the_lines_they_cannot_read() -> None:
+    labels, problems = parse_labels("# comment\n\nloop-a\tloop\treason\nloop-b\tmaybe\nbare\n")
+    assert labels == {"loop-a": "loop"}
+    assert problems == [
+        (4, "label must be loop or ok, got 'maybe'"),
+        (5, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"),
+    ]
