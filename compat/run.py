@@ -1,0 +1,544 @@
+"""Boot a real dsh against the scripted mock model and assert what the breaker did.
+
+Each scenario scripts a loop for the mock model, runs one headless dsh turn (bounded by a
+timeout, in its own process group), then judges the run from dsh's own session log
+(`session.jsonl.zstd`: `tool/call` and `tool/result` events), from side effects on disk and
+from what the mock model was sent back. It prints a short trajectory and a PASS/FAIL line.
+
+    python compat/run.py --home /tmp/dsh-compat/rc8-dir        # all scenarios
+    python compat/run.py --home ... --scenario identical --save-sessions examples/sessions
+
+`--home` is a DSH_HOME prepared by compat/setup.sh (it reads `compat.env` there).
+Exit status: 0 when every scenario passed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mock_model import MockModel, Script, ScriptedCall
+
+BLOCKED = "Error: REPEAT_TOOL_BLOCKED"
+NO_APPROVAL_CHANNEL = 'tool "bash" requires approval, but no approval channel is available'
+USER_REJECTED = 'the user rejected tool "bash"'
+DSH_TIMEOUT_S = 120.0
+# A closed port on loopback: `curl -x` through it keeps every "remote" fetch on this machine.
+CLOSED_PROXY = "127.0.0.1:9"
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One prepared DSH_HOME: which dsh, how the plugin is mounted, where the mock must listen."""
+
+    home: Path
+    version: str
+    mode: str
+    dsh_bin: Path
+    node_dir: Path
+    mock_port: int
+    patch: Path | None
+
+    @classmethod
+    def load(cls, home: Path) -> Target:
+        env = dict(
+            line.split("=", 1) for line in (home / "compat.env").read_text().splitlines() if "=" in line
+        )
+        return cls(
+            home=home,
+            version=env["DSH_VERSION"],
+            mode=env["MODE"],
+            dsh_bin=Path(env["DSH_BIN"]),
+            node_dir=Path(env["NODE_DIR"]),
+            mock_port=int(env["MOCK_PORT"]),
+            patch=Path(env["PATCH"]) if env.get("PATCH") else None,
+        )
+
+    @property
+    def profile_patch(self) -> Path:
+        return self.home / "profiles" / "compat" / "cordis.patch.yml"
+
+    def env(self, extra: dict[str, str]) -> dict[str, str]:
+        """The environment for dsh: Node 22 first on PATH, no proxy settings that could route around."""
+        env = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARIABLES}
+        env.pop("DSH_PERMISSION_MODE", None)
+        env.update(
+            PATH=f"{self.node_dir}{os.pathsep}{env.get('PATH', '')}",
+            DSH_HOME=str(self.home),
+            MOCK_API_KEY="compat",
+        )
+        env.update(extra)
+        return env
+
+
+@dataclass(frozen=True)
+class DshRun:
+    returncode: int | None  # None: killed at the timeout
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run_dsh(
+    target: Target, args: list[str], cwd: Path, extra_env: dict[str, str], timeout: float = DSH_TIMEOUT_S
+) -> DshRun:
+    """Run dsh in its own process group, so a timeout also ends whatever it spawned."""
+    patch = ["--patch", str(target.patch)] if target.patch else []
+    command = [str(target.dsh_bin), "--profile", "compat", *patch, *args]
+    started = time.monotonic()
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=target.env(extra_env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+            returncode: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            returncode = None
+    return DshRun(returncode, stdout, stderr, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One tool call and its result, as the session log recorded them."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    is_error: bool | None  # None: the call has no result in the log
+    text: str
+
+    @property
+    def headline(self) -> str:
+        """The first line of the text, or the last one when the first only says which stream follows."""
+        lines = [line for line in self.text.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        return lines[-1] if lines[0] in ("[stdout]", "[stderr]") else lines[0]
+
+
+def read_events(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """The session log's events, optionally only the first `limit` of them."""
+    events = []
+    with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+        for line in io.TextIOWrapper(reader, encoding="utf-8"):
+            if line.strip():
+                events.append(json.loads(line))
+            if limit is not None and len(events) >= limit:
+                break
+    return events
+
+
+def attempts_of(events: list[dict[str, Any]]) -> list[Attempt]:
+    """Pair each `tool/call` with its `tool/result` by call id, in call order."""
+    results: dict[str, tuple[bool, str]] = {}
+    for event in events:
+        if event.get("type") != "tool/result":
+            continue
+        for part in event["data"]["message"]["content"]:
+            if part.get("type") == "tool-result":
+                text = "".join(c.get("text", "") for c in part.get("content", []) if c.get("type") == "text")
+                results[part["toolCallId"]] = (bool(part.get("isError")), text)
+    attempts = []
+    for event in events:
+        if event.get("type") != "tool/call":
+            continue
+        data = event["data"]
+        is_error, text = results.get(data["callId"], (None, ""))
+        attempts.append(Attempt(data["callId"], data["name"], json.loads(data["arguments"]), is_error, text))
+    return attempts
+
+
+def find_session(home: Path, cwd: Path, since: float) -> Path | None:
+    """The newest session log written by a run whose working directory was `cwd`."""
+    candidates = []
+    for path in (home / "sessions").glob("*/session-*/session.jsonl.zstd"):
+        if path.stat().st_mtime < since:
+            continue
+        header = read_events(path, limit=1)
+        if header and header[0].get("cwd") == str(cwd):
+            candidates.append(path)
+    return max(candidates, key=lambda p: p.stat().st_mtime, default=None)
+
+
+@dataclass
+class Outcome:
+    """Everything a scenario check may look at."""
+
+    target: Target
+    work: Path
+    run: DshRun
+    session: Path | None
+    events: list[dict[str, Any]]
+    attempts: list[Attempt]
+    received: list[dict[str, str]]
+    health_hits: int
+    failures: list[str] = field(default_factory=list)
+
+    def expect(self, condition: bool, message: str) -> None:
+        if not condition:
+            self.failures.append(message)
+
+    def expect_attempts(self, count: int) -> bool:
+        self.expect(
+            len(self.attempts) == count, f"expected {count} tool calls in the log, found {len(self.attempts)}"
+        )
+        return len(self.attempts) == count
+
+    def expect_executed(self, numbers: range) -> None:
+        for n in numbers:
+            a = self.attempts[n - 1]
+            self.expect(
+                a.is_error is False and not a.text.startswith("Error:"),
+                f"attempt {n} should have executed, got isError={a.is_error}: {a.headline}",
+            )
+
+    def expect_denied(self, numbers: range, prefix: str) -> None:
+        for n in numbers:
+            a = self.attempts[n - 1]
+            self.expect(
+                a.is_error is True and a.text.startswith(prefix),
+                f"attempt {n} should be denied with {prefix!r}, got isError={a.is_error}: {a.headline}",
+            )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    calls: Callable[[Path, int], list[ScriptedCall]]  # (work dir, mock port) -> the scripted loop
+    check: Callable[[Outcome], None]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def bash(command: str, description: str, **extra: Any) -> ScriptedCall:
+    return ScriptedCall("bash", {"command": command, "description": description, **extra})
+
+
+def counter_lines(work: Path) -> int:
+    counter = work / "counter.txt"
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+# --- loop A: the same call, verbatim -------------------------------------------------------
+
+
+def identical_calls(work: Path, port: int) -> list[ScriptedCall]:
+    return [bash(f"echo tick >> {work}/counter.txt", "Count one tick")] * 6
+
+
+def check_blocked_at_five(o: Outcome) -> None:
+    """Calls 1-4 ran, 5-6 were denied, and the side-effect counter proves the denied bodies never ran."""
+    if o.expect_attempts(6):
+        o.expect_executed(range(1, 5))
+        o.expect_denied(range(5, 7), BLOCKED)
+    o.expect(counter_lines(o.work) == 4, f"counter file has {counter_lines(o.work)} lines, expected 4")
+
+
+# --- loop B: the description decoy ---------------------------------------------------------
+
+
+def decoy_calls(work: Path, port: int) -> list[ScriptedCall]:
+    ordinals = ["1st", "2nd", "3rd", "4th", "5th", "6th"]
+    timeouts = [60000, 30000, 45000, 20000, 50000, 10000]
+    return [
+        bash(f"echo tick >> {work}/counter.txt", d, timeoutMs=t)
+        for d, t in zip(ordinals, timeouts, strict=True)
+    ]
+
+
+# --- loop C: host ping-pong through a closed loopback proxy ---------------------------------
+
+
+def pingpong_calls(work: Path, port: int) -> list[ScriptedCall]:
+    sink = f"/tmp/dsh-compat-{uuid.uuid4().hex[:12]}.html"
+    open_data = f"curl -x {CLOSED_PROXY} --max-time 60 -o {sink} https://open-data.canada.ca/"
+    open_canada = f"curl -x {CLOSED_PROXY} --max-time 30 -o {sink} https://open.canada.ca/"
+    return [
+        bash(open_data if n % 2 == 0 else open_canada, f"Fetch the portal, try {n + 1}") for n in range(6)
+    ]
+
+
+def expect_refused_by_closed_proxy(o: Outcome, numbers: range) -> None:
+    """Every executed fetch died at the loopback proxy: proof that nothing left this machine."""
+    for n in numbers:
+        o.expect(
+            f"Failed to connect to 127.0.0.1 port {CLOSED_PROXY.split(':')[1]}" in o.attempts[n - 1].text,
+            f"attempt {n} was not refused by the closed proxy {CLOSED_PROXY}",
+        )
+
+
+def check_pingpong(o: Outcome) -> None:
+    if o.expect_attempts(6):
+        o.expect_executed(range(1, 5))
+        expect_refused_by_closed_proxy(o, range(1, 5))
+        o.expect_denied(range(5, 7), BLOCKED)
+        fifth = o.attempts[4].text
+        o.expect("net:" in fifth or "sink:" in fifth, "the 5th denial names neither net: nor sink:")
+
+
+# --- pagination: one endpoint, a new page each time ----------------------------------------
+
+
+def pagination_calls(work: Path, port: int) -> list[ScriptedCall]:
+    return [
+        bash(f"curl -x {CLOSED_PROXY} https://api.example.com/items?page={n}", f"Fetch page {n}")
+        for n in range(1, 9)
+    ]
+
+
+def check_pagination(o: Outcome) -> None:
+    if o.expect_attempts(8):
+        o.expect_executed(range(1, 9))
+        expect_refused_by_closed_proxy(o, range(1, 9))
+
+
+# --- a local loop with nobody to answer the ask --------------------------------------------
+
+
+def local_calls(work: Path, port: int) -> list[ScriptedCall]:
+    """Seven different commands against one local URL: only the local `net:` target repeats.
+
+    Identical calls would also hit `exact:`/`cmd:`, which a local approval never exempts, so
+    the breaker would deny them outright instead of asking; varying the command is what
+    exercises the ask path.
+    """
+    url = f"http://127.0.0.1:{port}/health"
+    tails = ["", " | head -c 100", " | wc -c", " | tr a-z A-Z", " | cat -A", " | grep -c ok", " | tail -c 10"]
+    return [bash(f"curl -s {url}{tail}", "Check the local health endpoint") for tail in tails]
+
+
+def check_local(refusal: str) -> Callable[[Outcome], None]:
+    def check(o: Outcome) -> None:
+        """Calls 1-4 reach the server, dsh refuses the 5th (the ask), then the breaker denies."""
+        if o.expect_attempts(7):
+            o.expect_executed(range(1, 5))
+            o.expect_denied(range(5, 6), f"Error: {refusal}")
+            o.expect_denied(range(6, 8), BLOCKED)
+        o.expect(o.health_hits == 4, f"the local server was hit {o.health_hits} times, expected 4")
+
+    return check
+
+
+def finished_in_time(o: Outcome) -> None:
+    o.expect(o.run.returncode == 0, f"dsh exited with {o.run.returncode}")
+
+
+SCENARIOS = [
+    Scenario(
+        "identical",
+        "loop A: 6 identical bash calls appending to a counter",
+        identical_calls,
+        check_blocked_at_five,
+    ),
+    Scenario(
+        "decoy",
+        "loop B: description 1st/2nd/... and churning timeoutMs, command unchanged",
+        decoy_calls,
+        check_blocked_at_five,
+    ),
+    Scenario(
+        "pingpong",
+        "loop C: open-data.canada.ca <-> open.canada.ca, --max-time 60/30, one sink",
+        pingpong_calls,
+        check_pingpong,
+    ),
+    Scenario("pagination", "one endpoint, ?page=1..8: never blocked", pagination_calls, check_pagination),
+    Scenario(
+        "local-loop",
+        "a local URL, no approval channel (headless)",
+        local_calls,
+        check_local(NO_APPROVAL_CHANNEL),
+    ),
+    Scenario(
+        "local-loop-full-access",
+        "the same under DSH_PERMISSION_MODE=danger-full-access",
+        local_calls,
+        check_local(USER_REJECTED),
+        env={"DSH_PERMISSION_MODE": "danger-full-access"},
+    ),
+]
+
+
+def print_trajectory(o: Outcome) -> None:
+    for n, a in enumerate(o.attempts, 1):
+        print(f"  attempt {n}: isError={a.is_error} | {a.headline[:150]}")
+
+
+def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:
+    work = target.home / "work" / scenario.name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    calls = scenario.calls(work, target.mock_port)
+    model = MockModel(
+        Script(tuple(calls), final="compat run complete"),
+        port=target.mock_port,
+        record_path=work / "received.json",
+    ).start()
+    started = time.time()
+    try:
+        run = run_dsh(target, [f"compat scenario {scenario.name}"], work, scenario.env)
+    finally:
+        model.stop()
+    session = find_session(target.home, work, started - 1)
+    events = read_events(session) if session else []
+    outcome = Outcome(
+        target,
+        work,
+        run,
+        session,
+        events,
+        attempts_of(events),
+        model.received.tool_results,
+        model.received.health_hits,
+    )
+    print(f"=== {scenario.name}: {scenario.summary} ({run.seconds:.1f} s)")
+    print_trajectory(outcome)
+    finished_in_time(outcome)
+    if session is None:
+        outcome.failures.append("no session log was written")
+    else:
+        scenario.check(outcome)
+        outcome.expect(
+            len(outcome.received) == len(outcome.attempts),
+            f"the model got {len(outcome.received)} tool results for {len(outcome.attempts)} calls",
+        )
+        if save_sessions is not None:
+            save_sessions.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(session, save_sessions / f"{scenario.name}.session.jsonl.zstd")
+    return report(scenario.name, outcome.failures, run)
+
+
+def report(name: str, failures: list[str], run: DshRun) -> bool:
+    for failure in failures:
+        print(f"  - {failure}")
+    if failures and run.stderr.strip():
+        print("  dsh stderr (tail):")
+        for line in run.stderr.strip().splitlines()[-8:]:
+            print(f"    {line}")
+    print(f"{'PASS' if not failures else 'FAIL'}: {name}")
+    return not failures
+
+
+# --- boot-level checks: the composed tree, and a config that must not boot ----------------
+
+ROW = "- id: repeat-tool-breaker"
+INVALID_CONFIG = f"{ROW}\n  config:\n    limits: {{ exact: 1 }}\n"
+
+
+def provenance_of_row(dump: str) -> str | None:
+    """The `# == <layer>` header in force where the breaker's row is printed."""
+    header = None
+    for line in dump.splitlines():
+        if line.startswith("# == "):
+            header = line[len("# == ") :]
+        elif line.strip() == ROW:
+            return header
+    return None
+
+
+def check_dump_config(target: Target) -> bool:
+    work = target.home / "work"
+    run = run_dsh(target, ["--dump-config"], work, {}, timeout=60)
+    print(f"=== dump-config: the composed tree shows the row and where it came from ({run.seconds:.1f} s)")
+    failures = []
+    if run.returncode != 0:
+        failures.append(f"--dump-config exited with {run.returncode}")
+    layer = provenance_of_row(run.stdout)
+    print(f"  row layer: {layer}")
+    expected_layer = str(target.patch) if target.patch else "dsh-repeat-tool-breaker"
+    if layer is None:
+        failures.append("no repeat-tool-breaker row in the composed tree")
+    elif not layer.startswith(expected_layer):
+        failures.append(f"the row's layer is {layer!r}, expected it to start with {expected_layer!r}")
+    return report("dump-config", failures, run)
+
+
+def check_invalid_config(target: Target) -> bool:
+    """`limits.exact: 1` must stop the boot loudly, naming the key.
+
+    Bundle modes retune through the profile's own patch; with an overlay mount the row only
+    exists after the overlay, so the retune goes in a second overlay after it.
+    """
+    work = target.home / "work" / "invalid-config"
+    work.mkdir(parents=True, exist_ok=True)
+    original = target.profile_patch.read_text()
+    if target.patch is None:
+        target.profile_patch.write_text(original + INVALID_CONFIG)
+        args = ["reply ok"]
+    else:
+        retune = target.home / "invalid-config.yml"
+        retune.write_text(INVALID_CONFIG)
+        args = ["--patch", str(retune), "reply ok"]
+    model = MockModel(Script(calls=(), final="ok"), port=target.mock_port).start()
+    try:
+        run = run_dsh(target, args, work, {}, timeout=60)
+    finally:
+        model.stop()
+        target.profile_patch.write_text(original)
+    output = run.stderr + run.stdout
+    message = next((line for line in output.splitlines() if "exact" in line), "")
+    print(f"=== invalid-config: limits.exact: 1 must fail the boot ({run.seconds:.1f} s)")
+    print(f"  exit {run.returncode} | {message.strip()[:200]}")
+    failures = []
+    if run.returncode in (0, None):
+        failures.append(f"dsh exited with {run.returncode}, expected a non-zero exit")
+    if not message:
+        failures.append("no output line names the key 'exact'")
+    return report("invalid-config", failures, run)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--home", type=Path, required=True, help="a DSH_HOME prepared by compat/setup.sh")
+    names = [s.name for s in SCENARIOS] + ["dump-config", "invalid-config"]
+    parser.add_argument("--scenario", action="append", choices=names, help="run only these (repeatable)")
+    parser.add_argument("--save-sessions", type=Path, help="copy each scenario's session log here")
+    args = parser.parse_args()
+    target = Target.load(args.home.resolve())
+    selected = args.scenario or names
+    print(f"##### dsh {target.version}, plugin mounted by '{target.mode}', DSH_HOME {target.home}")
+    results = []
+    if "dump-config" in selected:
+        results.append(check_dump_config(target))
+    for scenario in SCENARIOS:
+        if scenario.name in selected:
+            results.append(run_scenario(target, scenario, args.save_sessions))
+    if "invalid-config" in selected:
+        results.append(check_invalid_config(target))
+    passed = sum(results)
+    print(
+        f"COMPAT {target.version} {target.mode}: {'PASS' if passed == len(results) else 'FAIL'} "
+        f"({passed}/{len(results)} passed)"
+    )
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
