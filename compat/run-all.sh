@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every compat target in one go: each pinned dsh version x each way of mounting the plugin.
+#
+#   compat/run-all.sh
+#
+# Environment:
+#   COMPAT_VERSIONS  default: every compat/dsh-*/ with a committed lock
+#   COMPAT_MODES     default: "dir pack overlay" (see compat/setup.sh)
+#   COMPAT_WORK      where the throwaway DSH_HOMEs go (default: ${TMPDIR:-/tmp}/dsh-compat)
+#   PYTHON           the interpreter for run.py; it needs the `zstandard` package
+#   PLUGIN_DIR       the plugin to test (default: this checkout)
+#
+# Needs npm and Python 3.10+ with zstandard; Node 22 comes from the pinned installs.
+# Exit status: 0 only when every scenario of every target passed.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+python="${PYTHON:-python3}"
+work="${COMPAT_WORK:-${TMPDIR:-/tmp}/dsh-compat}"
+modes="${COMPAT_MODES:-dir pack overlay}"
+versions="${COMPAT_VERSIONS:-$(for lock in "$here"/dsh-*/package-lock.json; do
+  basename "$(dirname "$lock")" | sed 's/^dsh-//'
+done | sort -rV | tr '\n' ' ')}"
+
+"$python" -c 'import zstandard' 2>/dev/null || {
+  echo "run-all: $python cannot import zstandard (pip install zstandard)" >&2
+  exit 2
+}
+
+failed=()
+summary=()
+for version in $versions; do
+  version_started=$SECONDS
+  for mode in $modes; do
+    home="$work/$version-$mode"
+    started=$SECONDS
+    if "$here/setup.sh" "$version" "$mode" "$home" && "$python" "$here/run.py" --home "$home"; then
+      outcome=PASS
+    else
+      outcome=FAIL
+      failed+=("$version/$mode")
+    fi
+    summary+=("$outcome  dsh $version  $mode  $((SECONDS - started)) s")
+  done
+  summary+=("      dsh $version: $((SECONDS - version_started)) s in all")
+done
+
+echo
+echo "===== compat summary"
+printf '%s\n' "${summary[@]}"
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "ALL PASS"
