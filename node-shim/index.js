@@ -27,6 +27,14 @@ function log(text) {
   process.stderr.write(`[repeat-tool-breaker] ${text}\n`);
 }
 
+// A failure that repeats on every call is reported once, not once per call.
+const reported = new Set();
+function logOnce(text) {
+  if (reported.has(text)) return;
+  reported.add(text);
+  log(text);
+}
+
 function choosePython(config) {
   if (typeof config?.python === 'string' && config.python.trim()) return config.python;
   if (process.env.RTB_PYTHON) return process.env.RTB_PYTHON;
@@ -143,7 +151,7 @@ export function apply(ctx, config) {
     try {
       bridge.notify({ op: 'forget', agent });
     } catch (error) {
-      log(`could not tell the worker to forget agent ${agent}: ${error.message}`);
+      logOnce(`could not tell the worker to forget an agent: ${error.message}`);
     }
   });
   function agentIdOf(agent, { create }) {
@@ -180,6 +188,8 @@ export function apply(ctx, config) {
       if (!answer.ok) throw new Error(answer.error);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
+      // A lost worker was already reported by the bridge when it replaced it.
+      if (!(error instanceof WorkerUnavailable)) logOnce(`guard failed: ${error.message}`);
       return failureVerdict(error);
     }
   }
@@ -191,9 +201,10 @@ export function apply(ctx, config) {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
       const answer = bridge.call(callMessage('preflight', exec, agent));
-      if (answer.ok && typeof answer.ask === 'string') return { kind: 'ask', reason: answer.ask };
+      if (!answer.ok) throw new Error(answer.error);
+      if (typeof answer.ask === 'string') return { kind: 'ask', reason: answer.ask };
     } catch (error) {
-      log(`preflight failed, the guard decides alone: ${error.message}`);
+      if (!(error instanceof WorkerUnavailable)) logOnce(`preflight failed, the guard decides alone: ${error.message}`);
     }
     return decision;
   }
@@ -205,7 +216,7 @@ export function apply(ctx, config) {
         bridge.notify({ op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result) });
       }
     } catch (error) {
-      log(`could not record a result: ${error.message}`);
+      logOnce(`could not record a result: ${error.message}`);
     }
     return next();
   }
@@ -217,7 +228,7 @@ export function apply(ctx, config) {
         bridge.notify({ op: 'human', agent });
       }
     } catch (error) {
-      log(`could not record a user message: ${error.message}`);
+      logOnce(`could not record a user message: ${error.message}`);
     }
     return next();
   }

@@ -59,21 +59,31 @@ class Writer {
   }
 }
 
-const encodeWriter = new Writer();
+/** Scratch space reused across calls; one huge message does not keep a huge buffer alive. */
+const SCRATCH_KEPT_BYTES = 1024 * 1024;
+let scratch = new Writer();
+
+function encodeAfter(headerBytes, value) {
+  const writer = scratch;
+  writer.length = headerBytes;
+  try {
+    writeValue(writer, value);
+    return writer.bytes.slice(0, writer.length);
+  } finally {
+    if (writer.bytes.length > SCRATCH_KEPT_BYTES) scratch = new Writer();
+  }
+}
 
 /** Encode one value; returns a fresh Uint8Array that owns its whole ArrayBuffer (transferable). */
 export function encode(value) {
-  encodeWriter.length = 0;
-  writeValue(encodeWriter, value);
-  return encodeWriter.bytes.slice(0, encodeWriter.length);
+  return encodeAfter(0, value);
 }
 
 /** `value` preceded by its 4-byte big-endian length (one frame), without a second copy. */
 export function encodeFrame(value) {
-  encodeWriter.length = 4;
-  writeValue(encodeWriter, value);
-  encodeWriter.view.setUint32(0, encodeWriter.length - 4);
-  return encodeWriter.bytes.slice(0, encodeWriter.length);
+  const frame = encodeAfter(4, value);
+  new DataView(frame.buffer).setUint32(0, frame.length - 4);
+  return frame;
 }
 
 function writeValue(writer, value) {
