@@ -1,6 +1,6 @@
 """The worker process: ``python -m breaker.worker`` serves the protocol on stdin/stdout.
 
-A thin I/O shell. ``Session`` translates each request into one call of the pure ``Breaker``
+A thin I/O shell. ``RequestHandler`` translates each request into one call of the pure ``Breaker``
 and its verdict into a reply; ``serve`` moves bytes. stdout carries frames only (``print`` is
 pointed at stderr, so a stray debug line cannot corrupt the stream); logs go to stderr. The
 worker exits 0 on end of input or after ``shutdown``.
@@ -47,7 +47,7 @@ READ_SIZE = 1 << 20
 WRITEV_MAX_PARTS = 512
 
 
-class Session:
+class RequestHandler:
     """Request → Breaker call → reply. Holds the Breaker once ``configure`` has succeeded."""
 
     def __init__(self) -> None:
@@ -104,7 +104,7 @@ class Session:
 
 async def serve(input_fd: int, output_fd: int) -> None:
     """Answer requests from ``input_fd`` on ``output_fd`` until end of input or ``shutdown``."""
-    session = Session()
+    handler = RequestHandler()
     decoder = FrameDecoder()
     was_blocking = os.get_blocking(input_fd)
     os.set_blocking(input_fd, False)
@@ -122,7 +122,7 @@ async def serve(input_fd: int, output_fd: int) -> None:
             replies: list[Reply] = []
             stop = False
             for request in decoder.feed(chunk):
-                replies.append(session.handle(request))
+                replies.append(handler.handle(request))
                 if isinstance(request, Shutdown):
                     stop = True
                     break

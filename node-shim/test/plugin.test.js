@@ -6,6 +6,8 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 
 import plugin, { apply, inject, name } from '../index.js';
@@ -187,6 +189,21 @@ test('excluded tools and calls without an agent cost no round trip', async () =>
   assert.deepEqual(allowed(await verdicts(dsh, undefined, Array(6).fill(['bash', bash('ls')]))), Array(6).fill(true));
   await dsh.step(agent, [userMessage('hello')]);
   assert.equal(framesPosted, before);
+});
+
+test('a collected agent is forgotten by the worker', async () => {
+  setFlagsFromString('--expose-gc');
+  const collectGarbage = runInNewContext('gc');
+  const { dsh } = mount({});
+  await (async () => {
+    await dsh.call(makeAgent('short-lived'), 'bash', bash('ls'));
+  })();
+  const before = framesPosted;
+  const forgotten = await waitUntil(() => {
+    collectGarbage();
+    return framesPosted > before;
+  });
+  assert.ok(forgotten, 'a forget request was sent after the agent was collected');
 });
 
 test('odd arguments never make the guard throw or return anything but string | undefined', async () => {
