@@ -7,7 +7,8 @@
 #   COMPAT_VERSIONS  default: every compat/dsh-*/ with a committed lock
 #   COMPAT_MODES     default: "dir pack overlay" (see compat/setup.sh)
 #   COMPAT_WORK      where the throwaway DSH_HOMEs go (default: ${TMPDIR:-/tmp}/dsh-compat)
-#   PYTHON           the interpreter for run.py; it needs the `zstandard` package
+#   PYTHON           the interpreter for run.py, which needs `zstandard` (default: python3, or
+#                    the checkout's .venv/bin/python when python3 lacks it)
 #   PLUGIN_DIR       the plugin to test (default: this checkout)
 #
 # Needs npm and Python 3.10+ with zstandard; Node 22 comes from the pinned installs.
@@ -16,6 +17,9 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python="${PYTHON:-python3}"
+if [[ -z "${PYTHON:-}" ]] && ! python3 -c 'import zstandard' 2>/dev/null && [[ -x "$here/../.venv/bin/python" ]]; then
+  python="$here/../.venv/bin/python"
+fi
 work="${COMPAT_WORK:-${TMPDIR:-/tmp}/dsh-compat}"
 modes="${COMPAT_MODES:-dir pack overlay}"
 versions="${COMPAT_VERSIONS:-$(for lock in "$here"/dsh-*/package-lock.json; do

