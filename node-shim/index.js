@@ -168,7 +168,7 @@ export function apply(ctx, config) {
   // The agent id of a call that the worker should see, or undefined when it costs no round trip.
   function countedAgent(exec, options) {
     if (!counted.test(String(exec?.name))) return undefined;
-    return agentIdOf(exec.agent, options);
+    return agentIdOf(exec?.agent, options);
   }
 
   function callMessage(op, exec, agent) {
