@@ -6,7 +6,7 @@ timeout, in its own process group), then judges the run from dsh's own session l
 from what the mock model was sent back. It prints a short trajectory and a PASS/FAIL line.
 
     python compat/run.py --home /tmp/dsh-compat/rc8-dir        # all scenarios
-    python compat/run.py --home ... --scenario identical --save-sessions examples/sessions
+    python compat/run.py --home ... --scenario loop-a-identical --save-sessions examples/sessions
 
 `--home` is a DSH_HOME prepared by compat/setup.sh (it reads `compat.env` there).
 Exit status: 0 when every scenario passed, 1 otherwise.
@@ -147,7 +147,10 @@ class Attempt:
 def read_events(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """The session log's events, optionally only the first `limit` of them."""
     events = []
-    with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+    with (
+        path.open("rb") as raw,
+        zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True) as reader,
+    ):
         for line in io.TextIOWrapper(reader, encoding="utf-8"):
             if line.strip():
                 events.append(json.loads(line))
@@ -353,19 +356,19 @@ def finished_in_time(o: Outcome) -> None:
 
 SCENARIOS = [
     Scenario(
-        "identical",
+        "loop-a-identical",
         "loop A: 6 identical bash calls appending to a counter",
         identical_calls,
         check_blocked_at_five,
     ),
     Scenario(
-        "decoy",
+        "loop-b-decoy",
         "loop B: description 1st/2nd/... and churning timeoutMs, command unchanged",
         decoy_calls,
         check_blocked_at_five,
     ),
     Scenario(
-        "pingpong",
+        "loop-c-pingpong",
         "loop C: open-data.canada.ca <-> open.canada.ca, --max-time 60/30, one sink",
         pingpong_calls,
         check_pingpong,
@@ -439,7 +442,7 @@ def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None)
         )
         if save_sessions is not None:
             save_sessions.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(session, save_sessions / f"{scenario.name}.session.jsonl.zstd")
+            shutil.copyfile(session, save_sessions / f"{scenario.name}.jsonl.zstd")
     return report(scenario.name, outcome.failures, run)
 
 
