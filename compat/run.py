@@ -402,6 +402,19 @@ def print_trajectory(o: Outcome) -> None:
             print(f"             hits: {'; '.join(hits)}")
 
 
+def expect_model_saw_the_logged_text(o: Outcome) -> None:
+    """What the mock model was sent back is, call by call, exactly the text the log records."""
+    sent = {r["tool_call_id"]: r["content"] for r in o.received}
+    o.expect(
+        len(sent) == len(o.attempts), f"the model got {len(sent)} tool results for {len(o.attempts)} calls"
+    )
+    for n, a in enumerate(o.attempts, 1):
+        o.expect(
+            sent.get(a.call_id, a.text) == a.text,
+            f"attempt {n}: the model was sent other text than the log's",
+        )
+
+
 def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:
     work = target.home / "work" / scenario.name
     shutil.rmtree(work, ignore_errors=True)
@@ -436,10 +449,7 @@ def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None)
         outcome.failures.append("no session log was written")
     else:
         scenario.check(outcome)
-        outcome.expect(
-            len(outcome.received) == len(outcome.attempts),
-            f"the model got {len(outcome.received)} tool results for {len(outcome.attempts)} calls",
-        )
+        expect_model_saw_the_logged_text(outcome)
         if save_sessions is not None:
             save_sessions.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(session, save_sessions / f"{scenario.name}.jsonl.zstd")
