@@ -1,0 +1,240 @@
+"""The rtb command line: explain, replay and sweep, as a user types them."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from breaker.cli import Progress, config_mapping, main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SESSIONS = FIXTURES / "sessions"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _fingerprint_lines(out: str) -> dict[str, tuple[str, str]]:
+    """KIND CAP FINGERPRINT rows of an explain table, keyed by fingerprint."""
+    rows = {}
+    for line in out.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind in ("exact", "cmd", "net", "site", "sink", "family", "verb"):
+            cap, fingerprint = rest.split(maxsplit=1)
+            rows[fingerprint] = (kind, cap)
+    return rows
+
+
+def test_explain_loop_a_the_verbatim_repeat_is_one_exact_fingerprint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = json.dumps({"name": "read", "arguments": {"file_path": "/work/notes.md"}})
+    status, out, _ = _run(capsys, "explain", "--json", call)
+    assert status == 0
+    assert _fingerprint_lines(out) == {'exact:read:{"file_path":"/work/notes.md"}': ("exact", "5")}
+    assert "local call: no" in out
+
+
+def test_explain_loop_b_strips_the_decoy_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    call = {
+        "name": "bash",
+        "arguments": json.dumps({"command": "echo hi", "description": "2nd", "timeoutMs": 1000}),
+    }
+    status, out, _ = _run(capsys, "explain", "--json", json.dumps(call))
+    assert status == 0
+    rows = _fingerprint_lines(out)
+    assert rows['exact:bash:{"command":"echo hi"}'] == ("exact", "5")
+    assert rows["cmd:echo:echo hi"] == ("cmd", "5")
+    assert "stripped as decoy: description, timeoutMs" in out
+    assert "2nd" not in "".join(rows)
+
+
+def test_explain_loop_c_folds_the_host_and_drops_the_volatile_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    command = "curl -sS --max-time 30 https://open-data.canada.ca/x -o /tmp/od.html"
+    status, out, _ = _run(capsys, "explain", command)
+    assert status == 0
+    rows = _fingerprint_lines(out)
+    assert rows["net:open.canada.ca/x"] == ("net", "5")
+    assert rows["sink:/tmp/od.html"] == ("sink", "5")
+    assert rows["site:canada.ca"] == ("site", "uncapped")
+    assert rows["cmd:curl:curl open.canada.ca/x -o /tmp/od.html"] == ("cmd", "5")
+    assert "volatile removed: -sS, --max-time 30" in out
+    assert "aliases folded: open-data.canada.ca -> open.canada.ca" in out
+
+
+def test_explain_json_carries_the_same_facts(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "explain", "--format", "json", "curl -s http://localhost:8080/health")
+    assert status == 0
+    document = json.loads(out)
+    assert document["local"] is True
+    net = next(fp for fp in document["fingerprints"] if fp["kind"] == "net")
+    assert net == {"kind": "net", "key": "net:localhost:8080/health", "cap": 5.0, "local": True}
+
+
+def test_explain_reads_a_yaml_cordis_patch_and_a_json_mapping(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    patch = tmp_path / "cordis.patch.yml"
+    patch.write_text(
+        "- id: hmr\n  disabled: false\n"
+        "- insert:\n    - id: repeat-tool-breaker\n      name: dsh-repeat-tool-breaker\n"
+        "      config:\n        limits: {net: 3, site: 30}\n"
+    )
+    _, out, _ = _run(capsys, "explain", "--config", str(patch), "curl https://example.org/a")
+    assert _fingerprint_lines(out)["net:example.org/a"] == ("net", "3")
+    assert _fingerprint_lines(out)["site:example.org"] == ("site", "30")
+    mapping = tmp_path / "breaker.json"
+    mapping.write_text(json.dumps({"limits": {"verb:curl": 7}}))
+    _, out, _ = _run(capsys, "explain", "--config", str(mapping), "curl https://example.org/a")
+    assert _fingerprint_lines(out)["verb:curl"] == ("verb", "7")
+
+
+def test_a_bad_config_fails_loud_with_the_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("windw: 8\n")
+    status, out, err = _run(capsys, "explain", "--config", str(bad), "ls")
+    assert status == 2
+    assert out == ""
+    assert "unknown config key 'windw'; did you mean 'window'?" in err
+    removed = tmp_path / "old.json"
+    removed.write_text('{"denyAfter": 3}')
+    status, _, err = _run(capsys, "replay", "--config", str(removed), str(SESSIONS))
+    assert status == 2
+    assert "denyAfter was removed in 0.2.0" in err
+
+
+def test_the_config_row_is_found_in_every_patch_shape() -> None:
+    row = {"id": "repeat-tool-breaker", "config": {"window": 8}}
+    assert config_mapping([{"insert": [row]}]) == {"window": 8}
+    assert config_mapping([row]) == {"window": 8}
+    assert config_mapping(row) == {"window": 8}
+    assert config_mapping({"window": 8}) == {"window": 8}
+    assert config_mapping(None) == {}
+
+
+def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _run(capsys, "replay", str(SESSIONS))
+    assert status == 0
+    assert err == ""
+    table = out.split("\n\n")[0].splitlines()
+    summary = {line.split()[0]: line for line in table[1:]}
+    assert "4 executed, 2 blocked" in summary["loop-a"]
+    assert "2 denied, first at #5" in summary["loop-a"]
+    assert "no stop" in summary["ok-pagination"]
+    assert "#5    bash  denied   cmd:curl:curl open.canada.ca/ -o /tmp/od.html 5/5" in out
+    assert out.rstrip().endswith("6 sessions, 40 calls, 5 stopped by this config")
+    assert "REPEAT_TOOL_BLOCKED" not in out
+
+
+def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    loop_a = str(SESSIONS / "loop-a.jsonl")
+    _, out, _ = _run(capsys, "replay", "--show-denials", loop_a)
+    assert "    REPEAT_TOOL_BLOCKED: this `read` call was not run" in out
+    _, out, _ = _run(capsys, "replay", "--format", "markdown", "--show-denials", loop_a)
+    assert out.startswith("| SESSION | CALLS | RECORDED | THIS CONFIG | DIFFERS |\n| --- |")
+    assert "```text\nREPEAT_TOOL_BLOCKED:" in out
+    _, out, _ = _run(capsys, "replay", "--format", "json", loop_a)
+    [session] = json.loads(out)["sessions"]
+    assert (session["session"], session["calls"], session["stops"], session["differs"]) == ("loop-a", 6, 2, 0)
+    assert session["verdicts"][4]["hits"][0]["fingerprint"] == 'exact:read:{"file_path":"/work/notes.md"}'
+
+
+def test_an_unreadable_line_is_named_and_the_run_goes_on(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(capsys, "replay", str(FIXTURES / "broken.jsonl"), str(SESSIONS / "loop-a.jsonl"))
+    assert status == 1
+    assert f"rtb: {FIXTURES / 'broken.jsonl'}:2: not a JSON event" in err
+    assert f"rtb: {FIXTURES / 'broken.jsonl'}:3: tool/call has no name" in err
+    assert "broken" in out and "loop-a" in out
+
+
+def test_sweep_prints_denials_and_sessions_touched_per_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--window", "8,12", "--cap", "3,5")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["WINDOW", "CAP", "DENIALS", "SESSIONS", "TOUCHED"]
+    assert lines[1].split() == ["8", "3", "17", "5/6"]
+    assert lines[4].split() == ["12", "5", "5", "3/6"]
+
+
+def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    labels = str(FIXTURES / "labels.tsv")
+    status, out, _ = _run(
+        capsys, "sweep", str(SESSIONS), "--window", "12", "--cap", "3,5,9", "--labels", labels
+    )
+    assert status == 0
+    rows = [line.split() for line in out.splitlines()[1:4]]
+    assert rows == [
+        ["12", "3", "17", "5/6", "3/3", "2", "3.0"],
+        ["12", "5", "5", "3/6", "3/3", "0", "5.0", "*"],
+        ["12", "9", "0", "0/6", "0/3", "0", "-"],
+    ]
+    _, out, _ = _run(capsys, "sweep", str(SESSIONS), "--cap", "5", "--labels", labels, "--format", "json")
+    [setting] = json.loads(out)["settings"]
+    assert setting == {
+        "window": 12,
+        "cap": 5,
+        "denials": 5,
+        "sessionsTouched": 3,
+        "loopsCaught": 3,
+        "loops": 3,
+        "falsePositives": 0,
+        "meanCatch": 5.0,
+        "best": True,
+    }
+
+
+def test_sweep_names_a_grid_point_the_config_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "sweep", str(SESSIONS), "--cap", "1")
+    assert status == 2
+    assert "window 12, cap 1: limits.exact must be null or a finite number >= 2" in err
+
+
+def test_progress_draws_on_a_terminal_only() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    progress = Progress(4, terminal)
+    progress.advance()
+    progress.close()
+    assert terminal.getvalue().startswith("\r[" + "#" * 7 + "." * 23 + "] 1/4")
+    piped = io.StringIO()
+    progress = Progress(4, piped)
+    progress.advance()
+    progress.close()
+    assert piped.getvalue() == ""
+
+
+def test_python_dash_m_breaker_is_rtb() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "breaker", "explain", "ls -la"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "cmd:ls:ls -la" in result.stdout or "exact:bash:" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("rtb") is None, reason="the package is not installed with its scripts")
+def test_the_rtb_script_is_installed() -> None:
+    result = subprocess.run(["rtb", "--help"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0
+    assert "explain" in result.stdout
