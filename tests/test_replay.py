@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
+import zstandard
 
 from breaker.config import default_config, load_config
 from breaker.replay import CallReplay, replay_events, replay_session
-from breaker.sessions import ApprovalEvent, find_session_files, group_sessions, parse_log, read_session
+from breaker.sessions import (
+    ApprovalEvent,
+    ResultEvent,
+    find_session_files,
+    group_sessions,
+    parse_log,
+    read_session,
+)
 from breaker.sweep import Setting, parse_labels, sweep
 from breaker.trajectories import Trajectory
 
@@ -164,3 +175,38 @@ def test_labels_name_the_lines_they_cannot_read() -> None:
         (4, "label must be loop or ok, got 'maybe'"),
         (5, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"),
     ]
+
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "sessions").glob("*.jsonl.zstd"))
+
+
+def _recorded_ask_reasons(path: Path) -> dict[str, str]:
+    """The reason of every ``approval/asked`` in a real log, by call id (read apart from the reader)."""
+    data, text = path.read_bytes(), b""
+    while data:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        text += frame.decompress(data)
+        data = frame.unused_data
+    events = [json.loads(line) for line in text.splitlines()]
+    return {e["data"]["callId"]: e["data"]["reason"] for e in events if e["type"] == "approval/asked"}
+
+
+@pytest.mark.skipif(not EXAMPLES, reason="no recorded sessions under examples/sessions")
+@pytest.mark.parametrize("path", EXAMPLES, ids=[path.name for path in EXAMPLES])
+def test_replaying_a_real_dsh_session_gives_the_live_gates_verdicts_and_texts(path: Path) -> None:
+    log, problems = read_session(path)
+    assert problems == []
+    [session] = group_sessions([log])
+    recorded_texts = {event.call_id: event.text for event in session.events if isinstance(event, ResultEvent)}
+    asks = _recorded_ask_reasons(path)
+    replay = replay_session(session, default_config())
+    assert replay.calls
+    for call in replay.calls:
+        if call.recorded == "blocked":
+            assert call.verdict == "denied"
+            assert recorded_texts[call.call_id] == "Error: " + call.message
+        elif call.recorded == "approval-required":
+            assert call.verdict == "asked"
+            assert asks[call.call_id] == call.message
+        else:
+            assert (call.recorded, call.verdict) == ("executed", "allowed")

@@ -248,3 +248,23 @@ def test_a_trajectory_written_by_hand_reads_back_as_the_same_calls(tmp_path: Pat
     results = [event for event in log.events if isinstance(event, ResultEvent)]
     assert (results[0].call_id, results[0].text, results[0].is_error) == (first, "<html>", False)
     assert (results[1].call_id, results[1].text, results[1].is_error) == (pending, "boom", True)
+
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "sessions"
+
+
+@pytest.mark.skipif(not (EXAMPLES / "local-loop.jsonl.zstd").exists(), reason="no recorded sessions")
+def test_a_real_dsh_log_reads_into_its_agent_turns_calls_results_and_approvals() -> None:
+    log, problems = read_session(EXAMPLES / "local-loop.jsonl.zstd")
+    assert problems == []
+    assert log.session_id == "local-loop"
+    assert log.agent.startswith("session-")  # the header's id: the live agent's id
+    kinds = [type(event).__name__ for event in log.events]
+    assert kinds.count("HumanTurn") == 1  # the runtime-context snapshot is a plugin message
+    assert kinds.count("CallEvent") == kinds.count("ResultEvent") == 7
+    [approval] = [event for event in log.events if isinstance(event, ApprovalEvent)]
+    assert not approval.approved
+    calls = [event for event in log.events if isinstance(event, CallEvent)]
+    arguments = calls[0].call.arguments
+    assert isinstance(arguments, dict)
+    assert arguments["description"] == "Check the local health endpoint"  # parsed from dsh's JSON string
