@@ -659,6 +659,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
 _PREFIX_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
 #: Words that start a simple command without naming a program.
 _NO_VERB_WORDS = frozenset({"fi", "done", "esac", "}", "for", "case", "select", "in", "function", "[["})
+_DYNAMIC = re.compile(r"[$`(]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _SAFE_WORD = re.compile(r"[\w@%+=:,./~^-]+")
@@ -874,6 +875,8 @@ class _Collector:
         verb = ""
         if start < len(words) and words[start] not in _NO_VERB_WORDS:
             verb = words[start].rsplit("/", 1)[-1]
+            if _DYNAMIC.search(verb):  # "$CMD", "$(which curl)": no name to count
+                verb = ""
         if verb:
             self.verbs[verb] = None
         if start < len(words):
@@ -1112,7 +1115,7 @@ def _generic_volatile_arity(name: str) -> int | None:
     """For options that never change what any command fetches: 1 if it takes a value, 0 if not."""
     if name in ("--max-time", "--connect-timeout", "--timeout"):
         return 1
-    if name.startswith("--retry"):
+    if name.startswith("--retry") or name == "--retries":
         return 0 if name in _RETRY_SWITCHES else 1
     return None
 
