@@ -18,11 +18,24 @@ from typing import Any
 
 
 class Trajectory:
-    """An ordered list of events; call ids are numbered ``call-1``, ``call-2``, ..."""
+    """An ordered list of events; call ids are numbered ``call-1``, ``call-2``, ...
 
-    def __init__(self) -> None:
+    With a ``session_id`` the file starts with dsh's session header, which names the agent; with
+    a ``parent`` too, it is that session's subagent (write each agent to its own file).
+    """
+
+    def __init__(self, session_id: str | None = None, *, parent: str | None = None) -> None:
         self.events: list[dict[str, Any]] = []
         self._calls = 0
+        if session_id is not None:
+            header: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "createdAt": 0}
+            if parent is not None:
+                header.update(parentSession=parent, origin="subagent", delegationDepth=1)
+            else:
+                header["delegationDepth"] = 0
+            self.events.append(header)
+        elif parent is not None:
+            raise ValueError("a subagent's trajectory needs its own session_id")
 
     def human(self, text: str = "") -> None:
         """A message the human typed (it clears the window)."""

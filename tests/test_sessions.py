@@ -268,3 +268,21 @@ def test_a_real_dsh_log_reads_into_its_agent_turns_calls_results_and_approvals()
     arguments = calls[0].call.arguments
     assert isinstance(arguments, dict)
     assert arguments["description"] == "Check the local health endpoint"  # parsed from dsh's JSON string
+
+
+def test_written_subagent_trajectories_fold_into_their_root(tmp_path: Path) -> None:
+    root = Trajectory("session-main")
+    root.human("split the work")
+    root.call("subagent", {"prompt": "fetch"}, "done")
+    child = Trajectory("session-helper", parent="session-main")
+    child.call("web_fetch", {"url": "https://example.org/"}, "<html>")
+    (tmp_path / "main.jsonl").write_text(root.to_jsonl())
+    (tmp_path / "helper.jsonl").write_text(child.to_jsonl())
+
+    files, _ = find_session_files([tmp_path])
+    [session] = group_sessions([read_session(file)[0] for file in files])
+
+    assert session.session_id == "main"
+    assert session.agents == ("session-main", "session-helper")
+    with pytest.raises(ValueError, match="session_id"):
+        Trajectory(parent="session-main")
