@@ -220,9 +220,9 @@ def _replay_json(replay: SessionReplay, path: Path) -> dict[str, Any]:
         "session": replay.session_id,
         "path": str(path),
         "calls": len(replay.calls),
-        "recorded": _recorded_counts(replay),
+        "recorded": replay.recorded_outcomes,
         "stops": len(replay.stops),
-        "differs": _differences(replay),
+        "differs": replay.differences,
         "verdicts": [
             {
                 "call": call.number,
@@ -247,32 +247,15 @@ def _replay_json(replay: SessionReplay, path: Path) -> dict[str, Any]:
     }
 
 
-def _recorded_counts(replay: SessionReplay) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for call in replay.calls:
-        counts[call.recorded] = counts.get(call.recorded, 0) + 1
-    return counts
-
-
-def _differences(replay: SessionReplay) -> int:
-    """Calls this configuration stops that the recorded run ran, or the other way round."""
-    return sum(
-        1
-        for call in replay.calls
-        if call.recorded in ("executed", "blocked", "approval-required")
-        and call.stopped != (call.recorded != "executed")
-    )
-
-
 def _replay_text(replays: Sequence[SessionReplay], *, show_denials: bool, markdown: bool) -> str:
     table = _markdown_table if markdown else _plain_table
     summary = [
         [
             replay.session_id,
             str(len(replay.calls)),
-            ", ".join(f"{count} {outcome}" for outcome, count in _recorded_counts(replay).items()) or "-",
+            ", ".join(f"{count} {outcome}" for outcome, count in replay.recorded_outcomes.items()) or "-",
             _stops_summary(replay),
-            str(_differences(replay)),
+            str(replay.differences),
         ]
         for replay in replays
     ]

@@ -72,8 +72,22 @@ class SessionReplay:
         return next((call for call in self.calls if call.stopped), None)
 
     @property
-    def recorded_stops(self) -> tuple[CallReplay, ...]:
-        return tuple(call for call in self.calls if call.recorded in ("blocked", "approval-required"))
+    def recorded_outcomes(self) -> dict[RecordedOutcome, int]:
+        """How many calls the recorded run ended each way, in order of first appearance."""
+        counts: dict[RecordedOutcome, int] = {}
+        for call in self.calls:
+            counts[call.recorded] = counts.get(call.recorded, 0) + 1
+        return counts
+
+    @property
+    def differences(self) -> int:
+        """Calls this configuration stops that the recorded run ran, or the other way round."""
+        return sum(
+            1
+            for call in self.calls
+            if call.recorded in ("executed", "blocked", "approval-required")
+            and call.stopped != (call.recorded != "executed")
+        )
 
 
 def replay_session(session: Session, config: BreakerConfig) -> SessionReplay:

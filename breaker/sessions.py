@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -144,11 +144,11 @@ def find_session_files(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProb
 
 
 def read_session(path: Path) -> tuple[SessionLog, list[ReadProblem]]:
-    """Read one log file; unreadable lines are returned as problems, never raised."""
+    """Read one log file; unreadable lines come back as problems (only MissingZstandard raises)."""
     problems: list[ReadProblem] = []
     try:
         with path.open("rb") as stream:
-            lines = list(_lines(stream, compressed=path.name.endswith(".zstd")))
+            lines = _lines(stream, compressed=path.name.endswith(".zstd"))
     except _StreamBroken as broken:
         lines = broken.lines_read
         problems.append(ReadProblem(path, len(lines) + 1, broken.reason))
@@ -301,10 +301,9 @@ def _is_log_name(name: str) -> bool:
     return name.endswith(COMPRESSED_SUFFIX) or name.endswith(PLAIN_SUFFIX)
 
 
-def _lines(stream: BinaryIO, *, compressed: bool) -> Iterator[bytes]:
+def _lines(stream: BinaryIO, *, compressed: bool) -> list[bytes]:
     if not compressed:
-        yield from stream
-        return
+        return list(stream)
     zstandard = _zstandard()
     remaining = stream.read()
     pending = b""
@@ -321,7 +320,7 @@ def _lines(stream: BinaryIO, *, compressed: bool) -> Iterator[bytes]:
         raise _StreamBroken(f"compressed data is corrupt ({error})", complete) from error
     if pending:
         complete.append(pending)
-    yield from complete
+    return complete
 
 
 def _zstandard() -> Any:

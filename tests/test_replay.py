@@ -48,7 +48,8 @@ def test_loop_a_is_denied_at_the_fifth_identical_call_like_the_recorded_gate() -
     ]
     assert first.message.startswith("REPEAT_TOOL_BLOCKED:")
     assert "1: # Notes" in first.message  # the previous result is quoted, as live
-    assert len(replay.recorded_stops) == 2
+    assert replay.recorded_outcomes == {"executed": 4, "blocked": 2}
+    assert replay.differences == 0
 
 
 def test_loop_c_is_caught_on_the_folded_host_despite_volatile_flags() -> None:
