@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -49,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, UsageError, MissingZstandard) as error:
         print(f"rtb: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `rtb replay ... | head`
+    except BrokenPipeError:  # `rtb replay ... | head`: stop quietly, as other filters do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
