@@ -203,7 +203,8 @@ def test_alias_fold_is_reported_with_the_spelling_seen() -> None:
 
 
 def test_lexer_splits_simple_commands_on_every_operator() -> None:
-    assert commands("a 1 | b 2 && c || d; e & f\ng") == [["a", "1"], ["b", "2"], ["c"], ["d"], ["e"], ["f"], ["g"]]
+    expected = [["a", "1"], ["b", "2"], ["c"], ["d"], ["e"], ["f"], ["g"]]
+    assert commands("a 1 | b 2 && c || d; e & f\ng") == expected
 
 
 def test_lexer_removes_quotes_and_escapes() -> None:
@@ -238,7 +239,9 @@ def test_lexer_reads_redirections_with_their_fd() -> None:
                                ("<", "in")]
 
 
-@pytest.mark.parametrize("text", ["'", '"', "$(", "`", '"$(`', "\\", "<<", "a >", "$((", "${", "((", "))", "<("])
+@pytest.mark.parametrize(
+    "text", ["'", '"', "$(", "`", '"$(`', "\\", "<<", "a >", "$((", "${", "((", "))", "<("]
+)
 def test_lexer_survives_unterminated_constructs(text: str) -> None:
     lex_shell(text)
     analyze_shell(text, ALIASES)
@@ -299,7 +302,8 @@ def test_a_wrapper_with_nothing_to_run_is_the_command_itself() -> None:
                          "--retry-all-errors"]),
         ("curl --silent --show-error --fail --location --insecure --compressed x.org", "curl x.org/",
          ["--silent", "--show-error", "--fail", "--location", "--insecure", "--compressed"]),
-        ("curl -A 'Mozilla/5.0' --user-agent=bot x.org", "curl x.org/", ["-A Mozilla/5.0", "--user-agent=bot"]),
+        ("curl -A 'Mozilla/5.0' --user-agent=bot x.org", "curl x.org/",
+         ["-A Mozilla/5.0", "--user-agent=bot"]),
         ("wget -q -nv -T 10 --tries=3 --no-check-certificate -U ua x.org", "wget x.org/",
          ["-q", "-nv", "-T 10", "--tries=3", "--no-check-certificate", "-U ua"]),
         ("wget -qO- x.org", "wget -O - x.org/", ["-q"]),
