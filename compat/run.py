@@ -15,6 +15,7 @@ Exit status: 0 when every scenario passed, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -98,10 +99,30 @@ class DshRun:
     seconds: float
 
 
+def descendants(root: int) -> list[int]:
+    """Every live process below `root` (Linux /proc), including ones that left its process group.
+
+    dsh's bash tool starts each command in a session of its own, so killing dsh's group would
+    leave a hung command behind.
+    """
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            pid_text, rest = stat.read_text().split(" (", 1)
+            parent = int(rest.rsplit(") ", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(pid_text))
+    found, queue = [], [root]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
 def run_dsh(
     target: Target, args: list[str], cwd: Path, extra_env: dict[str, str], timeout: float = DSH_TIMEOUT_S
 ) -> DshRun:
-    """Run dsh in its own process group, so a timeout also ends whatever it spawned."""
+    """Run dsh bounded by `timeout`; at the timeout, dsh and everything it spawned are killed."""
     patch = ["--patch", str(target.patch)] if target.patch else []
     command = [str(target.dsh_bin), "--profile", "compat", *patch, *args]
     started = time.monotonic()
@@ -119,7 +140,9 @@ def run_dsh(
             stdout, stderr = process.communicate(timeout=timeout)
             returncode: int | None = process.returncode
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            for pid in [process.pid, *descendants(process.pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
             returncode = None
     return DshRun(returncode, stdout, stderr, time.monotonic() - started)
@@ -351,7 +374,11 @@ def check_local(refusal: str) -> Callable[[Outcome], None]:
 
 
 def finished_in_time(o: Outcome) -> None:
-    o.expect(o.run.returncode == 0, f"dsh exited with {o.run.returncode}")
+    """A hung run is killed at the timeout and fails; so does any non-zero exit."""
+    if o.run.returncode is None:
+        o.failures.append(f"dsh did not finish within {o.run.seconds:.0f} s and was killed")
+    else:
+        o.expect(o.run.returncode == 0, f"dsh exited with {o.run.returncode}")
 
 
 SCENARIOS = [
