@@ -76,10 +76,11 @@ def _shell_fingerprints(
     fingerprints = [exact]
     if shell.command:
         fingerprints.append(Fingerprint("cmd", bounded_key(f"cmd:{shell.verb}:{shell.command}")))
-    fingerprints.extend(_targets(shell.urls, shell.sinks, shell.fetches, shell.verbs))
+    is_local = _all_local(shell.urls)
+    fingerprints.extend(_targets(shell.urls, shell.sinks, shell.fetches, shell.verbs, is_local))
     return CallFingerprints(
         tuple(fingerprints),
-        is_local=_all_local(shell.urls),
+        is_local=is_local,
         stripped_args=stripped,
         volatile_removed=shell.volatile_removed,
         aliases_folded=_aliases_folded(shell.urls),
@@ -91,16 +92,17 @@ def _url_tool_fingerprints(
 ) -> CallFingerprints:
     urls = tuple(_url_arguments(arguments, config.hostAliases))
     fetches = bool(urls) or any(marker in tool for marker in _FETCH_TOOL_MARKERS)
+    is_local = _all_local(urls)
     return CallFingerprints(
-        (exact, *_targets(urls, (), fetches, ())),
-        is_local=_all_local(urls),
+        (exact, *_targets(urls, (), fetches, (), is_local)),
+        is_local=is_local,
         stripped_args=stripped,
         aliases_folded=_aliases_folded(urls),
     )
 
 
 def _targets(
-    urls: tuple[CanonicalUrl, ...], sinks: Iterable[str], fetches: bool, verbs: Iterable[str]
+    urls: tuple[CanonicalUrl, ...], sinks: Iterable[str], fetches: bool, verbs: Iterable[str], is_local: bool
 ) -> list[Fingerprint]:
     """The target fingerprints, de-duplicated in their fixed order: net, site, sink, family, verb."""
     keys: dict[str, str] = {}  # key -> kind; a dict keeps first-seen order
@@ -114,7 +116,6 @@ def _targets(
         keys["family:http-fetch"] = "family"
     for verb in verbs:
         keys["verb:" + verb] = "verb"
-    is_local = _all_local(urls)
     return [Fingerprint(kind, bounded_key(key), is_local) for key, kind in keys.items()]
 
 

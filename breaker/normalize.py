@@ -37,6 +37,7 @@ _PLAIN_DEPTH = 64
 _MAX_DECIMAL_BITS = 4096
 _REPEATED_CONTAINER = '"<cycle>"'
 _SCALAR_TYPES = (str, int, float, bool, type(None))
+_FLAT_SCALAR_TYPES = (str, float, bool, type(None))
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -65,6 +66,10 @@ def bounded_key(key: str) -> str:
 
 def _is_plain(value: object) -> bool:
     """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing."""
+    if type(value) is dict and all(
+        type(key) is str and type(child) in _FLAT_SCALAR_TYPES for key, child in value.items()
+    ):
+        return True  # the usual arguments: one flat object of strings, flags and small numbers
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
@@ -91,39 +96,41 @@ def _is_plain(value: object) -> bool:
 
 
 _DONE = object()
+#: One open container of the iterative encoder: its items, the next index, its closing bracket.
+_Frame = tuple[list[tuple[str, object]] | list[object], int, str]
 
 
 def _encode_iteratively(value: object) -> str:
     """The slow, total encoder: an explicit stack, so depth costs memory and never recursion."""
     out: list[str] = []
-    seen: set[int] = set()  # mutable containers already entered: a second visit is a cycle/share
-    stack: list[tuple[list[tuple[str, object]] | list[object], int, str]] = []
-    pending: object = value
-    while True:
-        if isinstance(pending, (dict, list, tuple)):
-            if not isinstance(pending, tuple):
-                if id(pending) in seen:
-                    out.append(_REPEATED_CONTAINER)
-                    pending = _advance(stack, out)
-                    if pending is _DONE:
-                        return "".join(out)
-                    continue
-                seen.add(id(pending))
-            if isinstance(pending, dict):
-                items = sorted(((_key_text(k), v) for k, v in pending.items()), key=_first)
-                out.append("{")
-                stack.append((items, 0, "}"))
-            else:
-                out.append("[")
-                stack.append((list(pending), 0, "]"))
-        else:
-            out.append(_scalar_json(pending))
+    seen: set[int] = set()
+    stack: list[_Frame] = []
+    pending = value
+    while pending is not _DONE:
+        _emit(pending, stack, out, seen)
         pending = _advance(stack, out)
-        if pending is _DONE:
-            return "".join(out)
+    return "".join(out)
 
 
-def _advance(stack: list[tuple[list[tuple[str, object]] | list[object], int, str]], out: list[str]) -> object:
+def _emit(value: object, stack: list[_Frame], out: list[str], seen: set[int]) -> None:
+    """Write a scalar, or open a container and push its items."""
+    if not isinstance(value, (dict, list, tuple)):
+        out.append(_scalar_json(value))
+        return
+    if not isinstance(value, tuple):  # only mutable containers can be revisited (cycles)
+        if id(value) in seen:
+            out.append(_REPEATED_CONTAINER)
+            return
+        seen.add(id(value))
+    if isinstance(value, dict):
+        out.append("{")
+        stack.append((sorted(((_key_text(k), v) for k, v in value.items()), key=_first), 0, "}"))
+    else:
+        out.append("[")
+        stack.append((list(value), 0, "]"))
+
+
+def _advance(stack: list[_Frame], out: list[str]) -> object:
     """The next value to encode, closing finished containers on the way; _DONE at the end."""
     while stack:
         items, index, closer = stack[-1]
@@ -231,8 +238,8 @@ def canonical_url(
         return None
     elif url.startswith("//"):
         rest = url[2:]
-    elif (scheme := _SCHEME.match(url)) and url.startswith("//", scheme.end()):
-        return None
+    elif (scheme := _SCHEME.match(url)) and not url[scheme.end() : scheme.end() + 1].isdigit():
+        return None  # another scheme (ftp://, mailto:, data:); "host:8080" is a port
     else:
         rest = url
         has_scheme = False
@@ -880,7 +887,7 @@ class _Collector:
         if verb:
             self.verbs[verb] = None
         if start < len(words):
-            kept.append(_quote(self.canonical_text(words[start])))
+            kept.append(self._render(words[start]))
         arguments = words[start + 1 :]
         fetcher = FETCHERS.get(verb)
         if fetcher is not None:
@@ -891,7 +898,7 @@ class _Collector:
         for operator, target in command.redirects:
             if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
                 self._add_sink(target)
-            kept.append(operator + _quote(self.canonical_text(target)))
+            kept.append(operator + self._render(target))
         return " ".join(kept), verb
 
     def canonical_text(self, text: str) -> str:
@@ -899,6 +906,12 @@ class _Collector:
         if "://" not in text:
             return text
         return _URL_IN_TEXT.sub(self._rewrite_url, text)
+
+    def _render(self, word: str) -> str:
+        """One word of the normalised command line: URLs canonical, quoted as a shell needs it."""
+        if "://" in word:
+            word = _URL_IN_TEXT.sub(self._rewrite_url, word)
+        return _quote(word)
 
     def scan_only(self, text: str) -> None:
         """Collect URLs from text beyond the lexed part, up to the URL cap."""
@@ -956,7 +969,7 @@ class _Collector:
             removed.append(" ".join(words[i:end]))
             i = end
         if i >= len(words):
-            return [_quote(self.canonical_text(word)) for word in words], i
+            return [self._render(word) for word in words], i
         self.removed.extend(removed)
         return kept, i
 
@@ -981,7 +994,7 @@ class _Collector:
                 options_done = word == "--"
             elif is_tee and (options_done or not word.startswith("-") or word == "-"):
                 self._add_sink(word)
-            kept.append(_quote(self.canonical_text(word)))
+            kept.append(self._render(word))
         return kept
 
     def _fetcher_args(self, fetcher: _Fetcher, words: Sequence[str]) -> list[str]:
@@ -995,7 +1008,7 @@ class _Collector:
             i += 1
             if options_done or word == "-" or not word.startswith("-"):
                 if fetcher.single_url and (positional_urls or word in _HTTP_METHODS):
-                    kept.append(_quote(self.canonical_text(word)))
+                    kept.append(self._render(word))
                     continue
                 positional_urls += 1
                 kept.append(_quote(self._positional_url(word, httpie=fetcher.single_url)))
@@ -1033,7 +1046,7 @@ class _Collector:
             if name in fetcher.url_long:
                 kept.append(_quote(self._positional_url(argument, httpie=False)))
             else:
-                kept.append(_quote(self.canonical_text(argument)))
+                kept.append(self._render(argument))
         return i
 
     def _fetcher_short_cluster(self, fetcher: _Fetcher, words: Sequence[str], i: int, kept: list[str]) -> int:
@@ -1066,7 +1079,7 @@ class _Collector:
                 if argument is not None:
                     if letter in fetcher.sink_short:
                         self._add_sink(argument)
-                    kept.append(_quote(self.canonical_text(argument)))
+                    kept.append(self._render(argument))
             break
         if removed_letters:
             self.removed.append("-" + removed_letters + removed_argument)

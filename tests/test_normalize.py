@@ -145,6 +145,8 @@ def test_non_http_urls_are_not_resources(url: str) -> None:
         ("//x.org/a", "x.org/a"),
         ("README", None),
         ("ftp://x.org", None),
+        ("mailto:me@x.org", None),
+        ("javascript:alert(1)", None),
         ("x.org:notaport", None),
     ],
 )
