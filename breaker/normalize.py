@@ -794,7 +794,7 @@ _ARIA2C = _Fetcher(
     sink_long=frozenset({"--out"}),
 )
 #: Verbs of the ``family:http-fetch`` fingerprint, with the option grammar of each.
-FETCHERS: dict[str, _Fetcher] = {
+_FETCHERS: dict[str, _Fetcher] = {
     "curl": _CURL,
     "wget": _WGET,
     "http": _HTTPIE,
@@ -889,7 +889,7 @@ class _Collector:
         if start < len(words):
             kept.append(self._render(words[start]))
         arguments = words[start + 1 :]
-        fetcher = FETCHERS.get(verb)
+        fetcher = _FETCHERS.get(verb)
         if fetcher is not None:
             self.fetches = True
             kept.extend(self._fetcher_args(fetcher, arguments))
