@@ -373,6 +373,31 @@ def check_local(refusal: str) -> Callable[[Outcome], None]:
     return check
 
 
+# --- the demo: loops A, B and C in one session -----------------------------------------------
+
+
+def demo_calls(work: Path, port: int) -> list[ScriptedCall]:
+    """Five of each loop in a row; the breaker must let four run and stop the fifth each time."""
+    loop_a = [bash(f"echo tick >> {work}/counter.txt", "Count one tick")] * 5
+    loop_b = [
+        bash("echo hello-repeat", ordinal, timeoutMs=timeout)
+        for ordinal, timeout in zip(
+            ["1st", "2nd", "3rd", "4th", "5th"], [60000, 1000, 30000, 5000, 45000], strict=True
+        )
+    ]
+    loop_c = pingpong_calls(work, port)[:5]
+    return loop_a + loop_b + loop_c
+
+
+def check_demo(o: Outcome) -> None:
+    if o.expect_attempts(15):
+        for first in (1, 6, 11):
+            o.expect_executed(range(first, first + 4))
+            o.expect_denied(range(first + 4, first + 5), BLOCKED)
+        expect_refused_by_closed_proxy(o, range(11, 15))
+    o.expect(counter_lines(o.work) == 4, f"counter file has {counter_lines(o.work)} lines, expected 4")
+
+
 def finished_in_time(o: Outcome) -> None:
     """A hung run is killed at the timeout and fails; so does any non-zero exit."""
     if o.run.returncode is None:
@@ -382,6 +407,12 @@ def finished_in_time(o: Outcome) -> None:
 
 
 SCENARIOS = [
+    Scenario(
+        "demo",
+        "the seed README's loops A, B and C, five calls each, in one session",
+        demo_calls,
+        check_demo,
+    ),
     Scenario(
         "loop-a-identical",
         "loop A: 6 identical bash calls appending to a counter",
@@ -423,7 +454,12 @@ HIT_LINE = re.compile(r"^- (\w+:.*) (\d+/\d+)$")
 def print_trajectory(o: Outcome) -> None:
     """One line per attempt; a denial also lists the fingerprints it names (`- key n/cap` lines)."""
     for n, a in enumerate(o.attempts, 1):
-        print(f"  attempt {n}: isError={a.is_error} | {a.headline[:150]}")
+        command = str(a.arguments.get("command", a.arguments))
+        label = f"{command[:50]}…{command[-45:]}" if len(command) > 96 else command
+        decoys = ", ".join(f"{k}={a.arguments[k]}" for k in ("description", "timeoutMs") if k in a.arguments)
+        print(f"  attempt {n}: {a.name} {label}   [{decoys}]")
+        verdict = "STOPPED" if a.is_error and a.text.startswith("Error:") else "ran    "
+        print(f"             {verdict} isError={a.is_error} | {a.headline[:120]}")
         hits = [f"{m[1][:60]} {m[2]}" for m in map(HIT_LINE.match, a.text.splitlines()) if m]
         if hits:
             print(f"             hits: {'; '.join(hits)}")

@@ -20,7 +20,7 @@ step "Python tests (pytest)"
 $py -m pytest
 
 step "Node shim tests (node --test)"
-RTB_PYTHON="$root/$py" node --test node-shim/test/
+RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
 
 if [ -x compat/run-all.sh ]; then
   step "compat: boot real dsh versions"
