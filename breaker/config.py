@@ -52,6 +52,9 @@ DEFAULTS: dict[str, Any] = {
         "verb:curl": None,
         "verb:wget": None,
     },
+    # A backstop against a harness that never reports its agents gone: past this many agents,
+    # the one idle the longest is forgotten.
+    "maxAgents": 10000,
     # Read by the Node shim (validated here so that the shim holds no logic of its own).
     "python": None,
     "onWorkerFailure": "allow",
@@ -100,6 +103,7 @@ class BreakerConfig(BaseModel):
     onWorkerFailure: WorkerFailurePolicy
     guardTimeoutMs: int
     startTimeoutMs: int
+    maxAgents: int
 
     def limit_for(self, kind: str, key: str) -> float | None:
         """The cap of one fingerprint: its full key wins over its kind; absent means uncapped."""
@@ -168,6 +172,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     result_preview = _integer(merged, "resultPreviewChars", minimum=1)
     guard_timeout = _integer(merged, "guardTimeoutMs", minimum=1)
     start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
+    max_agents = _integer(merged, "maxAgents", minimum=1)
     local_hosts = _choice(merged, "localHosts", ("ask", "deny", "allow"))
     on_failure = _choice(merged, "onWorkerFailure", ("allow", "deny"))
     python = merged["python"]
@@ -187,6 +192,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         onWorkerFailure=on_failure,  # type: ignore[arg-type]
         guardTimeoutMs=guard_timeout,
         startTimeoutMs=start_timeout,
+        maxAgents=max_agents,
     )
 
 

@@ -107,9 +107,7 @@ class Breaker:
         """The guard: allow (committing every fingerprint) or deny (committing only the hits)."""
         if not self.is_counted(call.name):
             return ALLOW
-        state = self._agents.get(agent)
-        if state is None:
-            state = self._agents[agent] = _Agent(Window(self.config.window))
+        state = self._active(agent)
         turn = state.turn
         if call.call_id and turn.pending == call.call_id:
             # The operator approved: the asked call reached the guard.
@@ -162,6 +160,16 @@ class Breaker:
             "agents": len(self._agents),
             "entries": sum(len(state.window) for state in self._agents.values()),
         }
+
+    def _active(self, agent: AgentId) -> _Agent:
+        """The agent's state, now the most recently active; past ``maxAgents`` the idlest goes."""
+        state = self._agents.pop(agent, None)
+        if state is None:
+            state = _Agent(Window(self.config.window))
+            if len(self._agents) >= self.config.maxAgents:
+                del self._agents[next(iter(self._agents))]
+        self._agents[agent] = state
+        return state
 
     def _fingerprints(self, state: _Agent, call: ToolCall) -> tuple[Fingerprint, ...]:
         """The fingerprints that count: local targets drop out under ``allow`` or an approval."""

@@ -423,3 +423,16 @@ def test_the_same_sequence_gives_the_same_verdicts(
         return out
 
     assert replay() == replay()
+
+
+def test_past_max_agents_the_idlest_agent_is_forgotten() -> None:
+    breaker = Breaker(load_config({"maxAgents": 2}))
+    call = ToolCall("bash", {"command": "echo hi"}, "c")
+    for _ in range(4):
+        breaker.decide("busy", call)
+    breaker.decide("idle", call)
+    breaker.decide("busy", call)  # busy is now the most recently active
+    breaker.decide("new", call)  # evicts "idle", not "busy"
+    assert breaker.stats()["agents"] == 2
+    assert isinstance(breaker.decide("busy", call), Deny)  # its window survived: 6th identical call
+    assert isinstance(breaker.decide("idle", call), Allow)  # a fresh window
