@@ -16,11 +16,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
+OnLimitPolicy = Literal["ask", "deny"]
 WorkerFailurePolicy = Literal["allow", "deny"]
 
 #: The fingerprint kinds a ``limits`` key may name, alone (``net``) or as a prefix of one full
 #: fingerprint (``verb:curl``).
-FINGERPRINT_KINDS = ("exact", "cmd", "net", "site", "sink", "family", "verb")
+FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "verb")
 
 DEFAULTS: dict[str, Any] = {
     "window": 12,
@@ -47,11 +48,21 @@ DEFAULTS: dict[str, Any] = {
         "cmd": 5,
         "net": 5,
         "sink": 5,
+        "host": None,
         "site": None,
         "family:http-fetch": None,
         "verb:curl": None,
         "verb:wget": None,
     },
+    # The escalation of the reference plugin (0.5.x), under its key names and all off here:
+    # what a reached cap does, the advisory stages below the caps, the failure track, and
+    # whether local hosts take part in host:. See docs/escalation.md.
+    "onLimit": "deny",
+    "warnAt": None,
+    "summarizeAt": None,
+    "failWarnAt": None,
+    "failLimit": None,
+    "includeLocal": False,
     # A backstop against a harness that never reports its agents gone: past this many agents,
     # the one idle the longest is forgotten.
     "maxAgents": 10000,
@@ -69,7 +80,8 @@ MERGED_KEYS = ("ignoreArgs", "hostAliases", "limits")
 #: upgraded profile cannot silently lose its tuning.
 REMOVED_KEYS: dict[str, str] = {
     "denyAfter": "use limits (for example limits: {exact: 5, cmd: 5, net: 5, sink: 5})",
-    "warnAfter": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
+    "warnAfter": "use warnAt (advisory notices, off by default) or the notices of "
+    "@deepseek-ai/dsh-repeat-tool-reminder",
     "registerAdvisory": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
     "maxSamePath": "file actions are identified by exact: (position-aware); there is no "
     "path-only limit",
@@ -99,6 +111,12 @@ class BreakerConfig(BaseModel):
     ignoreArgs: dict[str, tuple[str, ...]]
     hostAliases: dict[str, str]
     limits: dict[str, float | None]
+    onLimit: OnLimitPolicy
+    warnAt: int | None
+    summarizeAt: int | None
+    failWarnAt: int | None
+    failLimit: float | None
+    includeLocal: bool
     python: str | None
     onWorkerFailure: WorkerFailurePolicy
     guardTimeoutMs: int
@@ -110,6 +128,11 @@ class BreakerConfig(BaseModel):
         if key in self.limits:
             return self.limits[key]
         return self.limits.get(kind)
+
+    @property
+    def tracks_failures(self) -> bool:
+        """Whether results must be judged at all: the failure track has a stage switched on."""
+        return self.failWarnAt is not None or self.failLimit is not None
 
     def counted_tools_pattern(self) -> str:
         """A regex, valid in Python and JavaScript alike, that fully matches the counted tool names.
@@ -174,6 +197,10 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
     max_agents = _integer(merged, "maxAgents", minimum=1)
     local_hosts = _choice(merged, "localHosts", ("ask", "deny", "allow"))
+    on_limit = _choice(merged, "onLimit", ("ask", "deny"))
+    include_local = merged["includeLocal"]
+    if not isinstance(include_local, bool):
+        raise ConfigError(f"includeLocal must be true or false, got {include_local!r}")
     on_failure = _choice(merged, "onWorkerFailure", ("allow", "deny"))
     python = merged["python"]
     if python is not None and (not isinstance(python, str) or not python.strip()):
@@ -188,6 +215,12 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         ignoreArgs=_ignore_args(merged["ignoreArgs"]),
         hostAliases=_host_aliases(merged["hostAliases"]),
         limits=_limits(merged["limits"]),
+        onLimit=on_limit,  # type: ignore[arg-type]
+        warnAt=_stage(merged, "warnAt"),
+        summarizeAt=_stage(merged, "summarizeAt"),
+        failWarnAt=_stage(merged, "failWarnAt"),
+        failLimit=_cap("failLimit", merged["failLimit"], "one failure is not a streak"),
+        includeLocal=include_local,
         python=python,
         onWorkerFailure=on_failure,  # type: ignore[arg-type]
         guardTimeoutMs=guard_timeout,
@@ -202,6 +235,24 @@ def _integer(merged: Mapping[str, Any], key: str, *, minimum: int) -> int:
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
     if not math.isfinite(value) or value != int(value) or value < minimum:
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _stage(merged: Mapping[str, Any], key: str) -> int | None:
+    """An advisory stage: a positive whole number switches it on; null, 0 or below switch it off.
+
+    The off values are accepted silently because they are the reference plugin's documented
+    off-switch; anything else that is not a whole number is a mistake and fails loud.
+    """
+    value = merged[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
+    if value <= 0:
+        return None
+    if value != int(value):
+        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
     return int(value)
 
 
@@ -279,18 +330,21 @@ def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
     for key, cap in value.items():
         if not isinstance(key, str) or not _is_limit_key(key):
             raise ConfigError(_unknown_limit_message(key))
-        if cap is None:
-            result[key] = None
-            continue
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
-            raise ConfigError(f"limits.{key} must be null or a finite number >= 2, got {cap!r}")
-        if cap < 2:
-            raise ConfigError(
-                f"limits.{key} must be null or a finite number >= 2, got {cap!r} "
-                "(a cap below 2 would deny the first call)"
-            )
-        result[key] = float(cap)
+        result[key] = _cap(f"limits.{key}", cap, "a cap below 2 would deny the first call")
     return result
+
+
+def _cap(name: str, cap: Any, why_two: str) -> float | None:
+    """A cap (a ``limits`` entry, ``failLimit``): null for none, else a finite number >= 2."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
+    if cap < 2:
+        raise ConfigError(
+            f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})"
+        )
+    return float(cap)
 
 
 def _is_limit_key(key: str) -> bool:
