@@ -30,7 +30,7 @@ from breaker.sessions import (
     group_sessions,
     read_session,
 )
-from breaker.sweep import Label, Setting, SettingScore, parse_labels, sweep
+from breaker.sweep import Label, Setting, SettingScore, parse_labels, parse_loop_starts, sweep
 
 #: The row id the plugin is mounted under in a cordis patch.
 ROW_ID = "repeat-tool-breaker"
@@ -89,7 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     grid.add_argument(
         "--cap", type=_numbers, default=[5], help="caps of exact/cmd/net/sink to try, e.g. 3,5,9"
     )
-    grid.add_argument("--labels", type=Path, metavar="FILE", help="TSV: session id, loop|ok, optional reason")
+    grid.add_argument(
+        "--labels", type=Path, metavar="FILE", help="TSV: session id, loop|ok, [reason, [loop start call]]"
+    )
     _add_common(grid)
     grid.set_defaults(command=_sweep)
     return parser
@@ -316,7 +318,7 @@ def _denial_text(call: CallReplay, *, markdown: bool) -> str:
 def _sweep(args: argparse.Namespace) -> int:
     base = read_config_file(args.config)
     load_config(base)  # a broken base config fails before any replay
-    labels = _read_labels(args.labels) if args.labels is not None else None
+    labels, loop_starts = _read_labels(args.labels) if args.labels is not None else (None, None)
     sessions, problems = load_sessions(args.paths)
     if labels is not None:
         for session in sessions:
@@ -324,7 +326,7 @@ def _sweep(args: argparse.Namespace) -> int:
                 print(f"rtb: {session.session_id} has no label; it counts for denials only", file=sys.stderr)
     grid = [Setting(window, cap) for window in args.window for cap in args.cap]
     progress = Progress(len(grid) * len(sessions), sys.stderr)
-    scores = sweep(sessions, grid, base, labels, on_replayed=progress.advance)
+    scores = sweep(sessions, grid, base, labels, on_replayed=progress.advance, loop_starts=loop_starts)
     progress.close()
     if args.format == "json":
         _write(
@@ -346,7 +348,7 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _read_labels(path: Path) -> dict[str, Label]:
+def _read_labels(path: Path) -> tuple[dict[str, Label], dict[str, int]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -354,7 +356,7 @@ def _read_labels(path: Path) -> dict[str, Label]:
     labels, problems = parse_labels(text)
     for line, reason in problems:
         print(f"rtb: {path}:{line}: {reason}", file=sys.stderr)
-    return labels
+    return labels, parse_loop_starts(text)
 
 
 def _score_json(score: SettingScore) -> dict[str, Any]:

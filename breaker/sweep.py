@@ -10,7 +10,7 @@ Pure: sessions, labels and a base configuration in, scores out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -45,27 +45,51 @@ class SettingScore:
 
 
 def parse_labels(text: str) -> tuple[dict[str, Label], list[tuple[int, str]]]:
-    """Read a labels file: ``<session id> TAB <loop|ok> [TAB <reason>]`` a line, ``#`` comments.
+    """Read a labels file: ``<session id> TAB <loop|ok> [TAB <reason> [TAB <loop start>]]`` a line.
 
-    Returns the labels and the (line, problem) pairs of the lines that could not be read.
+    ``#`` starts a comment line. Returns the labels and the (line, problem) pairs of the lines
+    that could not be read.
     """
     labels: dict[str, Label] = {}
     problems: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        fields = [field.strip() for field in line.split("\t")]
+    for number, fields in _rows(text):
         if len(fields) < 2 or not fields[0]:
             problems.append((number, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"))
             continue
         session_id, label = fields[0], fields[1]
-        if label == "loop":
-            labels[session_id] = "loop"
-        elif label == "ok":
-            labels[session_id] = "ok"
-        else:
+        if label not in LABELS:
             problems.append((number, f"label must be loop or ok, got {label!r}"))
+        elif len(fields) > 3 and _loop_start(fields) is None:
+            problems.append((number, f"the loop start must be a call number >= 1, got {fields[3]!r}"))
+        else:
+            labels[session_id] = "loop" if label == "loop" else "ok"
     return labels, problems
+
+
+def parse_loop_starts(text: str) -> dict[str, int]:
+    """The optional fourth column of a labels file: the call at which a ``loop`` session's loop starts.
+
+    Catches are counted from there (the loop's first call is its call 1), and a stop before it
+    stopped real work. A loop without the column starts at the session's first call.
+    """
+    starts: dict[str, int] = {}
+    for _, fields in _rows(text):
+        start = _loop_start(fields)
+        if start is not None and fields[1] == "loop":
+            starts[fields[0]] = start
+    return starts
+
+
+def _rows(text: str) -> Iterator[tuple[int, list[str]]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield number, [field.strip() for field in line.split("\t")]
+
+
+def _loop_start(fields: Sequence[str]) -> int | None:
+    if len(fields) < 4 or not fields[3].isdecimal() or int(fields[3]) < 1:
+        return None
+    return int(fields[3])
 
 
 def setting_config(base: Mapping[str, Any], setting: Setting) -> dict[str, Any]:
@@ -81,8 +105,12 @@ def sweep(
     base: Mapping[str, Any],
     labels: Mapping[str, Label] | None = None,
     on_replayed: Callable[[], None] = lambda: None,
+    loop_starts: Mapping[str, int] | None = None,
 ) -> list[SettingScore]:
-    """Score every setting of ``grid``; raises ConfigError naming the setting a cap or window breaks."""
+    """Score every setting of ``grid``; raises ConfigError naming the setting a cap or window breaks.
+
+    ``loop_starts`` (see ``parse_loop_starts``) places each loop's first call; by default, call 1.
+    """
     scores = []
     for setting in grid:
         try:
@@ -93,24 +121,32 @@ def sweep(
         for session in sessions:
             replays.append(replay_session(session, config))
             on_replayed()
-        scores.append(_score(setting, replays, labels))
+        scores.append(_score(setting, replays, labels, loop_starts or {}))
     return _mark_best(scores) if labels is not None else scores
 
 
 def _score(
-    setting: Setting, replays: Sequence[SessionReplay], labels: Mapping[str, Label] | None
+    setting: Setting,
+    replays: Sequence[SessionReplay],
+    labels: Mapping[str, Label] | None,
+    loop_starts: Mapping[str, int],
 ) -> SettingScore:
     denials = sum(len(replay.stops) for replay in replays)
     touched = sum(1 for replay in replays if replay.stops)
     if labels is None:
         return SettingScore(setting, denials, touched)
-    catches = [
-        replay.first_stop.number
-        for replay in replays
-        if labels.get(replay.session_id) == "loop" and replay.first_stop is not None
-    ]
-    loops = sum(1 for replay in replays if labels.get(replay.session_id) == "loop")
-    false_positives = sum(1 for replay in replays if labels.get(replay.session_id) == "ok" and replay.stops)
+    catches: list[int] = []
+    loops = false_positives = 0
+    for replay in replays:
+        label = labels.get(replay.session_id)
+        start = loop_starts.get(replay.session_id, 1) if label == "loop" else None
+        if start is not None:
+            loops += 1
+            caught = next((stop.number for stop in replay.stops if stop.number >= start), None)
+            if caught is not None:
+                catches.append(caught - start + 1)
+        if label is not None and any(start is None or stop.number < start for stop in replay.stops):
+            false_positives += 1  # an ok session stopped, or a loop session stopped before its loop
     mean_catch = sum(catches) / len(catches) if catches else None
     return SettingScore(setting, denials, touched, len(catches), loops, false_positives, mean_catch)
 

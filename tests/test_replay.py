@@ -18,7 +18,7 @@ from breaker.sessions import (
     parse_log,
     read_session,
 )
-from breaker.sweep import Setting, parse_labels, sweep
+from breaker.sweep import Setting, parse_labels, parse_loop_starts, sweep
 from breaker.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -176,6 +176,26 @@ def test_labels_name_the_lines_they_cannot_read() -> None:
         (4, "label must be loop or ok, got 'maybe'"),
         (5, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"),
     ]
+
+
+def test_a_loop_start_counts_catches_from_the_loop_and_stops_before_it_as_false_positives() -> None:
+    text = "late\tloop\tfive good calls, then the loop\t6\nbad\tloop\treason\tzero\n"
+    labels, problems = parse_labels(text)
+    assert labels == {"late": "loop"}
+    assert problems == [(2, "the loop start must be a call number >= 1, got 'zero'")]
+    assert parse_loop_starts(text) == {"late": 6}
+    trajectory = Trajectory()
+    for step in range(5):
+        trajectory.call("read", {"file_path": f"/src/m{step}.py"}, "1\tx")
+    for _ in range(6):
+        trajectory.call("bash", {"command": "make"}, "make: *** [all] Error 2\n[exit code: 2]")
+    session = group_sessions([parse_log(trajectory.to_jsonl().splitlines(), path=Path("late.jsonl"))[0]])
+    grid = [Setting(12, 3), Setting(12, 9)]
+    [at_cap_3, at_cap_9] = sweep(session, grid, {}, labels, loop_starts={"late": 6})
+    assert (at_cap_3.loops_caught, at_cap_3.mean_catch, at_cap_3.false_positives) == (1, 3.0, 0)
+    assert (at_cap_9.loops_caught, at_cap_9.false_positives) == (0, 0)
+    [early] = sweep(session, [Setting(12, 3)], {}, labels, loop_starts={"late": 9})
+    assert (early.loops_caught, early.mean_catch, early.false_positives) == (1, 1.0, 1)
 
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "sessions").glob("*.jsonl.zstd"))
