@@ -17,7 +17,8 @@ Requests (shim → worker)
     op            request fields                       ok reply fields
     ============  ===================================  =========================================
     configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
-                                                       guardTimeoutMs, startTimeoutMs}
+                                                       guardTimeoutMs, startTimeoutMs, window,
+                                                       maxAgents}
     guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
                   args: any
     preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)

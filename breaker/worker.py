@@ -98,6 +98,9 @@ class RequestHandler:
             "onWorkerFailure": config.onWorkerFailure,
             "guardTimeoutMs": config.guardTimeoutMs,
             "startTimeoutMs": config.startTimeoutMs,
+            # How much of an agent's history the shim must journal to rebuild a new worker.
+            "window": config.window,
+            "maxAgents": config.maxAgents,
         }
         return ok_reply(request.id, settings=settings)
 

@@ -23,6 +23,13 @@ export class WorkerUnavailable extends Error {
   }
 }
 
+/** How a crash loop is contained; tests shorten these. */
+export const RESTART_POLICY = Object.freeze({
+  crashLimit: 5, // at most this many lost workers within crashSpanMs, then give up for a while
+  crashSpanMs: 60_000,
+  backoffMs: 200, // no delay after the first loss, then 200 ms, 400 ms, 800 ms, ...
+});
+
 export class WorkerBridge {
   /**
    * @param {object} options
@@ -31,17 +38,24 @@ export class WorkerBridge {
    * @param {string} options.cwd
    * @param {Record<string, string>} options.env
    * @param {(text: string) => void} options.log one line for the operator
+   * @param {() => Iterable<object>} [options.replay] the requests that rebuild a new worker's state
+   * @param {Partial<typeof RESTART_POLICY>} [options.restartPolicy]
    */
-  constructor({ command, args, cwd, env, log }) {
+  constructor({ command, args, cwd, env, log, replay = () => [], restartPolicy = {} }) {
     this.spawnOptions = { command, args, cwd, env };
     this.log = log;
+    this.replay = replay;
+    this.restartPolicy = { ...RESTART_POLICY, ...restartPolicy };
     this.nextId = 1;
     this.helper = null;
     this.pid = null;
     this.exited = null; // set when the current worker is known to be gone
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
-    this.timeouts = null;
+    this.settings = null;
+    this.losses = []; // when workers were lost since the last answered call, oldest first
+    this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
+    this.gaveUp = false;
     this.closed = false;
   }
 
@@ -54,7 +68,7 @@ export class WorkerBridge {
     const reply = this.waitFor(this.send(configureMessage), timeoutMs);
     if (reply.ok) {
       this.configureMessage = configureMessage;
-      this.timeouts = { guard: reply.settings.guardTimeoutMs, start: reply.settings.startTimeoutMs };
+      this.settings = reply.settings;
       this.helper.postMessage('ready');
     }
     return reply;
@@ -62,23 +76,36 @@ export class WorkerBridge {
 
   /**
    * One request and its reply, within the guard deadline (the start deadline while a fresh
-   * worker has not answered yet). A worker that is gone or misses the deadline is killed and
-   * replaced before WorkerUnavailable is thrown, so the next call finds a new one.
+   * worker has not answered yet). A worker found dead is replaced and the request is sent once
+   * more to its successor; a worker that misses the deadline is killed and replaced, and
+   * WorkerUnavailable is thrown (the caller applies onWorkerFailure).
    */
   call(message) {
-    const timeoutMs = this.ensureRunning() ? this.timeouts.start : this.timeouts.guard;
-    try {
-      return this.waitFor(this.send(message), timeoutMs);
-    } catch (error) {
-      if (error instanceof WorkerUnavailable) this.replace(error);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      const fresh = this.ensureRunning();
+      const timeoutMs = fresh ? this.settings.startTimeoutMs : this.settings.guardTimeoutMs;
+      try {
+        const reply = this.waitFor(this.send(message), timeoutMs);
+        this.answered();
+        return reply;
+      } catch (error) {
+        if (!(error instanceof WorkerUnavailable)) throw error;
+        const giveUp = error.code === 'TIMEOUT' || attempt > 1;
+        this.lost(error, { op: message.op, callFails: giveUp });
+        if (giveUp) throw error;
+      }
     }
   }
 
   /** Post a request whose reply nobody waits for (an event); it is applied before later calls. */
   notify(message) {
     if (this.closed) return;
-    this.ensureRunning();
+    try {
+      this.ensureRunning();
+    } catch (error) {
+      if (error instanceof WorkerUnavailable) return; // the journal carries it to the next worker
+      throw error;
+    }
     this.send(message);
   }
 
@@ -94,19 +121,37 @@ export class WorkerBridge {
     this.helper = null;
   }
 
-  // Returns true when the worker is fresh (still starting).
+  // Make sure a worker is running or starting; returns true when it is fresh (still starting).
+  // Throws WorkerUnavailable while restarts are held back (backing off, or given up for a while).
   ensureRunning() {
-    if (this.closed) throw new WorkerUnavailable('the plugin was disposed');
+    if (this.closed) throw new WorkerUnavailable('the plugin was disposed', { code: 'CLOSED' });
     this.drain();
-    if (!this.helper || this.exited) {
-      if (this.exited) this.log(`the worker stopped${this.exitNote()}; starting a new one`);
+    if (this.exited) this.lost(this.exitError());
+    if (!this.helper) {
+      const wait = this.restartAt - performance.now();
+      if (wait > 0) {
+        throw new WorkerUnavailable(
+          this.gaveUp
+            ? 'the worker keeps failing and restarts are paused'
+            : `the worker is restarting in ${Math.ceil(wait)} ms`,
+          { code: 'BACKOFF' },
+        );
+      }
       this.restart();
     }
     return this.startingId !== null;
   }
 
-  replace(error) {
-    this.log(`${error.message}; the worker was stopped and a new one is starting`);
+  // A call was answered: the worker is healthy, any crash loop is over.
+  answered() {
+    if (this.gaveUp) this.log('the worker answers again; the loop guard is back');
+    this.gaveUp = false;
+    this.losses = [];
+  }
+
+  // The current worker is gone or hung: kill it, say once what happened and what is done about
+  // it, and start a successor now or after a backoff (or, in a crash loop, after a pause).
+  lost(error, { op, callFails = false } = {}) {
     if (this.pid !== null && !this.exited) {
       try {
         process.kill(this.pid, 'SIGKILL');
@@ -114,12 +159,40 @@ export class WorkerBridge {
         // it is already gone
       }
     }
-    this.restart();
+    this.stop();
+    this.exited = null;
+    const now = performance.now();
+    const { crashLimit, crashSpanMs, backoffMs } = this.restartPolicy;
+    this.losses = [...this.losses.filter((time) => now - time < crashSpanMs), now];
+    const verdict = this.settings.onWorkerFailure === 'deny' ? 'denied' : 'allowed';
+    const during = op ? ` during a ${op} request` : '';
+    if (this.losses.length >= crashLimit) {
+      this.restartAt = this.losses[0] + crashSpanMs;
+      if (!this.gaveUp) {
+        this.gaveUp = true;
+        this.log(
+          `${error.message}${during}: ${this.losses.length} workers lost within ${crashSpanMs / 1000} s, ` +
+            `so no new worker for ${Math.ceil((this.restartAt - now) / 1000)} s; until then every counted ` +
+            `call is ${verdict} unchecked (onWorkerFailure: ${this.settings.onWorkerFailure})`,
+        );
+      }
+      return;
+    }
+    const delay = this.losses.length === 1 ? 0 : backoffMs * 2 ** (this.losses.length - 2);
+    this.restartAt = now + delay;
+    const pending = callFails ? `; that call is ${verdict} (onWorkerFailure: ${this.settings.onWorkerFailure})` : '';
+    this.log(
+      `${error.message}${during}; it was stopped and a new one starts ` +
+        `${delay ? `in ${delay} ms` : 'now'} with the agents' recent calls replayed${pending}`,
+    );
+    if (delay === 0) this.restart();
   }
 
+  // A new worker: configure it, then replay what rebuilds its state, before anything else.
   restart() {
     this.spawn();
     this.startingId = this.send(this.configureMessage);
+    for (const message of this.replay()) this.send(message);
   }
 
   spawn() {

@@ -6,6 +6,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable } from './bridge.js';
+import { Journal } from './journal.js';
 
 export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];
@@ -119,12 +120,14 @@ function resultText(result) {
 
 export function apply(ctx, config) {
   const python = choosePython(config);
+  let journal; // created from the worker's settings once it has accepted the config
   const bridge = new WorkerBridge({
     command: python,
     args: ['-m', 'breaker.worker'],
     cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
     env: workerEnvironment(),
     log,
+    replay: () => journal.requests(), // a replacement worker gets the agents' recent calls first
   });
   const configure = { op: 'configure', config: config == null ? null : plainData(config) };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
@@ -142,12 +145,14 @@ export function apply(ctx, config) {
     throw new Error(`${name}: ${reply.error}`);
   }
   const { countedTools, onWorkerFailure } = reply.settings;
+  journal = new Journal(reply.settings);
   const counted = new RegExp(countedTools);
 
   // Live Agent objects → small integers; a collected agent is forgotten by the worker too.
   const agentIds = new WeakMap();
   let nextAgentId = 1;
   const forgetting = new FinalizationRegistry((agent) => {
+    journal.drop(agent);
     try {
       bridge.notify({ op: 'forget', agent });
     } catch (error) {
@@ -184,8 +189,10 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
-      const answer = bridge.call(callMessage('guard', exec, agent));
+      const message = callMessage('guard', exec, agent);
+      const answer = bridge.call(message);
       if (!answer.ok) throw new Error(answer.error);
+      journal.guard(message);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -200,9 +207,13 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
-      const answer = bridge.call(callMessage('preflight', exec, agent));
+      const message = callMessage('preflight', exec, agent);
+      const answer = bridge.call(message);
       if (!answer.ok) throw new Error(answer.error);
-      if (typeof answer.ask === 'string') return { kind: 'ask', reason: answer.ask };
+      if (typeof answer.ask === 'string') {
+        journal.asked(message);
+        return { kind: 'ask', reason: answer.ask };
+      }
     } catch (error) {
       if (!(error instanceof WorkerUnavailable)) logOnce(`preflight failed, the guard decides alone: ${error.message}`);
     }
@@ -213,7 +224,9 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: false });
       if (agent !== undefined) {
-        bridge.notify({ op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result) });
+        const message = { op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result) };
+        bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+        journal.result(message);
       }
     } catch (error) {
       logOnce(`could not record a result: ${error.message}`);
@@ -225,6 +238,7 @@ export function apply(ctx, config) {
     try {
       const agent = agentIdOf(step?.agent, { create: false });
       if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
+        journal.drop(agent);
         bridge.notify({ op: 'human', agent });
       }
     } catch (error) {

@@ -104,6 +104,8 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "onWorkerFailure": "allow",
                 "guardTimeoutMs": 250,
                 "startTimeoutMs": 10000,
+                "window": 12,
+                "maxAgents": 10000,
             },
         }
         assert "todo" in reply["settings"]["countedTools"]
