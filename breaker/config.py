@@ -9,6 +9,7 @@ a profile with a typo must refuse to boot rather than silently run with weaker p
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 OnLimitPolicy = Literal["ask", "deny"]
+HostPolicy = Literal["none", "public", "all"]
 WorkerFailurePolicy = Literal["allow", "deny"]
 
 #: The fingerprint kinds a ``limits`` key may name, alone (``net``) or as a prefix of one full
@@ -128,6 +130,18 @@ class BreakerConfig(BaseModel):
         if key in self.limits:
             return self.limits[key]
         return self.limits.get(kind)
+
+    @functools.cached_property
+    def host_policy(self) -> HostPolicy:
+        """Which URLs get a ``host:`` fingerprint: none unless a ``limits`` entry caps one.
+
+        Uncapped it could never change a verdict, so the default fingerprint sets stay exactly
+        the seed's. Local hosts take part only under ``includeLocal``: a development loop talks
+        to one local host all day.
+        """
+        if not any(cap is not None and key.partition(":")[0] == "host" for key, cap in self.limits.items()):
+            return "none"
+        return "all" if self.includeLocal else "public"
 
     @property
     def tracks_failures(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from breaker.config import BreakerConfig
+from breaker.config import BreakerConfig, HostPolicy
 from breaker.normalize import CanonicalUrl, analyze_shell, bounded_key, canonical_json, canonical_url
 
 #: Tools whose command argument is a shell line.
@@ -77,7 +77,9 @@ def _shell_fingerprints(
     if shell.command:
         fingerprints.append(Fingerprint("cmd", bounded_key(f"cmd:{shell.verb}:{shell.command}")))
     is_local = _all_local(shell.urls)
-    fingerprints.extend(_targets(shell.urls, shell.sinks, shell.fetches, shell.verbs, is_local))
+    fingerprints.extend(
+        _targets(shell.urls, shell.sinks, shell.fetches, shell.verbs, is_local, config.host_policy)
+    )
     return CallFingerprints(
         tuple(fingerprints),
         is_local=is_local,
@@ -94,7 +96,7 @@ def _url_tool_fingerprints(
     fetches = bool(urls) or any(marker in tool for marker in _FETCH_TOOL_MARKERS)
     is_local = _all_local(urls)
     return CallFingerprints(
-        (exact, *_targets(urls, (), fetches, (), is_local)),
+        (exact, *_targets(urls, (), fetches, (), is_local, config.host_policy)),
         is_local=is_local,
         stripped_args=stripped,
         aliases_folded=_aliases_folded(urls),
@@ -102,12 +104,24 @@ def _url_tool_fingerprints(
 
 
 def _targets(
-    urls: tuple[CanonicalUrl, ...], sinks: Iterable[str], fetches: bool, verbs: Iterable[str], is_local: bool
+    urls: tuple[CanonicalUrl, ...],
+    sinks: Iterable[str],
+    fetches: bool,
+    verbs: Iterable[str],
+    is_local: bool,
+    hosts: HostPolicy,
 ) -> list[Fingerprint]:
-    """The target fingerprints, de-duplicated in their fixed order: net, site, sink, family, verb."""
+    """The target fingerprints, de-duplicated in their fixed order: net, host, site, sink, family, verb.
+
+    ``host:`` is the target without path or query, so grinding one API with ever new queries
+    still adds up; ``BreakerConfig.host_policy`` says for which URLs.
+    """
     keys: dict[str, str] = {}  # key -> kind; a dict keeps first-seen order
     for url in urls:
         keys["net:" + url.resource] = "net"
+    for url in urls:
+        if hosts == "all" or (hosts == "public" and not url.local):
+            keys["host:" + url.host] = "host"
     for url in urls:
         keys["site:" + url.site] = "site"
     for sink in sinks:
