@@ -115,3 +115,141 @@ test('a killed worker: the next call is decided by its replacement, which still 
   for (let index = 0; index < 4; index++) calls.push(await dsh.call(other, 'bash', bash('true')));
   assert.deepEqual(calls.map((call) => call.denied === undefined), [true, true, true, false]);
 });
+
+// Loops A, B and C interleaved with local calls, results and a user message: the session every
+// replay test below runs, with and without killing the worker along the way.
+const LOCAL = (n) => bash(`curl -s http://localhost:8080/health | head -n ${n}`);
+const SESSION = [
+  ...Array(3).fill(['bash', bash('cat notes.txt')]),
+  ...[0, 1, 2, 3].map((n) => ['bash', LOCAL(n)]),
+  ['bash', bash('curl --max-time 60 -o /tmp/od.html https://open-data.canada.ca/')],
+  ['bash', bash('cat notes.txt')],
+  ['bash', LOCAL(4)], // the local ask, approved
+  ['bash', bash('curl --max-time 30 -o /tmp/od.html https://open.canada.ca/')],
+  ...Array(3).fill(['bash', bash('cat notes.txt')]), // denied: each commits only what hit
+  ['user'],
+  ...Array(6).fill(['bash', bash('python train.py')]),
+  ...[5, 6, 7].map((n) => ['bash', LOCAL(n)]),
+  ['bash', bash('curl --max-time 60 -o /tmp/od.html https://open-data.canada.ca/')],
+];
+
+async function runSession(dsh, agent, killAt = new Set(), interpreter = undefined) {
+  const outcomes = [];
+  for (const [index, [tool, args]] of SESSION.entries()) {
+    if (killAt.has(index)) {
+      const worker = interpreter.pids().at(-1);
+      process.kill(worker, 'SIGKILL');
+      await waitUntil(() => !isAlive(worker));
+    }
+    if (tool === 'user') await dsh.step(agent, [userMessage('start over')]);
+    else outcomes.push(await dsh.call(agent, tool, args, { callId: `call-${index}` }));
+  }
+  return outcomes.map(({ denied, asked, text }) => ({ denied, asked, text }));
+}
+
+test('replay rebuilds the exact state: verdicts, denial texts and asks match an unbroken session', async () => {
+  const steady = mount({}, { approval: 'allowed-once' });
+  const expected = await runSession(steady, makeAgent('steady'));
+  assert.ok(expected.some((outcome) => outcome.denied), 'the session has denials');
+  assert.equal(steady.asks.length, 1, 'and one approved ask');
+  const interpreter = switchableInterpreter();
+  const broken = mount({ python: interpreter.path }, { approval: 'allowed-once' });
+  const killAt = new Set([2, 5, 10, 12, 15, 17, 21, 24]);
+  const lines = await stderrOf(async () => {
+    assert.deepEqual(await runSession(broken, makeAgent('steady'), killAt, interpreter), expected);
+  });
+  assert.equal(broken.asks.length, 1, 'a replayed ask is not put to the operator again');
+  assert.equal(interpreter.pids().length, killAt.size + 1);
+  assert.equal(lines.length, killAt.size, 'one line per lost worker');
+});
+
+test('a hung worker: the call gets onWorkerFailure after guardTimeoutMs, once; the worker is replaced', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 150 });
+  const agent = makeAgent('hung');
+  const worker = await servingWorker(dsh, interpreter, agent);
+  process.kill(worker, 'SIGSTOP');
+  let verdicts;
+  const lines = await stderrOf(async () => {
+    const started = performance.now();
+    const stalled = await dsh.call(agent, 'bash', bash('ls'));
+    assert.ok(performance.now() - started < 1000);
+    assert.equal(stalled.denied, undefined, "onWorkerFailure 'allow' (the default) runs the call");
+    verdicts = [];
+    for (let index = 0; index < 5; index++) verdicts.push((await dsh.call(agent, 'bash', bash('pwd'))).denied);
+  });
+  assert.ok(await waitUntil(() => !isAlive(worker)), 'the hung worker was killed');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /did not answer within 150 ms during a preflight request; it was stopped and a new one starts now/);
+  assert.match(lines[0], /that call is allowed \(onWorkerFailure: allow\)/);
+  // The replacement decides: the journal had 'true' and nothing of the stalled call.
+  assert.deepEqual(verdicts.map((denied) => denied === undefined), [true, true, true, true, false]);
+});
+
+test('a fresh worker that never answers gets startTimeoutMs, then the call fails per onWorkerFailure', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 100, startTimeoutMs: 1200, onWorkerFailure: 'deny' });
+  const agent = makeAgent('slow-start');
+  const worker = await servingWorker(dsh, interpreter, agent);
+  interpreter.set('hang');
+  process.kill(worker, 'SIGKILL');
+  await waitUntil(() => !isAlive(worker));
+  const [guard] = dsh.guards;
+  const started = performance.now();
+  const verdict = guard({ name: 'bash', callId: 'x', agent, arguments: bash('ls') });
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed >= 1200 && elapsed < 2500, `waited the start deadline, not the guard one (${elapsed} ms)`);
+  assert.match(verdict, /loop guard is unavailable .*onWorkerFailure setting is 'deny'/);
+  const hung = interpreter.pids()[1];
+  assert.ok(await waitUntil(() => !isAlive(hung)), 'the silent worker was killed');
+});
+
+test('a crash loop backs off, gives up restarting with one line, and recovers after its span', async () => {
+  const interpreter = switchableInterpreter();
+  const lines = [];
+  const bridge = new WorkerBridge({
+    command: interpreter.path,
+    args: ['-m', 'breaker.worker'],
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    log: (line) => lines.push(line),
+    restartPolicy: { crashLimit: 4, crashSpanMs: 1500, backoffMs: 50 },
+  });
+  disposers.push(() => bridge.close());
+  assert.equal(bridge.boot({ op: 'configure', config: { onWorkerFailure: 'deny' } }, 10_000).ok, true);
+  interpreter.set('crash');
+  process.kill(interpreter.pids()[0], 'SIGKILL');
+  const failures = new Map();
+  const deadline = performance.now() + 1000;
+  let calls = 0;
+  while (performance.now() < deadline) {
+    try {
+      bridge.call({ op: 'stats' });
+    } catch (error) {
+      assert.ok(error instanceof WorkerUnavailable);
+      failures.set(error.code, (failures.get(error.code) ?? 0) + 1);
+    }
+    calls++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.equal(interpreter.pids().length, 4, 'the first worker and three restarts, then none');
+  assert.ok(failures.get('BACKOFF') > calls / 2, 'most calls fail fast, without a worker');
+  const givingUp = lines.filter((line) => /workers lost within 1.5 s/.test(line));
+  assert.equal(givingUp.length, 1);
+  assert.match(givingUp[0], /every counted call is denied unchecked \(onWorkerFailure: deny\)/);
+  assert.ok(lines.length <= 5, `one line per lost worker at most: ${lines.join('\n')}`);
+  interpreter.set('python');
+  await new Promise((resolve) => setTimeout(resolve, 1600));
+  assert.equal(bridge.call({ op: 'stats' }).ok, true);
+  assert.match(lines.at(-1), /the worker answers again/);
+});
+
+test('a worker that dies at boot makes apply throw with its stderr', () => {
+  const interpreter = switchableInterpreter();
+  interpreter.set('crash');
+  assert.throws(() => apply(new FakeDsh().ctx, { python: interpreter.path }), (error) => {
+    assert.match(error.message, /the Python worker did not start: the worker is not running \(exited with code 3\)/);
+    assert.match(error.message, /worker crashed on purpose/);
+    return true;
+  });
+});
