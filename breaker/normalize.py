@@ -18,6 +18,7 @@ import ipaddress
 import json
 import posixpath
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -38,6 +39,10 @@ _MAX_DECIMAL_BITS = 4096
 _REPEATED_CONTAINER = '"<cycle>"'
 _SCALAR_TYPES = (str, int, float, bool, type(None))
 _FLAT_SCALAR_TYPES = (str, float, bool, type(None))
+#: Strings at least this long are checked for characters to escape in one bytes pass.
+_LONG_TEXT = 1024
+#: Every byte that JSON writes as it is (all but control characters, ``"`` and ``\\``).
+_JSON_VERBATIM_BYTES = bytes(byte for byte in range(256) if byte >= 0x20 and byte not in b'"\\')
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -45,16 +50,48 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 
 def canonical_json(value: object) -> str:
     """Compact JSON with keys deep-sorted; never raises, whatever the depth, cycles or types."""
+    if type(value) is dict and _is_flat(value):
+        if any(type(child) is str and len(child) >= _LONG_TEXT for child in value.values()):
+            return _encode_flat_with_long_text(value)
+        return _ENCODER.encode(value)
     if _is_plain(value):
         return _ENCODER.encode(value)
     return _encode_iteratively(value)
 
 
+def _is_flat(value: dict[object, object]) -> bool:
+    """The usual arguments: one object of strings, flags and small numbers, keyed by strings."""
+    return all(type(key) is str and type(child) in _FLAT_SCALAR_TYPES for key, child in value.items())
+
+
+def _encode_flat_with_long_text(value: dict[object, object]) -> str:
+    """What the C encoder writes for a flat object, without its per-character pass over long text."""
+    fields = sorted(value.items(), key=_first_of_pair)
+    return "{" + ",".join(_ENCODER.encode(key) + ":" + _json_scalar(child) for key, child in fields) + "}"
+
+
+def _json_scalar(value: object) -> str:
+    if type(value) is str and len(value) >= _LONG_TEXT:
+        encoded = value.encode("utf-8", "surrogatepass")
+        # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
+        # the characters JSON must escape: control characters, the quote and the backslash.
+        if not encoded.translate(None, _JSON_VERBATIM_BYTES):
+            return '"' + value + '"'
+    return _ENCODER.encode(value)
+
+
+def _first_of_pair(pair: tuple[object, object]) -> str:
+    key = pair[0]
+    assert isinstance(key, str)
+    return key
+
+
 def bounded_key(key: str) -> str:
     """``key`` at most MAX_KEY_CHARS long and valid UTF-8, still unique to the whole text."""
     if len(key) > MAX_KEY_CHARS:
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_BYTES)
-        key = key[:_KEY_HEAD_CHARS] + _DIGEST_MARK + digest.hexdigest()
+        # SHA-256 (hardware-accelerated on common CPUs) is the fastest digest hashlib offers here.
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        key = key[:_KEY_HEAD_CHARS] + _DIGEST_MARK + digest[: 2 * _DIGEST_BYTES]
     if key.isascii():
         return key
     try:
@@ -66,10 +103,6 @@ def bounded_key(key: str) -> str:
 
 def _is_plain(value: object) -> bool:
     """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing."""
-    if type(value) is dict and all(
-        type(key) is str and type(child) in _FLAT_SCALAR_TYPES for key, child in value.items()
-    ):
-        return True  # the usual arguments: one flat object of strings, flags and small numbers
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
@@ -392,6 +425,11 @@ _WORD_ENDS = _BLANK_CHARS + "\n|&;<>()"
 #: Characters after which a run of digits is a word, not the fd of a redirection.
 _PLAIN_WORD_ENDS = _BLANK_CHARS + "\n|&;()"
 _PLAIN = re.compile(r"[^ \t\n\r\f\v'\"\\$`|&;<>()]+")
+#: The characters that end a bare word (the complement of ``_PLAIN``).
+_PLAIN_STOPS = _BLANK_CHARS + "\n'\"\\$`|&;<>()"
+_PLAIN_STOP_TABLE = bytes(0 if chr(byte) in _PLAIN_STOPS else 1 for byte in range(256))
+#: Text at least this long finds bare word ends through a table of stops (see ``_plain_stops``).
+_STOPS_MIN_CHARS = 2048
 _OPERATOR = re.compile(r"&&|\|\||;;&?|;&|\|&|[|&;()]")
 _REDIRECT = re.compile(r"&>>?|<<<|<<-?|<>|<&|>>|>\||>&|[<>]")
 _NESTED_STOPS = {
@@ -428,15 +466,22 @@ def lex_shell(text: str) -> ShellScript:
     heredocs: list[str] = []
     pending_heredocs: list[tuple[str, bool]] = []
     command = SimpleCommand()
+    stops = _plain_stops(text)
     n = len(text)
     i = 0
     while i < n:
         char = text[i]
         if char not in _LEXER_SPECIALS:
-            plain = _PLAIN.match(text, i)  # inlined common case: a bare word followed by a blank
-            if plain is not None and (plain.end() == n or text[plain.end()] in _PLAIN_WORD_ENDS):
-                command.words.append(plain.group())
-                i = plain.end()
+            # Inlined common case: a bare word followed by a blank.
+            if stops is None:
+                plain = _PLAIN.match(text, i)
+                end = i if plain is None else plain.end()
+            else:
+                end = stops.find(0, i)
+                end = n if end < 0 else end
+            if end > i and (end == n or text[end] in _PLAIN_WORD_ENDS):
+                command.words.append(text[i:end])
+                i = end
             else:
                 i = _lex_word(text, i, command, pending_heredocs)
         elif char in _BLANK_CHARS:
@@ -464,6 +509,16 @@ def lex_shell(text: str) -> ShellScript:
             i = _lex_word(text, i, command, pending_heredocs)
     _close(command, parts, "")
     return ShellScript(parts, heredocs)
+
+
+def _plain_stops(text: str) -> bytes | None:
+    """For long ASCII text, a byte per character, 0 where a bare word must stop (else None).
+
+    Finding the end of a long bare word is then one ``bytes.find`` instead of a regex walk.
+    """
+    if len(text) < _STOPS_MIN_CHARS or not text.isascii():
+        return None
+    return text.encode("ascii").translate(_PLAIN_STOP_TABLE)
 
 
 def _lex_word(text: str, i: int, command: SimpleCommand, pending_heredocs: list[tuple[str, bool]]) -> int:
@@ -510,6 +565,10 @@ def _read_heredoc_bodies(
     for delimiter, strip_tabs in pending:
         start = i
         body_end = n
+        if not strip_tabs:
+            body_end, i = _find_delimiter_line(text, i, delimiter)
+            heredocs.append(text[start:body_end].removesuffix("\n"))
+            continue
         while i < n:
             newline = text.find("\n", i)
             line_end = n if newline < 0 else newline
@@ -522,6 +581,19 @@ def _read_heredoc_bodies(
         heredocs.append(text[start:body_end].removesuffix("\n"))
     pending.clear()
     return min(i, n)
+
+
+def _find_delimiter_line(text: str, i: int, delimiter: str) -> tuple[int, int]:
+    """Where the first line from ``i`` equal to ``delimiter`` starts, and the index after it."""
+    n = len(text)
+    marker = "\n" + delimiter
+    line = i if text.startswith(delimiter, i) else text.find(marker, i) + 1 or -1
+    while line >= 0:
+        after = line + len(delimiter)
+        if after >= n or text[after] == "\n":
+            return line, min(after + 1, n)
+        line = text.find(marker, line) + 1 or -1
+    return n, n
 
 
 def _read_word(text: str, i: int) -> tuple[str, int, bool]:
@@ -670,6 +742,7 @@ _DYNAMIC = re.compile(r"[$`(]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _SAFE_WORD = re.compile(r"[\w@%+=:,./~^-]+")
+_SAFE_ASCII_BYTES = (string.ascii_letters + string.digits + "_@%+=:,./~^-").encode("ascii")
 #: Destinations that say nothing about which resource was written.
 _GENERIC_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-", "/dev/zero"})
 _GENERIC_SINK_PREFIXES = ("/dev/fd/", "/proc/self/fd/")
@@ -915,6 +988,8 @@ class _Collector:
 
     def scan_only(self, text: str) -> None:
         """Collect URLs from text beyond the lexed part, up to the URL cap."""
+        if "://" not in text:
+            return
         for found in _URL_IN_TEXT.finditer(text):
             if len(self.urls) >= MAX_URLS:
                 return
@@ -1139,6 +1214,9 @@ def _is_fd(target: str) -> bool:
 
 def _quote(word: str) -> str:
     """One word as a shell would need it written; a single canonical spelling of each value."""
-    if _SAFE_WORD.fullmatch(word):
+    if word.isascii():  # for ASCII, \\w is [A-Za-z0-9_]: one bytes pass instead of the regex
+        if word and not word.encode("ascii").translate(None, _SAFE_ASCII_BYTES):
+            return word
+    elif _SAFE_WORD.fullmatch(word):
         return word
     return "'" + word.replace("'", "'\\''") + "'"
