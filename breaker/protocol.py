@@ -47,8 +47,13 @@ from typing import Annotated, Any, Literal
 import msgpack  # type: ignore[import-untyped]  # no stubs published
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from breaker.messages import REDACTION_MARGIN, redact
+
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+#: An error reply is read by an operator, not parsed: a few lines at most.
+ERROR_TEXT_CHARS = 1000
 
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
@@ -160,7 +165,11 @@ def ok_reply(request_id: int, **fields: Any) -> Reply:
 
 
 def error_reply(request_id: int | None, error: str) -> Reply:
-    return {"id": request_id, "ok": False, "error": error}
+    """The shim logs this text, so what an odd frame or a failure quoted is redacted and cut short."""
+    text = redact(error[: ERROR_TEXT_CHARS + REDACTION_MARGIN])
+    if len(text) > ERROR_TEXT_CHARS:
+        text = text[:ERROR_TEXT_CHARS] + " [cut]"
+    return {"id": request_id, "ok": False, "error": text}
 
 
 _packer = msgpack.Packer(use_bin_type=True)

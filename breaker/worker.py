@@ -5,6 +5,12 @@ and its verdict into a reply; ``serve`` moves bytes. stdout carries frames only 
 pointed at stderr, so a stray debug line cannot corrupt the stream); logs go to stderr. The
 worker exits 0 on end of input or after ``shutdown``.
 
+Nothing it is given is executed, evaluated or resolved: no shell, no DNS, no file, no network.
+``RTB_AUDIT=1`` makes that checkable: once serving, an audit hook ends the process (exit 70) at
+the first attempt to start a process, open a file or use a socket. Its only channel is the
+stdio pipes it inherited. Logs and error replies never carry raw arguments or results: any text
+that could derive from them goes through ``messages.redact`` and is cut short.
+
 Latency is the point of the I/O loop: stdin is non-blocking and read directly on the event loop
 thread (``os.read``, parking in ``anyio.wait_readable`` only when the pipe is empty), so a
 request costs no thread hop; every reply decoded from one read goes out in one ``writev``.
@@ -13,15 +19,18 @@ request costs no thread hop; every reply decoded from one read goes out in one `
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
+import traceback
 
 import anyio
 
 from breaker.config import ConfigError, load_config
 from breaker.decision import Ask, Breaker, Deny
 from breaker.fingerprints import ToolCall
+from breaker.messages import redact
 from breaker.protocol import (
     BadRequest,
     Configure,
@@ -45,6 +54,25 @@ log = logging.getLogger("breaker.worker")
 READ_SIZE = 1 << 20
 #: Below the usual IOV_MAX of 1024 buffers per writev.
 WRITEV_MAX_PARTS = 512
+#: Audit events that would mean the worker acts on what it is given (``os.exec*``, ``os.spawn*``
+#: and ``os.posix_spawn*`` are matched by prefix).
+FORBIDDEN_EVENTS = frozenset(
+    {
+        "open",
+        "subprocess.Popen",
+        "os.system",
+        "os.fork",
+        "os.forkpty",
+        "socket.__new__",
+        "socket.bind",
+        "socket.connect",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "socket.gethostbyaddr",
+        "socket.getnameinfo",
+    }
+)
+FORBIDDEN_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
 
 
 class RequestHandler:
@@ -59,7 +87,8 @@ class RequestHandler:
         try:
             return self._dispatch(request)
         except Exception as error:  # a bug in the core must cost one reply, not the worker
-            log.exception("%s request %d failed", request.op, request.id)
+            # The traceback may quote the arguments; it is logged redacted, like everything else.
+            log.error("%s request %d failed: %s", request.op, request.id, redact(traceback.format_exc()))
             return error_reply(request.id, f"{request.op} failed: {type(error).__name__}: {error}")
 
     def _dispatch(self, request: Request) -> Reply:
@@ -105,8 +134,21 @@ class RequestHandler:
         return ok_reply(request.id, settings=settings)
 
 
-async def serve(input_fd: int, output_fd: int) -> None:
+def forbid_side_effects() -> None:
+    """From now on, end the process at the first attempt to run, open or connect anything."""
+
+    def audit(event: str, _args: tuple[object, ...]) -> None:
+        if event in FORBIDDEN_EVENTS or event.startswith(FORBIDDEN_PREFIXES):
+            os.write(2, f"repeat-tool-breaker worker: audit: forbidden {event}\n".encode())
+            os._exit(70)  # not an exception: the request handler would turn that into a reply
+
+    sys.addaudithook(audit)
+
+
+async def serve(input_fd: int, output_fd: int, *, audit: bool = False) -> None:
     """Answer requests from ``input_fd`` on ``output_fd`` until end of input or ``shutdown``."""
+    if audit:  # the event loop is up and every import is done: what follows is the decision path
+        forbid_side_effects()
     handler = RequestHandler()
     decoder = FrameDecoder()
     was_blocking = os.get_blocking(input_fd)
@@ -163,7 +205,8 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with contextlib.suppress(BrokenPipeError):  # the shim went away; nobody is left to answer
-        anyio.run(serve, sys.stdin.fileno(), output_fd)
+        audit = os.environ.get("RTB_AUDIT") == "1"
+        anyio.run(functools.partial(serve, audit=audit), sys.stdin.fileno(), output_fd)
     return 0
 
 
