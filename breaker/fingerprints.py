@@ -58,7 +58,7 @@ def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     Decoy arguments are deleted first and everything else is computed from what remains, so no
     decoy value can reach any fingerprint.
     """
-    arguments, stripped = _without_decoys(call.arguments, config.ignored_args(call.name))
+    arguments, stripped = _without_decoys(call.arguments, config, call.name)
     exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
     tool = call.name.lower()
     command = _first_text(arguments, _COMMAND_ARGS) if tool in SHELL_TOOLS else None
@@ -133,14 +133,20 @@ def _targets(
     return [Fingerprint(kind, bounded_key(key), is_local) for key, kind in keys.items()]
 
 
-def _without_decoys(arguments: object, ignored: frozenset[str]) -> tuple[object, tuple[str, ...]]:
-    """The arguments with the decoy top-level keys deleted, and the names deleted."""
-    if not isinstance(arguments, dict) or not ignored:
+def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:
+    """The arguments with the decoy top-level keys deleted, and the names deleted.
+
+    The decoy lists are searched as they are (``config.ignored_args`` would build sets per call):
+    arguments have a handful of keys and the lists a handful of names.
+    """
+    if not isinstance(arguments, dict):
         return arguments, ()
-    stripped = tuple(key for key in arguments if key in ignored)
+    shared = config.ignoreArgs.get("*", ())
+    own = config.ignoreArgs.get(tool, ())
+    stripped = tuple(key for key in arguments if key in shared or key in own)
     if not stripped:
         return arguments, ()
-    return {key: value for key, value in arguments.items() if key not in ignored}, stripped
+    return {key: value for key, value in arguments.items() if key not in stripped}, stripped
 
 
 def _first_text(arguments: object, names: tuple[str, ...]) -> str | None:

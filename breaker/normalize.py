@@ -604,6 +604,14 @@ def _read_word(text: str, i: int) -> tuple[str, int, bool]:
         end = plain.end()
         if end >= n or text[end] in _WORD_ENDS:
             return plain.group(), end, False
+    elif text.startswith(("'", '"'), i):  # the next most common: one quoted run, nothing inside
+        quote = text[i]
+        close = text.find(quote, i + 1)
+        after = close + 1
+        if close > 0 and (after >= n or text[after] in _WORD_ENDS):
+            inner = text[i + 1 : close]
+            if quote == "'" or not ("\\" in inner or "$" in inner or "`" in inner):
+                return inner, after, True
     parts: list[str] = []
     quoted = False
     while i < n:

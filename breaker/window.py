@@ -7,7 +7,7 @@ and the memory an agent holds is bounded by ``size`` entries.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -30,8 +30,9 @@ class Window:
             raise ValueError(f"a window holds at least one entry, got size {size}")
         self.size = size
         self._entries: deque[Entry] = deque()
-        self._counts: Counter[str] = Counter()
-        self._call_ids: Counter[str] = Counter()
+        # Plain dicts rather than Counters: Counter's Python-level methods cost more than they save.
+        self._counts: dict[str, int] = {}
+        self._call_ids: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -47,8 +48,10 @@ class Window:
     def append(self, entry: Entry) -> Entry | None:
         """Commit ``entry`` as the newest; return the entry it pushed out, if the window was full."""
         self._entries.append(entry)
-        self._counts.update(entry.keys)
-        self._call_ids[entry.call_id] += 1
+        counts = self._counts
+        for key in entry.keys:
+            counts[key] = counts.get(key, 0) + 1
+        self._call_ids[entry.call_id] = self._call_ids.get(entry.call_id, 0) + 1
         if len(self._entries) <= self.size:
             return None
         evicted = self._entries.popleft()
@@ -67,7 +70,7 @@ class Window:
         self._call_ids.clear()
 
 
-def _decrement(counter: Counter[str], keys: Iterable[str]) -> None:
+def _decrement(counter: dict[str, int], keys: Iterable[str]) -> None:
     """Lower each key by one, dropping keys that reach zero so the counter stays window-sized."""
     for key in keys:
         remaining = counter[key] - 1
