@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: installs what it needs, then runs
-# the Python tests, the Node shim's tests and the compat boots of real dsh versions.
-set -euo pipefail
+# The whole test suite, from a fresh clone: installs what it needs, then runs the static
+# checks, the Python tests, the Node shim's tests and the compat boots of real dsh versions.
+# Every stage runs even when an earlier one failed; the exit status is non-zero if any did.
+set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-
-step() { printf '\n=== %s\n' "$*"; }
-
-step "worker environment (.venv) and test tools"
-node node-shim/setup.js
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-input -e ".[test]"
 py=.venv/bin/python
+passed=0
+failed=()
 
-step "static checks: ruff, mypy --strict"
-$py -m ruff check breaker tests compat
-$py -m mypy --strict breaker
+stage() {
+  local name="$1"
+  shift
+  printf '\n=== %s\n' "$name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed+=("$name")
+  fi
+}
 
-step "Python tests (pytest)"
-$py -m pytest
+install() {
+  node node-shim/setup.js &&
+    $py -m pip install --quiet --disable-pip-version-check --no-input -e ".[test]"
+}
 
-step "Node shim tests (node --test)"
-RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
-
-if [ -x compat/run-all.sh ]; then
-  step "compat: boot real dsh versions"
-  RTB_PYTHON="$root/$py" compat/run-all.sh
+stage "worker environment (.venv) and test tools" install
+if ((${#failed[@]})); then
+  echo "cannot go on without the environment"
+  exit 1
 fi
+stage "ruff" $py -m ruff check breaker tests compat
+stage "mypy --strict" $py -m mypy --strict breaker
+stage "Python tests (pytest)" $py -m pytest
+stage "Node shim tests (node --test)" env RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
+stage "compat: boot real dsh versions" compat/run-all.sh
+
+echo
+((${#failed[@]})) && echo "failed stages: ${failed[*]}"
+echo "stages: $passed passed, ${#failed[@]} failed"
+((${#failed[@]} == 0))
