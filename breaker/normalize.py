@@ -43,6 +43,9 @@ _FLAT_SCALAR_TYPES = (str, float, bool, type(None))
 _LONG_TEXT = 1024
 #: Every byte that JSON writes as it is (all but control characters, ``"`` and ``\\``).
 _JSON_VERBATIM_BYTES = bytes(byte for byte in range(256) if byte >= 0x20 and byte not in b'"\\')
+#: The escapes JSON writes as a backslash and one letter, backslash first so none is doubled.
+_JSON_SHORT_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+_JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -75,7 +78,12 @@ def _json_scalar(value: object) -> str:
         encoded = value.encode("utf-8", "surrogatepass")
         # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
         # the characters JSON must escape: control characters, the quote and the backslash.
-        if not encoded.translate(None, _JSON_VERBATIM_BYTES):
+        escaped = encoded.translate(None, _JSON_VERBATIM_BYTES)
+        if not escaped:
+            return '"' + value + '"'
+        if not escaped.translate(None, _JSON_SHORT_ESCAPED_BYTES):  # text with newlines, mostly
+            for character, escape in _JSON_SHORT_ESCAPES:
+                value = value.replace(character, escape)
             return '"' + value + '"'
     return _ENCODER.encode(value)
 
