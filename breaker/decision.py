@@ -1,19 +1,28 @@
 """The verdict on one tool call of one agent: allow, deny, or ask the operator first.
 
-``Breaker`` holds each agent's window and turn state and nothing else; every method is a pure
-state transition (no clock, no I/O), so a recorded sequence of calls always replays to the same
-verdicts. The rules are the seed README's "Counting rules" and "Local addresses".
+``Breaker`` holds each agent's window, failure streaks and turn state and nothing else; every
+method is a pure state transition (no clock, no I/O), so a recorded sequence of calls always
+replays to the same verdicts. The rules are the seed README's "Counting rules" and "Local
+addresses", plus the opt-in escalation of docs/escalation.md: advisory notices below the caps
+(``warnAt``, ``summarizeAt``), the failure track (``failWarnAt``, ``failLimit``) and asking at
+any cap (``onLimit: ask``).
+
+A notice is decided when the call is allowed (only then is its count known) and handed out with
+the call's result (only then can dsh append it), so ``record_result`` returns it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from breaker import messages
 from breaker.config import BreakerConfig
 from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.messages import Notice
+from breaker.outcomes import Failure, Settled, judge
+from breaker.streaks import Streak, Streaks
 from breaker.window import Entry, Window
 
 AgentId = int | str
@@ -30,8 +39,19 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class FailureHit:
+    """One fingerprint whose calls failed ``streak.count`` times in a row, at or past ``limit``."""
+
+    fingerprint: Fingerprint
+    streak: Streak
+    limit: float
+
+
+@dataclass(frozen=True, slots=True)
 class Allow:
-    """Run the call."""
+    """Run the call; ``notice`` is the advice owed to it (also returned with its result)."""
+
+    notice: Notice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,27 +60,47 @@ class Deny:
 
     message: str
     hits: tuple[Hit, ...]
+    failures: tuple[FailureHit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """Ask the operator before the guard runs; ``reason`` says which local target repeated."""
+    """Ask the operator before the guard runs; ``reason`` says what repeated or kept failing."""
 
     reason: str
     hits: tuple[Hit, ...]
+    failures: tuple[FailureHit, ...] = ()
 
 
 ALLOW = Allow()
 
+#: Which fingerprint a notice names when several cross at once: the most actionable first. A
+#: target tells the model what to change; ``exact:`` only quotes the call back (unknown kinds last).
+_NAMING_ORDER = ("host", "net", "sink", "site", "family", "verb", "cmd", "exact")
+
 
 @dataclass(slots=True)
 class _Turn:
-    """What happened about local repeats since the last human message."""
+    """What happened about asks since the last human message."""
 
+    # The local ask (localHosts: ask): made once per turn.
     asked: bool = False
-    pending: str | None = None  # the call id of an ask not answered yet
     approved: bool = False
     refused: bool = False
+    # Asks not answered yet: call id -> the measures an onLimit ask names (empty: the local ask).
+    pending: dict[str, frozenset[str]] = field(default_factory=dict)
+    # onLimit: ask: every measure named in an ask this turn (never asked twice), and those approved.
+    asked_measures: set[str] = field(default_factory=set)
+    exempt: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class _Running:
+    """An allowed call awaiting its result: what to judge it by, and the notice owed to it."""
+
+    tool: str
+    capped: tuple[Fingerprint, ...]  # its capped fingerprints, when the failure track is on
+    notice: Notice | None
 
 
 @dataclass(slots=True)
@@ -71,6 +111,8 @@ class _Agent:
     # Only call ids of allowed calls still in the window; None until the result arrives.
     results: dict[str, str | None] = field(default_factory=dict)
     turn: _Turn = field(default_factory=_Turn)
+    streaks: Streaks = field(default_factory=Streaks)
+    running: dict[str, _Running] = field(default_factory=dict)
 
 
 class Breaker:
@@ -87,21 +129,38 @@ class Breaker:
         return self._counted.match(tool_name) is not None
 
     def preflight(self, agent: AgentId, call: ToolCall) -> Allow | Ask:
-        """Before the guard: ask the operator when only local targets would deny this call.
+        """Before the guard: ask the operator when this call would be denied and asking is allowed.
 
-        Never commits. ``Allow`` here only means "no question"; the guard still decides.
+        Repeats of local targets alone follow ``localHosts: ask`` (one ask per turn); any other
+        denial is asked about under ``onLimit: ask``, once per measure per turn. Never commits.
+        ``Allow`` here only means "no question"; the guard still decides.
         """
-        if self.config.localHosts != "ask" or not call.call_id or not self.is_counted(call.name):
+        config = self.config
+        if "ask" not in (config.localHosts, config.onLimit) or not call.call_id:
             return ALLOW
         state = self._agents.get(agent)
-        if state is None or state.turn.asked or state.turn.approved or state.turn.refused:
+        if state is None or not self.is_counted(call.name):
             return ALLOW
-        hits = self._hits(state, self._fingerprints(state, call))
-        if not hits or not all(hit.fingerprint.local for hit in hits):
+        turn = state.turn
+        if config.onLimit != "ask" and (turn.asked or turn.approved or turn.refused):
+            return ALLOW  # the one local ask of this turn is spent
+        fingerprints = self._fingerprints(state, call)
+        hits = self._hits(state, fingerprints)
+        failures = self._failure_hits(state, fingerprints)
+        if not hits and not failures:
             return ALLOW
-        state.turn.asked = True
-        state.turn.pending = call.call_id
-        return Ask(messages.ask_reason(call.name, hits, self.config), hits)
+        if config.localHosts == "ask" and not failures and all(hit.fingerprint.local for hit in hits):
+            if turn.asked or turn.approved or turn.refused:
+                return ALLOW
+            turn.asked = True
+            turn.pending[call.call_id] = frozenset()
+            return Ask(messages.ask_reason(call.name, hits, config), hits)
+        measures = frozenset(_keys(hits, failures))
+        if config.onLimit != "ask" or not measures.isdisjoint(turn.asked_measures):
+            return ALLOW
+        turn.asked_measures |= measures
+        turn.pending[call.call_id] = measures
+        return Ask(messages.limit_ask_reason(call.name, hits, failures, config), hits, failures)
 
     def decide(self, agent: AgentId, call: ToolCall) -> Allow | Deny:
         """The guard: allow (committing every fingerprint) or deny (committing only the hits)."""
@@ -109,46 +168,79 @@ class Breaker:
             return ALLOW
         state = self._active(agent)
         turn = state.turn
-        if call.call_id and turn.pending == call.call_id:
+        asked = turn.pending.pop(call.call_id, None) if call.call_id else None
+        if asked is not None:
             # The operator approved: the asked call reached the guard.
-            turn.pending = None
-            turn.approved = True
+            if asked:
+                turn.exempt |= asked
+            else:
+                turn.approved = True
         fingerprints = self._fingerprints(state, call)
         hits = self._hits(state, fingerprints)
-        if not hits:
+        failures = self._failure_hits(state, fingerprints)
+        if not hits and not failures:
+            notice = self._stage_notice(state, fingerprints)
             self._commit(state, call.call_id, (fp.key for fp in fingerprints))
             if call.call_id:
                 state.results[call.call_id] = None
-            return ALLOW
+                self._await_result(state, call, fingerprints, notice)
+            return ALLOW if notice is None else Allow(notice)
         previous = self._previous_result(state, hits)
         state.results.pop(call.call_id, None)
-        self._commit(state, call.call_id, (hit.fingerprint.key for hit in hits))
-        return Deny(messages.denial(call.name, hits, previous, self.config), hits)
+        hit_keys = _keys(hits, failures)
+        refused = not turn.asked_measures.isdisjoint(hit_keys)
+        self._commit(state, call.call_id, hit_keys)
+        message = messages.denial(call.name, hits, previous, self.config, failures, refused)
+        return Deny(message, hits, failures)
 
-    def record_result(self, agent: AgentId, call_id: str, text: str) -> None:
-        """A tool result arrived: keep it for quoting, or read it as an ask that was declined.
+    def record_result(
+        self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
+    ) -> tuple[Notice, ...]:
+        """A tool result arrived: keep it for quoting, judge it, or read it as a declined ask.
 
         Only results of allowed calls still in the window are kept, already cut to what a denial
-        can quote; the result of a denied call (the denial itself) is never kept.
+        can quote; the result of a denied call (the denial itself) is never kept nor judged.
+        ``outcome`` holds the plain facts of the result (see ``outcomes.judge``). Returns the
+        notices owed to the call: a failure notice first, then the repetition notice.
         """
         state = self._agents.get(agent)
         if state is None or not call_id:
-            return
-        if state.turn.pending == call_id:
-            # The asked call ended without reaching the guard: the ask was declined.
-            state.turn.pending = None
+            return ()
+        if state.turn.pending.pop(call_id, None) == frozenset():
+            # The asked call ended without reaching the guard: the local ask was declined. (A
+            # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
-            return
+            return ()
+        quote: str | None = None
         if call_id in state.results:
-            state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
+            quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
+        running = state.running.pop(call_id, None)
+        if running is None:
+            return ()
+        notices: list[Notice] = []
+        if running.capped:
+            judged = judge(running.tool, outcome, text)
+            if isinstance(judged, Failure):
+                if quote is None:
+                    quote = messages.quotable(text, self.config.resultPreviewChars)
+                warning = self._failure_notice(state, running.capped, judged, quote)
+                if warning is not None:
+                    notices.append(warning)
+            elif judged is Settled.SUCCEEDED:
+                state.streaks.end(fp.key for fp in running.capped)
+        if running.notice is not None:
+            notices.append(running.notice)
+        return tuple(notices)
 
     def human_message(self, agent: AgentId) -> None:
-        """A real user turn: a fresh window, no results to quote, a fresh ask state."""
+        """A real user turn: a fresh window, no results to quote, no streaks, a fresh ask state."""
         state = self._agents.get(agent)
         if state is not None:
             state.window.clear()
             state.results.clear()
             state.turn = _Turn()
+            state.streaks.clear()
+            state.running.clear()
 
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
@@ -172,10 +264,14 @@ class Breaker:
         return state
 
     def _fingerprints(self, state: _Agent, call: ToolCall) -> tuple[Fingerprint, ...]:
-        """The fingerprints that count: local targets drop out under ``allow`` or an approval."""
+        """The fingerprints that count: local targets drop out under ``allow`` or an approval,
+        and measures the operator exempted drop out for the rest of the turn."""
         fingerprints = self._fingerprint(call, self.config).fingerprints
         if self.config.localHosts == "allow" or state.turn.approved:
-            return tuple(fp for fp in fingerprints if not fp.local)
+            fingerprints = tuple(fp for fp in fingerprints if not fp.local)
+        exempt = state.turn.exempt
+        if exempt:
+            fingerprints = tuple(fp for fp in fingerprints if fp.key not in exempt)
         return fingerprints
 
     def _hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[Hit, ...]:
@@ -190,10 +286,73 @@ class Breaker:
                 hits.append(Hit(fp, prior + 1, cap))
         return tuple(hits)
 
+    def _failure_hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[FailureHit, ...]:
+        """The fingerprints whose calls already failed ``failLimit`` times in a row."""
+        limit = self.config.failLimit
+        if limit is None or not state.streaks:
+            return ()
+        found: list[FailureHit] = []
+        for fp in fingerprints:
+            streak = state.streaks.get(fp.key)
+            if streak is not None and streak.count >= limit:
+                found.append(FailureHit(fp, streak, limit))
+        return tuple(found)
+
+    def _stage_notice(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> Notice | None:
+        """The advisory this allowed call earns: a capped fingerprint at exactly ``summarizeAt``
+        (the stronger) or ``warnAt``, the most actionable one named when several cross at once."""
+        warn_at, summarize_at = self.config.warnAt, self.config.summarizeAt
+        if warn_at is None and summarize_at is None:
+            return None
+        best: tuple[int, int, Fingerprint, int, float] | None = None  # (stage, -rank, fp, count, cap)
+        for fp in fingerprints:
+            cap = self.config.limit_for(fp.kind, fp.key)
+            if cap is None:
+                continue
+            count = state.window.count(fp.key) + 1
+            stage = 2 if count == summarize_at else 1 if count == warn_at else 0
+            if stage and (best is None or (stage, -_naming_rank(fp)) > best[:2]):
+                best = (stage, -_naming_rank(fp), fp, count, cap)
+        if best is None:
+            return None
+        stage, _, fp, count, cap = best
+        notice = messages.summarize_notice if stage == 2 else messages.warn_notice
+        return notice(fp.key, count, cap, self.config)
+
+    def _await_result(
+        self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint], notice: Notice | None
+    ) -> None:
+        """Remember what the result of an allowed call is needed for (nothing, by default)."""
+        capped: tuple[Fingerprint, ...] = ()
+        if self.config.tracks_failures:
+            capped = tuple(fp for fp in fingerprints if self.config.limit_for(fp.kind, fp.key) is not None)
+        if not capped and notice is None:
+            return
+        state.running[call.call_id] = _Running(call.name, capped, notice)
+        if len(state.running) > self.config.window:  # a result that never came
+            del state.running[next(iter(state.running))]
+
+    def _failure_notice(
+        self, state: _Agent, capped: tuple[Fingerprint, ...], failure: Failure, quote: str
+    ) -> Notice | None:
+        """Grow the streaks of a failed call; a notice when one reaches exactly ``failWarnAt``."""
+        counts = state.streaks.fail((fp.key for fp in capped), failure, quote)
+        warn_at = self.config.failWarnAt
+        crossed = [fp for fp in capped if counts[fp.key] == warn_at]
+        if not crossed:
+            return None
+        named = min(crossed, key=_naming_rank)
+        return messages.failure_notice(named.key, counts[named.key], failure, self.config)
+
     def _commit(self, state: _Agent, call_id: str, keys: Iterable[str]) -> None:
         evicted = state.window.append(Entry(call_id, frozenset(keys)))
-        if evicted is not None and not state.window.holds_call(evicted.call_id):
+        if evicted is None:
+            return
+        if not state.window.holds_call(evicted.call_id):
             state.results.pop(evicted.call_id, None)
+        if state.streaks:
+            # A streak lives while its fingerprint is in the window.
+            state.streaks.end(key for key in evicted.keys if not state.window.count(key))
 
     def _previous_result(self, state: _Agent, hits: tuple[Hit, ...]) -> str | None:
         """The result of the latest allowed call sharing a hit, else the agent's latest result."""
@@ -208,3 +367,12 @@ class Breaker:
             if latest is None:
                 latest = result
         return latest
+
+
+def _naming_rank(fp: Fingerprint) -> int:
+    return _NAMING_ORDER.index(fp.kind) if fp.kind in _NAMING_ORDER else len(_NAMING_ORDER)
+
+
+def _keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list[str]:
+    """The fingerprint keys a denial stops on: the repeats, then the failing targets."""
+    return [hit.fingerprint.key for hit in hits] + [failure.fingerprint.key for failure in failures]

@@ -1,4 +1,5 @@
-"""Every text the model or the operator reads: the denial, the ask reason, and what they quote.
+"""Every text the model or the operator reads: the denial, the ask reason, the notices, and
+what they quote.
 
 The denial is the model's only new information when a call is blocked, so it says which
 fingerprints hit and how often, why cosmetic changes do not help, what the earlier attempt
@@ -13,14 +14,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from breaker.config import BreakerConfig
+from breaker.outcomes import Failure
 
 if TYPE_CHECKING:
-    from breaker.decision import Hit
+    from breaker.decision import FailureHit, Hit
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
+NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Advice appended to an allowed call's result: ``text`` for the model, ``summary`` for a log."""
+
+    text: str
+    summary: str
 
 #: How much more of a result than can be quoted is redacted before the cut, so that a secret
 #: straddling the cut is still recognised whole.
@@ -116,11 +128,22 @@ def format_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-def denial(tool: str, hits: Sequence[Hit], previous_result: str | None, config: BreakerConfig) -> str:
+def denial(
+    tool: str,
+    hits: Sequence[Hit],
+    previous_result: str | None,
+    config: BreakerConfig,
+    failures: Sequence[FailureHit] = (),
+    refused: bool = False,
+) -> str:
     """The text a denied call returns to the model; it starts with ``REPEAT_TOOL_BLOCKED:``.
 
-    ``previous_result`` is already :func:`quotable` (it is prepared when it is recorded).
+    ``previous_result`` is already :func:`quotable` (it is prepared when it is recorded). A call
+    stopped by the failure track alone gets :func:`_failure_denial`; ``refused`` says an operator
+    was asked this turn to exempt what hit and did not.
     """
+    if not hits:
+        return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
     name = quotable(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
@@ -144,6 +167,9 @@ def denial(tool: str, hits: Sequence[Hit], previous_result: str | None, config: 
     )
     if any(hit.fingerprint.local for hit in hits):
         lines.append(_local_note(config))
+    if failures:
+        lines.extend(_failure_denial(tool, failures, config)[1:])
+    lines.extend(_refused_lines(refused))
     return "\n".join(lines)
 
 
@@ -156,6 +182,104 @@ def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
         "Approving lets local targets (net, site, sink, family, verb) repeat for the rest of this "
         "turn; identical repeats of the same call (exact:, cmd:) stay blocked."
     )
+
+
+def limit_ask_reason(
+    tool: str, hits: Sequence[Hit], failures: Sequence[FailureHit], config: BreakerConfig
+) -> str:
+    """Why the operator is asked under ``onLimit: ask``, and what approving or declining does."""
+    name = quotable(tool, config.previewChars)
+    reached = [_hit_line(hit, config) for hit in hits]
+    reached.extend(f"{_failure_line(failure, config)} failures in a row" for failure in failures)
+    return (
+        f"Repeat Tool Breaker: this `{name}` call reached a limit ({'; '.join(reached)}). "
+        "Approving stops counting these measures for the rest of this turn, so later calls carrying "
+        "them run; declining keeps them blocked until the next user message."
+    )
+
+
+def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
+    """``warnAt``: a light nudge that the agent is repeating itself."""
+    shown = quotable(key, config.previewChars)
+    text = (
+        f"{NOTICE_PREFIX} you are repeating yourself: `{shown}` has come up {count} times in your "
+        f"last {config.window} tool calls (calls carrying it are blocked at {format_number(cap)}). "
+        "Consider whether this route is working, and whether another approach would get there faster."
+    )
+    return Notice(text, f"{shown} x{count}")
+
+
+def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
+    """``summarizeAt``: the demand to take stock and name the approaches not tried yet."""
+    shown = quotable(key, config.previewChars)
+    text = "\n".join(
+        [
+            f"{NOTICE_PREFIX} `{shown}` has now come up {count} times in your last {config.window} tool "
+            f"calls (calls carrying it are blocked at {format_number(cap)}).",
+            "Before your next tool call, stop and summarise your progress:",
+            "1. What you have established, and how you know it.",
+            "2. What you have tried that failed, and why it appears to have failed.",
+            "3. At least two approaches you have not tried yet, and which one you will try next.",
+            "Then take one of them. Do not repeat an approach you have listed as failed; if you are "
+            "working in batches, make each batch larger.",
+        ]
+    )
+    return Notice(text, f"{shown} x{count}: summarise progress")
+
+
+def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfig) -> Notice:
+    """``failWarnAt``: the same target keeps failing; read the error instead of retrying."""
+    shown = quotable(key, config.previewChars)
+    blocked = (
+        f" Calls carrying it are blocked after {format_number(config.failLimit)} failures in a row."
+        if config.failLimit is not None
+        else ""
+    )
+    text = "\n".join(
+        [
+            f"{NOTICE_PREFIX} `{shown}` has failed {streak} times in a row; the last time "
+            f"{quotable(failure.describe(), config.previewChars)}.{blocked}",
+            "Repeating it is unlikely to change that. Before trying it again:",
+            "1. Read the error above and say what it actually says.",
+            "2. If it names a target (a URL, a path, a host, a command), check that the target exists "
+            "instead of adjusting the request around it.",
+            "3. If it names a cause, fix the cause instead of running the same call again.",
+        ]
+    )
+    return Notice(text, f"{shown} failed x{streak}")
+
+
+def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
+    """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
+    name = quotable(tool, config.previewChars)
+    latest = max(failures, key=lambda hit: hit.streak.serial).streak
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
+        "last attempts in a row, and trying it again as it is will not make it work.",
+        "Failing (failures in a row / failLimit):",
+        *(f"- {_failure_line(hit, config)}" for hit in failures),
+        f"The last failure: {quotable(latest.failure.describe(), config.previewChars)}. "
+        "It returned (quoted, each line starts with '| '):",
+        *(f"| {line}" for line in (latest.quote.splitlines() or [""])),
+        "(end of quoted result)",
+        "Instead: read that error and fix its cause, or check that the target exists; a different "
+        "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
+    ]
+    return lines
+
+
+def _refused_lines(refused: bool) -> list[str]:
+    if not refused:
+        return []
+    return [
+        "An operator was asked this turn to exempt what repeated here and did not approve (or no "
+        "approval channel was available), so it stays blocked until the next user message."
+    ]
+
+
+def _failure_line(hit: FailureHit, config: BreakerConfig) -> str:
+    key = quotable(hit.fingerprint.key, config.previewChars)
+    return f"{key} {hit.streak.count}/{format_number(hit.limit)}"
 
 
 def _hit_line(hit: Hit, config: BreakerConfig) -> str:

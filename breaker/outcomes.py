@@ -1,0 +1,112 @@
+"""Whether a finished tool call failed, judged from the plain facts of its result.
+
+The failure track needs a yes or a no that the model cannot argue with, so the structured value a
+tool returns decides first: a shell's non-zero ``exitCode``, a ``signal`` or ``timedOut``; a web
+tool's HTTP status, which is definitive both ways (a 200 page that mentions an error did not
+fail). ``isError`` alone is never a failure: dsh sets it when the call itself could not run (a
+thrown error, an unknown tool, a sandbox or plugin denial), not when the command failed; and a
+cancelled call is the operator's choice, not the model's failure. Neither says the call worked
+either, so both leave a streak where it was.
+
+A shell's exit status hides what failed inside a pipeline (``curl … | head`` exits 0), so shell
+tools alone fall back to the text: curl's ``curl: (N)``, a Python traceback, urllib's
+``HTTP Error NNN``. Any other tool's prose is a page or a file, and words in it prove nothing.
+
+Every pattern here runs in linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from breaker.fingerprints import SHELL_TOOLS
+
+#: A detail from a tool (a signal name, an exception name) is cut to this many characters.
+DETAIL_CHARS = 64
+
+_CURL = re.compile(r"\bcurl: \((\d{1,3})\)")
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]{0,200}(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
+_HTTP_ERROR = re.compile(r"\bHTTP Error (\d{3})\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Evidence that a call failed: ``reason`` is its kind, ``detail`` the code or name."""
+
+    reason: str  # "exit" | "signal" | "timeout" | "http" | "curl" | "exception"
+    detail: str = ""
+
+    def describe(self) -> str:
+        """The failure in a few words, for a notice or a denial."""
+        match self.reason:
+            case "exit":
+                return f"the command exited with code {self.detail}"
+            case "signal":
+                return f"the command was killed by signal {self.detail}"
+            case "timeout":
+                return "the call timed out"
+            case "http":
+                return f"the request returned HTTP {self.detail}"
+            case "curl":
+                return f"curl failed with error {self.detail}"
+            case _:
+                return f"the script raised {self.detail or 'an uncaught exception'}"
+
+
+class Settled(Enum):
+    """A result that is not a failure: it either shows the call worked, or shows nothing."""
+
+    SUCCEEDED = "succeeded"  # ends the streaks of the call's fingerprints
+    UNDECIDED = "undecided"  # cancelled, thrown, in the background, or no facts: streaks stay
+
+
+def judge(tool: str, facts: Mapping[str, object] | None, text: str) -> Failure | Settled:
+    """Judge one result from its plain facts (see the module docstring for the order of evidence).
+
+    ``facts`` holds what the shim copied from the result: ``isError`` and the scalar fields of its
+    structured value (``kind``, ``exitCode``, ``signal``, ``timedOut``, ``aborted``, ``statusCode``
+    or ``status``). A field of the wrong type counts as absent.
+    """
+    if facts is None or facts.get("aborted") is True or facts.get("kind") == "background":
+        return Settled.UNDECIDED
+    status = _integer(facts.get("statusCode"))
+    if status is None:
+        status = _integer(facts.get("status"))
+    if status is not None and 100 <= status <= 599:
+        return Failure("http", str(status)) if status >= 400 else Settled.SUCCEEDED
+    if facts.get("timedOut") is True:
+        return Failure("timeout")
+    signal = facts.get("signal")
+    if isinstance(signal, str) and signal:
+        return Failure("signal", signal[:DETAIL_CHARS])
+    exit_code = _integer(facts.get("exitCode"))
+    if exit_code is not None and exit_code != 0:
+        return Failure("exit", str(exit_code))
+    if facts.get("isError") is True:
+        return Settled.UNDECIDED
+    if tool.lower() in SHELL_TOOLS:
+        return _from_shell_text(text) or Settled.SUCCEEDED
+    return Settled.SUCCEEDED
+
+
+def _from_shell_text(text: str) -> Failure | None:
+    """What a shell's output says when its exit status cannot be trusted."""
+    curl = _CURL.search(text)
+    if curl is not None:
+        return Failure("curl", curl.group(1))
+    traceback = _TRACEBACK.search(text)
+    if traceback is not None:
+        names = _EXCEPTION_LINE.findall(text, traceback.end())
+        return Failure("exception", names[-1][:DETAIL_CHARS] if names else "")
+    http = _HTTP_ERROR.search(text)
+    if http is not None and int(http.group(1)) >= 400:
+        return Failure("http", http.group(1))
+    return None
+
+
+def _integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,60 @@
+"""One agent's failure streaks: how many times in a row the calls carrying a fingerprint failed.
+
+A streak grows with each failed call that carries its fingerprint and ends at the first call
+carrying it that worked. A call that does not carry it leaves it alone: reading the error log
+between two failing builds is neither progress on the build nor another failure of it. The
+owner drops a streak once its fingerprint has left the window, so the memory held is bounded
+by the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from breaker.outcomes import Failure
+
+
+@dataclass(frozen=True, slots=True)
+class Streak:
+    """``count`` failures in a row; the latest one, what it returned, and when (``serial``)."""
+
+    count: int
+    failure: Failure
+    quote: str
+    serial: int
+
+
+class Streaks:
+    """Failure streaks by fingerprint key."""
+
+    __slots__ = ("_serial", "_streaks")
+
+    def __init__(self) -> None:
+        self._streaks: dict[str, Streak] = {}
+        self._serial = 0
+
+    def __len__(self) -> int:
+        return len(self._streaks)
+
+    def get(self, key: str) -> Streak | None:
+        return self._streaks.get(key)
+
+    def fail(self, keys: Iterable[str], failure: Failure, quote: str) -> dict[str, int]:
+        """One failed call carrying ``keys``: each streak grows by one. Returns the new counts."""
+        self._serial += 1
+        counts: dict[str, int] = {}
+        for key in keys:
+            previous = self._streaks.get(key)
+            count = 1 if previous is None else previous.count + 1
+            self._streaks[key] = Streak(count, failure, quote, self._serial)
+            counts[key] = count
+        return counts
+
+    def end(self, keys: Iterable[str]) -> None:
+        """These streaks end: a call carrying them worked, or they left the window."""
+        for key in keys:
+            self._streaks.pop(key, None)
+
+    def clear(self) -> None:
+        self._streaks.clear()
