@@ -44,7 +44,9 @@ _LONG_TEXT = 1024
 #: Every byte that JSON writes as it is (all but control characters, ``"`` and ``\\``).
 _JSON_VERBATIM_BYTES = bytes(byte for byte in range(256) if byte >= 0x20 and byte not in b'"\\')
 #: The escapes JSON writes as a backslash and one letter, backslash first so none is doubled.
-_JSON_SHORT_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+_JSON_SHORT_ESCAPES = tuple(
+    (character, ord(character), "\\" + letter) for character, letter in zip('\\"\n\r\t', '\\"nrt')
+)
 _JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
 
 
@@ -82,8 +84,9 @@ def _json_scalar(value: object) -> str:
         if not escaped:
             return '"' + value + '"'
         if not escaped.translate(None, _JSON_SHORT_ESCAPED_BYTES):  # text with newlines, mostly
-            for character, escape in _JSON_SHORT_ESCAPES:
-                value = value.replace(character, escape)
+            for character, byte, escape in _JSON_SHORT_ESCAPES:
+                if byte in escaped:
+                    value = value.replace(character, escape)
             return '"' + value + '"'
     return _ENCODER.encode(value)
 
