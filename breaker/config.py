@@ -144,6 +144,11 @@ class BreakerConfig(BaseModel):
         return "all" if self.includeLocal else "public"
 
     @property
+    def gives_notices(self) -> bool:
+        """Whether an allowed call can earn an advisory notice (any advisory stage is on)."""
+        return self.warnAt is not None or self.summarizeAt is not None or self.failWarnAt is not None
+
+    @property
     def tracks_failures(self) -> bool:
         """Whether results must be judged at all: the failure track has a stage switched on."""
         return self.failWarnAt is not None or self.failLimit is not None

@@ -18,11 +18,12 @@ Requests (shim → worker)
     ============  ===================================  =========================================
     configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
                                                        guardTimeoutMs, startTimeoutMs, window,
-                                                       maxAgents}
+                                                       maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
                   args: any
     preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)
-    result        agent: int, call: str, text: str     -                 (``record_result``)
+    result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
+                  outcome: map | nil                   some are owed (``record_result``)
     human         agent: int                           -                 (``human_message``)
     forget        agent: int                           -
     stats         -                                    stats: map
@@ -94,6 +95,8 @@ class Result(_Request):
     agent: int
     call: str
     text: str
+    #: The plain facts the failure track judges (``breaker.outcomes.judge``); nil from older shims.
+    outcome: dict[str, Any] | None = None
 
 
 class Human(_Request):

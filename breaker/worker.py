@@ -107,7 +107,10 @@ class RequestHandler:
                 check = breaker.preflight(request.agent, ToolCall(request.name, request.args, request.call))
                 return ok_reply(request.id, ask=check.reason if isinstance(check, Ask) else None)
             case Result():
-                breaker.record_result(request.agent, request.call, request.text)
+                notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
+                if notices:
+                    owed = [{"text": notice.text, "summary": notice.summary} for notice in notices]
+                    return ok_reply(request.id, notices=owed)
             case Human():
                 breaker.human_message(request.agent)
             case Forget():
@@ -130,6 +133,8 @@ class RequestHandler:
             # How much of an agent's history the shim must journal to rebuild a new worker.
             "window": config.window,
             "maxAgents": config.maxAgents,
+            # Whether a result can earn a notice, so the shim must wait for the result's reply.
+            "notices": config.gives_notices,
         }
         return ok_reply(request.id, settings=settings)
 

@@ -106,6 +106,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "startTimeoutMs": 10000,
                 "window": 12,
                 "maxAgents": 10000,
+                "notices": False,
             },
         }
         assert "todo" in reply["settings"]["countedTools"]
