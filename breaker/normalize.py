@@ -45,7 +45,8 @@ _LONG_TEXT = 1024
 _JSON_VERBATIM_BYTES = bytes(byte for byte in range(256) if byte >= 0x20 and byte not in b'"\\')
 #: The escapes JSON writes as a backslash and one letter, backslash first so none is doubled.
 _JSON_SHORT_ESCAPES = tuple(
-    (character, ord(character), "\\" + letter) for character, letter in zip('\\"\n\r\t', '\\"nrt', strict=True)
+    (character, ord(character), "\\" + letter)
+    for character, letter in zip('\\"\n\r\t', '\\"nrt', strict=True)
 )
 _JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
 
