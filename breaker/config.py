@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
+IdentityMode = Literal["exact", "state-aware"]
 OnLimitPolicy = Literal["ask", "deny"]
 HostPolicy = Literal["none", "public", "all"]
 WorkerFailurePolicy = Literal["allow", "deny"]
@@ -28,6 +29,8 @@ FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "v
 DEFAULTS: dict[str, Any] = {
     "window": 12,
     "localHosts": "ask",
+    # What makes two calls the same action; "state-aware" is opt-in (docs/decision-quality.md).
+    "identity": "exact",
     "previewChars": 400,
     "resultPreviewChars": 800,
     "exclude": ["todo_write"],
@@ -106,6 +109,7 @@ class BreakerConfig(BaseModel):
 
     window: int
     localHosts: LocalHostsPolicy
+    identity: IdentityMode
     previewChars: int
     resultPreviewChars: int
     exclude: tuple[str, ...]
@@ -216,6 +220,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
     max_agents = _integer(merged, "maxAgents", minimum=1)
     local_hosts = _choice(merged, "localHosts", ("ask", "deny", "allow"))
+    identity = _choice(merged, "identity", ("exact", "state-aware"))
     on_limit = _choice(merged, "onLimit", ("ask", "deny"))
     include_local = merged["includeLocal"]
     if not isinstance(include_local, bool):
@@ -227,6 +232,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     return BreakerConfig(
         window=window,
         localHosts=local_hosts,  # type: ignore[arg-type]
+        identity=identity,  # type: ignore[arg-type]
         previewChars=preview,
         resultPreviewChars=result_preview,
         exclude=_patterns(merged, "exclude"),

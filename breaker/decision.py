@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from breaker import messages
 from breaker.config import BreakerConfig
 from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.identity import Workspace
 from breaker.messages import Notice
 from breaker.outcomes import Failure, Settled, judge
 from breaker.streaks import Streak, Streaks
@@ -113,6 +114,8 @@ class _Agent:
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
+    # What the agent changed (identity: state-aware); a human turn does not undo it.
+    workspace: Workspace = field(default_factory=Workspace)
 
 
 class Breaker:
@@ -184,6 +187,7 @@ class Breaker:
             if call.call_id:
                 state.results[call.call_id] = None
                 self._await_result(state, call, fingerprints, notice)
+                state.workspace.expect(call.call_id)
             return ALLOW if notice is None else Allow(notice)
         previous = self._previous_result(state, hits)
         state.results.pop(call.call_id, None)
@@ -211,6 +215,7 @@ class Breaker:
             # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
             return ()
+        state.workspace.settle(call_id, text)
         quote: str | None = None
         if call_id in state.results:
             quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
@@ -267,6 +272,8 @@ class Breaker:
         """The fingerprints that count: local targets drop out under ``allow`` or an approval,
         and measures the operator exempted drop out for the rest of the turn."""
         fingerprints = self._fingerprint(call, self.config).fingerprints
+        if self.config.identity == "state-aware":
+            fingerprints = state.workspace.identify(call, fingerprints)
         if self.config.localHosts == "allow" or state.turn.approved:
             fingerprints = tuple(fp for fp in fingerprints if not fp.local)
         exempt = state.turn.exempt

@@ -1,0 +1,255 @@
+"""State-aware identity: the same call after the agent changed its workspace is another action.
+
+An edit/test cycle runs the same test after every edit, a build/fix cycle the same build, and a
+dev server is polled after each change. Counted verbatim, that honest work looks like a loop.
+Under ``identity: state-aware`` each agent keeps a ``Workspace``: a version token per place it
+changed (a file it wrote or edited, a file a shell command wrote through a sink, a mutating
+command such as ``git commit`` or ``sed -i``). A call's fingerprints are keyed by the tokens of
+every place except the ones the call itself writes, so
+
+* running the test again after an edit is a new action (the edited file's token moved);
+* a call that only rewrites its own output (``echo tick >> counter``, ``gen > out.json``) is
+  not new to itself: its own place is left out, so loop A still counts;
+* a change that only undoes an earlier one restores the earlier token: an edit whose old and
+  new strings reverse the previous edit of that file pops it, and content written again hashes
+  to the token it had. A flip-flop (A→B, test, B→A, test, ...) revisits the same keys and is
+  caught.
+
+Only a change that worked moves a token: the call's result decides (dsh's ``Error: …`` texts,
+a shell's ``[exit code: N]`` / ``[killed by signal: X]`` markers). Public network targets are
+left as they are: a remote resource does not depend on the local workspace.
+
+Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` places per agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from breaker.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.normalize import canonical_json, lex_shell
+
+#: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
+MAX_PLACES = 1024
+#: Undoable edits remembered per place.
+MAX_EDITS = 64
+#: Target kinds that name a network resource: left unkeyed unless the call is purely local.
+NETWORK_KINDS = frozenset({"net", "host", "site", "family"})
+#: Volume budgets count calls whatever the workspace holds.
+UNKEYED_KINDS = frozenset({"verb"})
+
+_PATH_ARGS = ("file_path", "path")
+_CONTENT_ARGS = ("content", "file_text")
+_OLD_ARGS = ("old_string", "old_str")
+_NEW_ARGS = ("new_string", "new_str")
+#: dsh renders a failed shell command with one of these markers as the last line.
+_SHELL_FAILED = re.compile(r"\n\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*\Z")
+#: Commands that change the workspace without a redirect: verb -> the subcommands that do (empty: all).
+MUTATING_COMMANDS: dict[str, frozenset[str]] = {
+    verb: frozenset(subcommands.split())
+    for verb, subcommands in {
+        "git": "add am apply checkout cherry-pick commit merge mv pull push rebase reset restore revert rm "
+        "stash switch tag",
+        "npm": "add ci i install remove uninstall update",
+        "pnpm": "add i install remove update",
+        "yarn": "add install remove upgrade",
+        "pip": "install uninstall",
+        "pip3": "install uninstall",
+        "uv": "add pip remove sync",
+        "cargo": "add install remove update",
+        "go": "get install",
+        "kubectl": "apply create delete patch replace rollout scale",
+        "rm": "",
+        "mv": "",
+        "cp": "",
+        "mkdir": "",
+        "touch": "",
+        "ln": "",
+        "patch": "",
+    }.items()
+}
+#: Commands that change a file in place only with an ``-i`` flag.
+IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What one call changes when it works: the places it writes and the token each then holds.
+
+    An edit's token is computed when it lands (it depends on the place's history), so for an
+    edit ``tokens`` is empty and ``edit`` holds its (old, new) pairs.
+    """
+
+    places: tuple[str, ...]
+    tokens: tuple[str, ...] = ()
+    edit: tuple[tuple[str, str], ...] = ()
+
+
+NO_EFFECT = Effect(())
+
+
+class Workspace:
+    """One agent's changes: a token per place, the undoable edits per place, calls awaiting results."""
+
+    __slots__ = ("_edits", "_last", "_pending", "_tokens", "_xor")
+
+    def __init__(self) -> None:
+        self._tokens: dict[str, str] = {}  # place -> token; insertion order = age
+        self._edits: dict[str, list[tuple[str | None, tuple[tuple[str, str], ...]]]] = {}
+        self._xor = 0  # the XOR of every (place, token) digest: the whole state in one number
+        self._pending: dict[str, Effect] = {}
+        self._last: tuple[str, Effect] = ("", NO_EFFECT)
+
+    def identify(self, call: ToolCall, fingerprints: Iterable[Fingerprint]) -> tuple[Fingerprint, ...]:
+        """``fingerprints`` keyed by the workspace state, leaving out the places ``call`` writes."""
+        fingerprints = tuple(fingerprints)
+        effect = effect_of(call, fingerprints)
+        self._last = (call.call_id, effect)
+        state = self._xor
+        for place in effect.places:
+            token = self._tokens.get(place)
+            if token is not None:
+                state ^= _digest(place, token)
+        if state == 0:
+            return fingerprints  # nothing changed yet (outside its own places): the plain keys
+        suffix = f" @workspace:{state:016x}"
+        return tuple(
+            fp if not _keyed(fp) else Fingerprint(fp.kind, fp.key + suffix, fp.local) for fp in fingerprints
+        )
+
+    def expect(self, call_id: str) -> None:
+        """The call last identified was allowed: its effect waits for the call's result."""
+        identified, effect = self._last
+        if call_id and identified == call_id and effect.places:
+            self._pending[call_id] = effect
+
+    def settle(self, call_id: str, text: str) -> None:
+        """The call's result arrived: a change that worked moves its places' tokens."""
+        effect = self._pending.pop(call_id, None)
+        if effect is None or not succeeded(text):
+            return
+        if effect.edit:
+            self._apply_edit(effect.places[0], effect.edit)
+            return
+        for place, token in zip(effect.places, effect.tokens, strict=True):
+            self._edits.pop(place, None)
+            self._set(place, token)
+
+    def _apply_edit(self, place: str, edit: tuple[tuple[str, str], ...]) -> None:
+        """Push an edit, or pop the previous one when this edit reverses it exactly."""
+        history = self._edits.setdefault(place, [])
+        before = self._tokens.get(place)
+        if history and history[-1][1] == reverse(edit):
+            self._set(place, history.pop()[0])
+            return
+        history.append((before, edit))
+        del history[:-MAX_EDITS]
+        self._set(place, _hash(["edit", before, edit]))
+
+    def _set(self, place: str, token: str | None) -> None:
+        previous = self._tokens.pop(place, None)
+        if previous is not None:
+            self._xor ^= _digest(place, previous)
+        if token is None:
+            self._edits.pop(place, None)
+            return
+        self._tokens[place] = token
+        self._xor ^= _digest(place, token)
+        if len(self._tokens) > MAX_PLACES:
+            oldest = next(iter(self._tokens))
+            self._xor ^= _digest(oldest, self._tokens.pop(oldest))
+            self._edits.pop(oldest, None)
+
+
+def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
+    """What ``call`` would change: a file tool's path, or a shell command's sinks and mutations."""
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    if call.name.lower() in SHELL_TOOLS:
+        return _shell_effect(arguments, fingerprints)
+    path = _text(arguments, _PATH_ARGS)
+    if path is None:
+        return NO_EFFECT
+    place = "file:" + path
+    content = _text(arguments, _CONTENT_ARGS)
+    if content is not None:
+        return Effect((place,), (_hash(["content", content]),))
+    edit = _edit_pairs(arguments)
+    return Effect((place,), edit=edit) if edit else NO_EFFECT
+
+
+def reverse(edit: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The edit that undoes ``edit``: each pair swapped, in reverse order."""
+    return tuple((new, old) for old, new in reversed(edit))
+
+
+def succeeded(text: str) -> bool:
+    """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
+    return not text.startswith("Error") and _SHELL_FAILED.search(text[-200:]) is None
+
+
+def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
+    """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
+    command = _text(arguments, ("command", "cmd", "script"))
+    if command is None:
+        return NO_EFFECT
+    fingerprints = tuple(fingerprints)
+    cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
+    places = ["file:" + fp.key.removeprefix("sink:") for fp in fingerprints if fp.kind == "sink"]
+    if _mutates(command):
+        places.append("run:" + cmd_key)
+    token = _hash(["run", cmd_key])
+    return Effect(tuple(places), (token,) * len(places))
+
+
+def _mutates(command: str) -> bool:
+    for part in lex_shell(command).parts:
+        if isinstance(part, str) or not part.words:
+            continue
+        verb, *rest = part.words
+        verb = verb.rsplit("/", 1)[-1]
+        subcommands = MUTATING_COMMANDS.get(verb)
+        if subcommands is not None and (not subcommands or (rest and rest[0] in subcommands)):
+            return True
+        if verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest):
+            return True
+    return False
+
+
+def _edit_pairs(arguments: dict[object, object]) -> tuple[tuple[str, str], ...]:
+    """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list."""
+    old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
+    if old is not None and new is not None:
+        return ((old, new),)
+    listed = arguments.get("edits")
+    pairs: list[tuple[str, str]] = []
+    if isinstance(listed, list):
+        for item in listed:
+            if isinstance(item, dict):
+                old, new = _text(item, _OLD_ARGS), _text(item, _NEW_ARGS)
+                if old is not None and new is not None:
+                    pairs.append((old, new))
+    return tuple(pairs)
+
+
+def _keyed(fp: Fingerprint) -> bool:
+    return fp.kind not in UNKEYED_KINDS and (fp.kind not in NETWORK_KINDS or fp.local)
+
+
+def _text(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = arguments.get(name)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _hash(value: object) -> str:
+    return hashlib.blake2b(canonical_json(value).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _digest(place: str, token: str) -> int:
+    pair = f"{place}\0{token}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(pair, digest_size=8).digest(), "big")
