@@ -1,6 +1,7 @@
 // repeat-tool-breaker: the dsh (cordis) plugin. It decides nothing itself: it forwards each tool
 // call and the few events that matter to the Python worker (`python -m breaker.worker`) and
 // turns the answers into dsh's verdicts. See ARCHITECTURE.md and breaker/protocol.py.
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,6 +119,31 @@ function resultText(result) {
   return parts.join('\n');
 }
 
+// The plain facts of a result the failure track judges (breaker/outcomes.py): isError and the
+// scalar fields of the tool's structured value. The value itself never crosses the pipe.
+const OUTCOME_FIELDS = ['kind', 'exitCode', 'signal', 'timedOut', 'aborted', 'statusCode', 'status'];
+function outcomeOf(result) {
+  const facts = { isError: result?.isError === true };
+  const value = result?.value;
+  if (value === null || typeof value !== 'object') return facts;
+  for (const key of OUTCOME_FIELDS) {
+    const item = value[key];
+    if (typeof item === 'string') facts[key] = item.slice(0, 64);
+    else if (typeof item === 'boolean' || Number.isFinite(item)) facts[key] = item;
+  }
+  return facts;
+}
+
+// A notice the worker owes a call, as the UserMessage dsh appends after its result.
+function noticeMessage({ text, summary }) {
+  return {
+    id: `${name}-${randomUUID()}`,
+    role: 'user',
+    content: [{ type: 'text', text }],
+    source: { kind: 'plugin', plugin: name, form: 'notice', summary },
+  };
+}
+
 export function apply(ctx, config) {
   const python = choosePython(config);
   let journal; // created from the worker's settings once it has accepted the config
@@ -144,7 +170,7 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure } = reply.settings;
+  const { countedTools, onWorkerFailure, notices } = reply.settings;
   journal = new Journal(reply.settings);
   const counted = new RegExp(countedTools);
 
@@ -220,18 +246,30 @@ export function apply(ctx, config) {
     return decision;
   }
 
-  function postExecute(exec, result, next) {
+  async function postExecute(exec, result, next) {
+    let owed = [];
     try {
       const agent = countedAgent(exec, { create: false });
       if (agent !== undefined) {
-        const message = { op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result) };
-        bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+        const message = {
+          op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
+        };
+        if (notices) {
+          // Only when advisories are switched on does a result wait for its reply.
+          const answer = bridge.call(message);
+          if (!answer.ok) throw new Error(answer.error);
+          owed = answer.notices ?? [];
+        } else {
+          bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+        }
         journal.result(message);
       }
     } catch (error) {
       logOnce(`could not record a result: ${error.message}`);
     }
-    return next();
+    const decision = await next();
+    if (owed.length === 0) return decision;
+    return { ...decision, additionalContexts: [...owed.map(noticeMessage), ...(decision?.additionalContexts ?? [])] };
   }
 
   function preStep(step, next) {
