@@ -1,0 +1,102 @@
+"""outcomes.judge: structured facts first, a status code definitive both ways, the text fallback
+for shell tools only, and neither isError alone nor a cancellation ever a failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from breaker.outcomes import Failure, Settled, judge
+
+BASH = {"kind": "foreground", "exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        ({**BASH, "exitCode": 2}, Failure("exit", "2")),
+        ({**BASH, "exitCode": None, "signal": "SIGKILL"}, Failure("signal", "SIGKILL")),
+        ({**BASH, "exitCode": None, "signal": "SIGTERM", "timedOut": True}, Failure("timeout")),
+        (BASH, Settled.SUCCEEDED),
+        ({**BASH, "exitCode": 1, "aborted": True}, Settled.UNDECIDED),
+        ({"kind": "background", "jobId": "j1"}, Settled.UNDECIDED),
+        ({"isError": True}, Settled.UNDECIDED),
+        (None, Settled.UNDECIDED),
+        ({**BASH, "exitCode": "2"}, Settled.SUCCEEDED),  # a field of the wrong type is absent
+        ({**BASH, "exitCode": True}, Settled.SUCCEEDED),
+    ],
+)
+def test_bash_is_judged_from_its_structured_value(facts: Any, expected: Failure | Settled) -> None:
+    assert judge("bash", facts, "(no output)") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("curl: (7) Failed to connect to 127.0.0.1 port 9", Failure("curl", "7")),
+        (
+            'Traceback (most recent call last):\n  File "x.py", line 1\nurllib.error.URLError: <urlopen>',
+            Failure("exception", "urllib.error.URLError"),
+        ),
+        ("Traceback (most recent call last):\n  ...\nKeyError: 'a'\n", Failure("exception", "KeyError")),
+        ("fetch failed: HTTP Error 404: Not Found", Failure("http", "404")),
+        ("HTTP Error 200 is not a thing", Settled.SUCCEEDED),
+        ("all good", Settled.SUCCEEDED),
+        ("the word Traceback (most recent call last) mid-line", Settled.SUCCEEDED),
+    ],
+)
+def test_a_shell_that_exited_zero_falls_back_to_its_text(text: str, expected: Failure | Settled) -> None:
+    assert judge("bash", BASH, text) == expected
+
+
+def test_the_text_fallback_is_for_shell_tools_only() -> None:
+    assert judge("read", {"isError": False}, "curl: (7) Failed\nHTTP Error 500") is Settled.SUCCEEDED
+
+
+def test_an_errored_shell_call_is_not_judged_from_its_text() -> None:
+    assert judge("bash", {"isError": True}, "Error: curl: (7) in a denial text") is Settled.UNDECIDED
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (404, Failure("http", "404")),
+        (503, Failure("http", "503")),
+        (200, Settled.SUCCEEDED),
+        (301, Settled.SUCCEEDED),
+    ],
+)
+def test_an_http_status_is_definitive_both_ways(status: int, expected: Failure | Settled) -> None:
+    page = "HTTP Error 500 in the page"
+    assert judge("web_fetch", {"isError": False, "statusCode": status}, page) == expected
+    assert judge("bash", {**BASH, "status": status}, "curl: (22) in the text") == expected
+
+
+def test_a_thrown_web_fetch_is_undecided() -> None:
+    assert judge("web_fetch", {"isError": True}, "Error: fetch failed") is Settled.UNDECIDED
+
+
+def test_details_from_a_tool_are_cut() -> None:
+    failure = judge("bash", {**BASH, "exitCode": None, "signal": "S" * 500}, "")
+    assert isinstance(failure, Failure) and len(failure.detail) == 64
+
+
+@pytest.mark.parametrize(
+    ("failure", "words"),
+    [
+        (Failure("exit", "2"), "the command exited with code 2"),
+        (Failure("signal", "SIGKILL"), "killed by signal SIGKILL"),
+        (Failure("timeout"), "timed out"),
+        (Failure("http", "404"), "HTTP 404"),
+        (Failure("curl", "7"), "curl failed with error 7"),
+        (Failure("exception", "KeyError"), "raised KeyError"),
+    ],
+)
+def test_each_failure_describes_itself(failure: Failure, words: str) -> None:
+    assert words in failure.describe()
+
+
+def test_a_long_output_is_judged_in_linear_time() -> None:
+    text = "Traceback (most recent call last):\n" + ("a" * 150 + "\n") * 20000
+    assert judge("bash", BASH, text) == Failure("exception", "")
