@@ -10,9 +10,9 @@ every place except the ones the call itself writes, so
 * running the test again after an edit is a new action (the edited file's token moved);
 * a call that only rewrites its own output (``echo tick >> counter``, ``gen > out.json``) is
   not new to itself: its own place is left out, so loop A still counts;
-* a change that only undoes an earlier one restores the earlier token: an edit whose old and
-  new strings reverse the previous edit of that file pops it, and content written again hashes
-  to the token it had. A flip-flop (A→B, test, B→A, test, ...) revisits the same keys and is
+* a change that only undoes an earlier one is no change: an edit whose old and new strings
+  reverse the previous edit of that file, or content the file already held, leaves the keys
+  as they were. A flip-flop (A→B, test, B→A, test, ...) keeps running the same test and is
   caught.
 
 Only a change that worked moves a token: the call's result decides (dsh's ``Error: …`` texts,
@@ -27,14 +27,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from breaker.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.normalize import canonical_json, lex_shell
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024
-#: Undoable edits remembered per place.
+#: Undoable edits, and contents held before, remembered per place.
 MAX_EDITS = 64
 #: Target kinds that name a network resource: left unkeyed unless the call is purely local.
 NETWORK_KINDS = frozenset({"net", "host", "site", "family"})
@@ -75,6 +75,9 @@ MUTATING_COMMANDS: dict[str, frozenset[str]] = {
 IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
 
 
+Edit = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Effect:
     """What one call changes when it works: the places it writes and the token each then holds.
@@ -85,21 +88,30 @@ class Effect:
 
     places: tuple[str, ...]
     tokens: tuple[str, ...] = ()
-    edit: tuple[tuple[str, str], ...] = ()
+    edit: Edit = ()
 
 
 NO_EFFECT = Effect(())
 
 
-class Workspace:
-    """One agent's changes: a token per place, the undoable edits per place, calls awaiting results."""
+@dataclass(slots=True)
+class _Place:
+    """One changed place: what it holds now, how it got there, and what it has held before."""
 
-    __slots__ = ("_edits", "_last", "_pending", "_tokens", "_xor")
+    content: str | None = None  # the token of what it holds; None = as the agent found it
+    identity: str | None = None  # the token calls are keyed by: the last content never held before
+    edits: list[tuple[str | None, Edit]] = field(default_factory=list)  # (content before, edit)
+    held: set[str | None] = field(default_factory=lambda: {None})
+
+
+class Workspace:
+    """One agent's changes: per place its tokens and undoable edits, and calls awaiting results."""
+
+    __slots__ = ("_last", "_pending", "_places", "_xor")
 
     def __init__(self) -> None:
-        self._tokens: dict[str, str] = {}  # place -> token; insertion order = age
-        self._edits: dict[str, list[tuple[str | None, tuple[tuple[str, str], ...]]]] = {}
-        self._xor = 0  # the XOR of every (place, token) digest: the whole state in one number
+        self._places: dict[str, _Place] = {}  # insertion order = age
+        self._xor = 0  # the XOR of every (place, identity token) digest: the whole state in one number
         self._pending: dict[str, Effect] = {}
         self._last: tuple[str, Effect] = ("", NO_EFFECT)
 
@@ -109,10 +121,10 @@ class Workspace:
         effect = effect_of(call, fingerprints)
         self._last = (call.call_id, effect)
         state = self._xor
-        for place in effect.places:
-            token = self._tokens.get(place)
-            if token is not None:
-                state ^= _digest(place, token)
+        for name in effect.places:
+            place = self._places.get(name)
+            if place is not None and place.identity is not None:
+                state ^= _digest(name, place.identity)
         if state == 0:
             return fingerprints  # nothing changed yet (outside its own places): the plain keys
         suffix = f" @workspace:{state:016x}"
@@ -125,43 +137,47 @@ class Workspace:
         identified, effect = self._last
         if call_id and identified == call_id and effect.places:
             self._pending[call_id] = effect
+            if len(self._pending) > MAX_PLACES:  # a result that never came
+                del self._pending[next(iter(self._pending))]
 
     def settle(self, call_id: str, text: str) -> None:
-        """The call's result arrived: a change that worked moves its places' tokens."""
+        """The call's result arrived: a change that worked gives its places their new content."""
         effect = self._pending.pop(call_id, None)
         if effect is None or not succeeded(text):
             return
-        if effect.edit:
-            self._apply_edit(effect.places[0], effect.edit)
-            return
-        for place, token in zip(effect.places, effect.tokens, strict=True):
-            self._edits.pop(place, None)
-            self._set(place, token)
+        for name, token in zip(effect.places, effect.tokens or (None,) * len(effect.places), strict=True):
+            place = self._places.pop(name, None) or _Place()
+            self._places[name] = place  # now the most recently changed
+            if token is None:  # an edit: undo the previous one, or push it
+                if place.edits and place.edits[-1][1] == reverse(effect.edit):
+                    token = place.edits.pop()[0]
+                else:
+                    place.edits.append((place.content, effect.edit))
+                    del place.edits[:-MAX_EDITS]
+                    token = _hash(["edit", place.content, effect.edit])
+            else:
+                place.edits.clear()
+            self._hold(name, place, token)
+        while len(self._places) > MAX_PLACES:
+            oldest = next(iter(self._places))
+            self._rekey(oldest, self._places.pop(oldest), None)
 
-    def _apply_edit(self, place: str, edit: tuple[tuple[str, str], ...]) -> None:
-        """Push an edit, or pop the previous one when this edit reverses it exactly."""
-        history = self._edits.setdefault(place, [])
-        before = self._tokens.get(place)
-        if history and history[-1][1] == reverse(edit):
-            self._set(place, history.pop()[0])
-            return
-        history.append((before, edit))
-        del history[:-MAX_EDITS]
-        self._set(place, _hash(["edit", before, edit]))
+    def _hold(self, name: str, place: _Place, token: str | None) -> None:
+        """The place now holds ``token``; only content it never held before is a change."""
+        place.content = token
+        if token in place.held:
+            return  # an undo, or content written back: the workspace is no different
+        if len(place.held) >= MAX_EDITS:
+            place.held.clear()
+        place.held.add(token)
+        self._rekey(name, place, token)
 
-    def _set(self, place: str, token: str | None) -> None:
-        previous = self._tokens.pop(place, None)
-        if previous is not None:
-            self._xor ^= _digest(place, previous)
-        if token is None:
-            self._edits.pop(place, None)
-            return
-        self._tokens[place] = token
-        self._xor ^= _digest(place, token)
-        if len(self._tokens) > MAX_PLACES:
-            oldest = next(iter(self._tokens))
-            self._xor ^= _digest(oldest, self._tokens.pop(oldest))
-            self._edits.pop(oldest, None)
+    def _rekey(self, name: str, place: _Place, identity: str | None) -> None:
+        if place.identity is not None:
+            self._xor ^= _digest(name, place.identity)
+        place.identity = identity
+        if identity is not None:
+            self._xor ^= _digest(name, identity)
 
 
 def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
@@ -180,7 +196,7 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     return Effect((place,), edit=edit) if edit else NO_EFFECT
 
 
-def reverse(edit: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+def reverse(edit: Edit) -> Edit:
     """The edit that undoes ``edit``: each pair swapped, in reverse order."""
     return tuple((new, old) for old, new in reversed(edit))
 
@@ -218,7 +234,7 @@ def _mutates(command: str) -> bool:
     return False
 
 
-def _edit_pairs(arguments: dict[object, object]) -> tuple[tuple[str, str], ...]:
+def _edit_pairs(arguments: dict[object, object]) -> Edit:
     """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list."""
     old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
     if old is not None and new is not None:

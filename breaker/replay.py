@@ -10,12 +10,14 @@ Pure: events and a configuration in, a report out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from breaker.config import BreakerConfig
 from breaker.decision import Ask, Breaker, Deny, Hit
+from breaker.fingerprints import SHELL_TOOLS
 from breaker.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
 
 #: What the recorded run did with a call, read from the result dsh logged for it.
@@ -30,6 +32,10 @@ BLOCKED_PREFIX = "Error: REPEAT_TOOL_BLOCKED"
 APPROVAL_REFUSED_MARKERS = ("requires approval", "rejected tool")
 #: The shim sends at most this much of a result to the worker (RESULT_TEXT_LIMIT in node-shim/index.js).
 RESULT_TEXT_LIMIT = 64 * 1024
+#: The markers dsh's shell tools end a result with (parseExitStatus in @deepseek-ai/dsh-shell).
+_SHELL_EXIT = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\]\Z")
+#: The first line of a web_fetch result.
+_FETCHED = re.compile(r"Fetched \S+ \(HTTP (\d{3})\)")
 #: The error code dsh logs for a call it skipped before the pipeline (the turn was cancelled).
 NOT_DISPATCHED_CODE = "ABORTED_BEFORE_DISPATCH"
 
@@ -115,8 +121,9 @@ def replay_events(events: Sequence[Event], config: BreakerConfig) -> list[CallRe
         elif isinstance(event, ResultEvent):
             answered = replay_of.get((event.agent, event.call_id))
             if answered is not None and answered.verdict not in ("not-counted", "not-run"):
+                text = _text_seen(answered, event)
                 breaker.record_result(
-                    event.agent, event.call_id, _text_seen(answered, event)[:RESULT_TEXT_LIMIT]
+                    event.agent, event.call_id, text[:RESULT_TEXT_LIMIT], result_facts(answered, event, text)
                 )
     return replays
 
@@ -141,6 +148,31 @@ def _replay_call(
     if isinstance(decided, Deny):
         return replace(base, verdict="denied", hits=decided.hits, message=decided.message)
     return replace(base, verdict="allowed")
+
+
+def result_facts(replay: CallReplay, result: ResultEvent, text: str) -> dict[str, object]:
+    """The plain facts the shim would have sent with this result, read back from dsh's rendering.
+
+    A log keeps only the text; dsh writes a shell's exit into it (``[exit code: N]`` or
+    ``[killed by signal: X]`` as the last line, nothing when it exited 0) and a fetch's status
+    into its first line (``Fetched <url> (HTTP N)``). A replayed denial is an error result.
+    """
+    facts: dict[str, object] = {"isError": result.is_error or replay.verdict == "denied"}
+    if replay.verdict == "denied":
+        return facts
+    if replay.tool.lower() in SHELL_TOOLS:
+        exited = _SHELL_EXIT.search(text[-200:])
+        if exited is None:
+            facts["exitCode"] = 0
+        elif exited.group(1) is not None:
+            facts["exitCode"] = int(exited.group(1))
+        else:
+            facts["signal"] = exited.group(2)
+    else:
+        fetched = _FETCHED.match(text)
+        if fetched is not None:
+            facts["statusCode"] = int(fetched.group(1))
+    return facts
 
 
 def _text_seen(replay: CallReplay, result: ResultEvent) -> str:
