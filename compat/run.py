@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,6 +262,7 @@ class Scenario:
     calls: Callable[[Path, int], list[ScriptedCall]]  # (work dir, mock port) -> the scripted loop
     check: Callable[[Outcome], None]
     env: dict[str, str] = field(default_factory=dict)
+    config: str = ""  # the row's `config:` body (YAML, one key a line); empty: the defaults
 
 
 def bash(command: str, description: str, **extra: Any) -> ScriptedCall:
@@ -398,6 +399,58 @@ def check_demo(o: Outcome) -> None:
     o.expect(counter_lines(o.work) == 4, f"counter file has {counter_lines(o.work)} lines, expected 4")
 
 
+# --- escalation (opt-in): notices, and the failure gate on a command that keeps failing -------
+
+ESCALATION_CONFIG = "warnAt: 2\nsummarizeAt: 3\nfailWarnAt: 2\nfailLimit: 3\n"
+MISSING_DIR = "/nonexistent-dir-rtb-compat"
+
+
+def failing_calls(work: Path, port: int) -> list[ScriptedCall]:
+    """A listing of a missing directory four times (exit 2 each time it runs), then the recovery."""
+    return [bash(f"ls {MISSING_DIR}", f"List the output directory, try {n}") for n in range(1, 5)] + [
+        bash(f"ls {work}", "List the working directory instead")
+    ]
+
+
+def notices_of(o: Outcome) -> list[dict[str, Any]]:
+    """The breaker's notices in the session log: user messages from this plugin."""
+    return [
+        event["data"]
+        for event in o.events
+        if event.get("type") == "user/message"
+        and event.get("data", {}).get("source", {}).get("plugin") == "repeat-tool-breaker"
+    ]
+
+
+def check_escalation(o: Outcome) -> None:
+    """Calls 1-3 run and fail; 2 earns the failure and the repeat notice, 3 the summary demand;
+    the failure gate stops 4, quoting the failure; 5, another call, runs."""
+    if o.expect_attempts(5):
+        o.expect_executed(range(1, 4))
+        for n in range(1, 4):
+            o.expect("[exit code: 2]" in o.attempts[n - 1].text, f"attempt {n} did not fail with exit code 2")
+        o.expect_denied(range(4, 5), BLOCKED)
+        fourth = o.attempts[3].text
+        o.expect("failed on each of its last attempts" in fourth, "the 4th denial is not the failure gate's")
+        quoted = "exited with code 2" in fourth and "No such file" in fourth
+        o.expect(quoted, "the 4th denial does not quote the failure")
+        o.expect_executed(range(5, 6))
+    notices = notices_of(o)
+    for notice in notices:
+        source = notice["source"]
+        o.expect(
+            source.get("kind") == "plugin" and source.get("form") == "notice" and bool(source.get("summary")),
+            f"a notice has the wrong source: {source}",
+        )
+    texts = ["".join(part.get("text", "") for part in n.get("content", [])) for n in notices]
+    for n, text in enumerate(texts, 1):
+        print(f"  notice {n}: {text.splitlines()[0][:110]}")
+    o.expect(len(texts) == 3, f"expected 3 notices in the session log, found {len(texts)}")
+    o.expect(any("has failed 2 times in a row" in t for t in texts), "no failure notice at failWarnAt")
+    o.expect(any("has come up 2 times" in t for t in texts), "no repeat notice at warnAt")
+    o.expect(any("summarise your progress" in t for t in texts), "no summary demand at summarizeAt")
+
+
 def finished_in_time(o: Outcome) -> None:
     """A hung run is killed at the timeout and fails; so does any non-zero exit."""
     if o.run.returncode is None:
@@ -432,6 +485,13 @@ SCENARIOS = [
         check_pingpong,
     ),
     Scenario("pagination", "one endpoint, ?page=1..8: never blocked", pagination_calls, check_pagination),
+    Scenario(
+        "escalation",
+        "warnAt/summarizeAt/failWarnAt/failLimit on: notices in the log, a failing ls stopped at 3",
+        failing_calls,
+        check_escalation,
+        config=ESCALATION_CONFIG,
+    ),
     Scenario(
         "local-loop",
         "a local URL, no approval channel (headless)",
@@ -490,7 +550,8 @@ def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None)
     ).start()
     started = time.time()
     try:
-        run = run_dsh(target, [f"compat scenario {scenario.name}"], work, scenario.env)
+        with retuned(target, scenario.config) as patch_args:
+            run = run_dsh(target, [*patch_args, f"compat scenario {scenario.name}"], work, scenario.env)
     finally:
         model.stop()
     session = find_session(target.home, work, started - 1)
@@ -533,7 +594,7 @@ def report(name: str, failures: list[str], run: DshRun) -> bool:
 # --- boot-level checks: the composed tree, and a config that must not boot ----------------
 
 ROW = "- id: repeat-tool-breaker"
-INVALID_CONFIG = f"{ROW}\n  config:\n    limits: {{ exact: 1 }}\n"
+INVALID_CONFIG = "limits: { exact: 1 }"
 
 
 def provenance_of_row(dump: str) -> str | None:
@@ -564,28 +625,40 @@ def check_dump_config(target: Target) -> bool:
     return report("dump-config", failures, run)
 
 
-def check_invalid_config(target: Target) -> bool:
-    """`limits.exact: 1` must stop the boot loudly, naming the key.
+@contextlib.contextmanager
+def retuned(target: Target, config: str) -> Iterator[list[str]]:
+    """The row reconfigured with `config` (a `config:` body) while the block runs; yields dsh args.
 
     Bundle modes retune through the profile's own patch; with an overlay mount the row only
     exists after the overlay, so the retune goes in a second overlay after it.
     """
+    if not config:
+        yield []
+        return
+    row = f"{ROW}\n  config:\n" + "".join(f"    {line}\n" for line in config.splitlines())
+    if target.patch is not None:
+        retune = target.home / "retune.yml"
+        retune.write_text(row)
+        yield ["--patch", str(retune)]
+        return
+    original = target.profile_patch.read_text()
+    target.profile_patch.write_text(original + row)
+    try:
+        yield []
+    finally:
+        target.profile_patch.write_text(original)
+
+
+def check_invalid_config(target: Target) -> bool:
+    """`limits.exact: 1` must stop the boot loudly, naming the key."""
     work = target.home / "work" / "invalid-config"
     work.mkdir(parents=True, exist_ok=True)
-    original = target.profile_patch.read_text()
-    if target.patch is None:
-        target.profile_patch.write_text(original + INVALID_CONFIG)
-        args = ["reply ok"]
-    else:
-        retune = target.home / "invalid-config.yml"
-        retune.write_text(INVALID_CONFIG)
-        args = ["--patch", str(retune), "reply ok"]
     model = MockModel(Script(calls=(), final="ok"), port=target.mock_port).start()
     try:
-        run = run_dsh(target, args, work, {}, timeout=60)
+        with retuned(target, INVALID_CONFIG) as patch_args:
+            run = run_dsh(target, [*patch_args, "reply ok"], work, {}, timeout=60)
     finally:
         model.stop()
-        target.profile_patch.write_text(original)
     output = run.stderr + run.stdout
     message = next((line for line in output.splitlines() if "exact" in line), "")
     print(f"=== invalid-config: limits.exact: 1 must fail the boot ({run.seconds:.1f} s)")
