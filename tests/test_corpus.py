@@ -1,0 +1,81 @@
+"""The labelled corpus as a regression check: every trajectory's first stop per mode, and the targets.
+
+tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never).
+A change to the core that moves any of them fails here; if the move is deliberate, rerun
+``python tests/corpus/measure.py --write-expected`` and say why in the commit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _load("build")
+measure = _load("measure")
+
+
+def test_the_committed_corpus_is_what_build_py_writes() -> None:
+    files = build.corpus_files()
+    on_disk = {path for path in (CORPUS / "sessions").glob("*.jsonl")} | {CORPUS / "labels.tsv"}
+    assert set(files) == on_disk
+    stale = [path.name for path, content in files.items() if path.read_bytes() != content]
+    assert stale == [], "rerun python tests/corpus/build.py"
+
+
+def test_the_corpus_has_forty_of_each_class_and_every_loop_has_a_start() -> None:
+    _, labels, starts = measure.corpus()
+    loops = [session for session, label in labels.items() if label == "loop"]
+    assert len(loops) >= 40
+    assert sum(1 for label in labels.values() if label == "ok") >= 40
+    assert set(loops) == set(starts)
+
+
+EXPECTED = [
+    line.split("\t")
+    for line in (CORPUS / "expected.tsv").read_text().splitlines()
+    if line and not line.startswith("#")
+]
+
+
+@pytest.fixture(scope="module")
+def first_stops() -> dict[str, dict[str, int | None]]:
+    stops: dict[str, dict[str, int | None]] = measure.first_stops()
+    return stops
+
+
+@pytest.mark.parametrize("row", EXPECTED, ids=[row[0] for row in EXPECTED])
+def test_each_trajectory_stops_where_expected_in_every_mode(
+    row: list[str], first_stops: dict[str, dict[str, int | None]]
+) -> None:
+    session, _, _, *cells = row
+    expected = {
+        mode: None if cell == "-" else int(cell) for mode, cell in zip(measure.MODES, cells, strict=True)
+    }
+    assert first_stops[session] == expected
+
+
+def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() -> None:
+    scores = measure.scores()
+    aware = scores["state-aware"]
+    assert aware.loops is not None and aware.loops_caught is not None and aware.mean_catch is not None
+    assert aware.loops_caught >= 0.95 * aware.loops
+    assert aware.mean_catch <= 6.0
+    assert aware.false_positives == 0
+    assert scores["seed"].false_positives
+    assert (scores["reference"].loops_caught or 0) < 0.95 * aware.loops
