@@ -6,6 +6,7 @@ are folded, so that two calls doing the same thing to the same resource look the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -130,7 +131,8 @@ def _targets(
         keys["family:http-fetch"] = "family"
     for verb in verbs:
         keys["verb:" + verb] = "verb"
-    return [Fingerprint(kind, bounded_key(key), is_local) for key, kind in keys.items()]
+    # Interned: a window holds the same site, family and verb keys over and over, across agents too.
+    return [Fingerprint(kind, sys.intern(bounded_key(key)), is_local) for key, kind in keys.items()]
 
 
 def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:
