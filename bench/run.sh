@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Every benchmark in one run, printed as Markdown: bash bench/run.sh  (or: npm run bench)
+#
+# The reference plugin (dsh-repeat-tool-breaker@0.5.2 from npm, pure in-process JS) is installed
+# into a temporary folder, never into this checkout. The whole-turn step needs the pinned dsh
+# (compat/setup.sh installs it) and is skipped when it is not there. BENCH_CALLS scales the guard
+# and decision runs (default 10000).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+calls="${BENCH_CALLS:-10000}"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+if [ -z "${RTB_PYTHON:-}" ] && [ -x .venv/bin/python ]; then export RTB_PYTHON="$root/.venv/bin/python"; fi
+python="${RTB_PYTHON:-python3}"
+
+echo "# Benchmarks"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- breaker node-shim || echo ' (with local changes)')"
+echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); Node $(node --version); $("$python" --version)"
+echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo; echo "## Decision cost in Python alone (no pipe)"; echo; echo '```'
+"$python" bench/decision.py --calls "$calls"
+echo '```'
+
+echo; echo "## Guard round trip, ours vs reference 0.5.2"; echo
+npm install --silent --no-audit --no-fund --prefix "$scratch/reference" dsh-repeat-tool-breaker@0.5.2 >/dev/null
+node bench/guard.mjs "$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js" "$calls"
+
+echo; echo "## Cold start, restart, memory"; echo
+node bench/worker.mjs 5
+
+echo; echo "## Whole turn in a real dsh"; echo
+if [ -x compat/dsh-0.1.0-rc.8/node_modules/.bin/dsh ]; then
+  bash compat/setup.sh 0.1.0-rc.8 dir "$scratch/dsh-home" >/dev/null
+  python3 bench/whole_turn.py --home "$scratch/dsh-home" --calls 200 --runs 3
+else
+  echo "(skipped: run compat/setup.sh 0.1.0-rc.8 dir <home> once to install the pinned dsh)"
+fi
+echo; echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
