@@ -5,8 +5,9 @@ and human turns, and it answers ``Allow``, ``Ask`` or ``Deny``. Nothing here doe
 """
 
 from breaker.config import BreakerConfig, ConfigError, default_config, load_config
-from breaker.decision import Allow, Ask, Breaker, Deny, Hit
+from breaker.decision import Allow, Ask, Breaker, Deny, FailureHit, Hit
 from breaker.fingerprints import Fingerprint, ToolCall
+from breaker.messages import Notice
 
 __all__ = [
     "Allow",
@@ -15,8 +16,10 @@ __all__ = [
     "BreakerConfig",
     "ConfigError",
     "Deny",
+    "FailureHit",
     "Fingerprint",
     "Hit",
+    "Notice",
     "ToolCall",
     "default_config",
     "load_config",
