@@ -24,7 +24,7 @@ from breaker.identity import Workspace
 from breaker.messages import Notice
 from breaker.outcomes import Failure, Settled, judge
 from breaker.streaks import Streak, Streaks
-from breaker.window import Entry, Window
+from breaker.window import Window, digest, split
 
 AgentId = int | str
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
@@ -352,24 +352,26 @@ class Breaker:
         return messages.failure_notice(named.key, counts[named.key], failure, self.config)
 
     def _commit(self, state: _Agent, call_id: str, keys: Iterable[str]) -> None:
-        evicted = state.window.append(Entry(call_id, frozenset(keys)))
+        window = state.window
+        evicted = window.append(call_id, keys)
         if evicted is None:
             return
-        if not state.window.holds_call(evicted.call_id):
-            state.results.pop(evicted.call_id, None)
+        evicted_id, evicted_digests = evicted
+        if not window.holds_call(evicted_id):
+            state.results.pop(evicted_id, None)
         if state.streaks:
             # A streak lives while its fingerprint is in the window.
-            state.streaks.end(key for key in evicted.keys if not state.window.count(key))
+            left = split(evicted_digests)
+            state.streaks.end([key for key in state.streaks if digest(key) in left and not window.count(key)])
 
     def _previous_result(self, state: _Agent, hits: tuple[Hit, ...]) -> str | None:
         """The result of the latest allowed call sharing a hit, else the agent's latest result."""
-        hit_keys = {hit.fingerprint.key for hit in hits}
         latest: str | None = None
-        for entry in state.window.newest_first():
-            result = state.results.get(entry.call_id)
+        for call_id, shares_a_hit in state.window.newest_first(hit.fingerprint.key for hit in hits):
+            result = state.results.get(call_id)
             if result is None:
                 continue
-            if not hit_keys.isdisjoint(entry.keys):
+            if shares_a_hit:
                 return result
             if latest is None:
                 latest = result

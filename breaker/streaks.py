@@ -9,7 +9,7 @@ by the window.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from breaker.outcomes import Failure
@@ -36,6 +36,10 @@ class Streaks:
 
     def __len__(self) -> int:
         return len(self._streaks)
+
+    def __iter__(self) -> Iterator[str]:
+        """The keys with a streak."""
+        return iter(self._streaks)
 
     def get(self, key: str) -> Streak | None:
         return self._streaks.get(key)
