@@ -91,8 +91,10 @@ class _Turn:
     # Asks not answered yet: call id -> the measures an onLimit ask names (empty: the local ask).
     pending: dict[str, frozenset[str]] = field(default_factory=dict)
     # onLimit: ask: every measure named in an ask this turn (never asked twice), and those approved.
-    asked_measures: set[str] = field(default_factory=set)
-    exempt: set[str] = field(default_factory=set)
+    # Frozen and replaced when they grow: most turns never ask, and the shared empty set costs
+    # nothing per agent.
+    asked_measures: frozenset[str] = frozenset()
+    exempt: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +116,8 @@ class _Agent:
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
-    # What the agent changed (identity: state-aware); a human turn does not undo it.
-    workspace: Workspace = field(default_factory=Workspace)
+    # What the agent changed (identity: state-aware only, else None); a human turn does not undo it.
+    workspace: Workspace | None = None
 
 
 class Breaker:
@@ -187,7 +189,8 @@ class Breaker:
             if call.call_id:
                 state.results[call.call_id] = None
                 self._await_result(state, call, fingerprints, notice)
-                state.workspace.expect(call.call_id)
+                if state.workspace is not None:
+                    state.workspace.expect(call.call_id)
             return ALLOW if notice is None else Allow(notice)
         previous = self._previous_result(state, hits)
         state.results.pop(call.call_id, None)
@@ -215,7 +218,8 @@ class Breaker:
             # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
             return ()
-        state.workspace.settle(call_id, text)
+        if state.workspace is not None:
+            state.workspace.settle(call_id, text)
         quote: str | None = None
         if call_id in state.results:
             quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
@@ -273,6 +277,8 @@ class Breaker:
         and measures the operator exempted drop out for the rest of the turn."""
         fingerprints = self._fingerprint(call, self.config).fingerprints
         if self.config.identity == "state-aware":
+            if state.workspace is None:
+                state.workspace = Workspace()
             fingerprints = state.workspace.identify(call, fingerprints)
         if self.config.localHosts == "allow" or state.turn.approved:
             fingerprints = tuple(fp for fp in fingerprints if not fp.local)
