@@ -290,11 +290,14 @@ class Breaker:
     def _hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[Hit, ...]:
         """The capped fingerprints this call would take to their cap (prior count >= cap - 1)."""
         hits: list[Hit] = []
+        limits = self.config.limits  # limit_for inlined: this runs for every fingerprint of every call
+        window = state.window
         for fp in fingerprints:
-            cap = self.config.limit_for(fp.kind, fp.key)
+            key = fp.key
+            cap = limits[key] if key in limits else limits.get(fp.kind)
             if cap is None:
                 continue
-            prior = state.window.count(fp.key)
+            prior = window.count(key)
             if prior >= cap - 1:
                 hits.append(Hit(fp, prior + 1, cap))
         return tuple(hits)
