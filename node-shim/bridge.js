@@ -2,17 +2,22 @@
 //
 // dsh calls guards synchronously, so a verdict must come back without returning to the event
 // loop. A helper thread (bridge-thread.js) owns the worker process and its pipes with normal
-// async I/O; the main thread posts a request frame to it, then sleeps in Atomics.wait on a shared
-// counter that the helper bumps for every message it forwards, and takes the reply with
-// receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
+// async I/O; the main thread writes a request frame to the worker's stdin itself where that is a
+// FIFO (a non-blocking write: it never waits), or posts it to the helper, then sleeps in
+// Atomics.wait on a shared counter that the helper bumps for every message it forwards, and takes
+// the reply with receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
 //
 // One ordered pipe carries everything, so an event sent with `send` (no waiting) is applied by the
-// worker before any later `request`. Replies to such events are drained, by id, while waiting.
+// worker before any later `request`: the main thread writes directly only while nothing it posted
+// to the helper is still unwritten. Replies to events are drained, by id, while waiting.
+import { closeSync, writeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
 
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
+/** Larger frames would not fit a FIFO's buffer anyway: they go whole to the helper, uncopied. */
+const DIRECT_LIMIT = 64 * 1024;
 
 /** The worker could not answer: it is not running, it exited, or it missed its deadline. */
 export class WorkerUnavailable extends Error {
@@ -117,6 +122,10 @@ export class WorkerBridge {
 
   // Stop the current worker: its stdin closes, it exits, its thread ends after it.
   stop() {
+    if (this.state) {
+      const direct = Atomics.exchange(this.state, 1, -2); // a fd published later is closed by the helper
+      if (direct >= 0) closeSync(direct);
+    }
     this.helper?.postMessage('close');
     this.helper = null;
   }
@@ -197,17 +206,19 @@ export class WorkerBridge {
 
   spawn() {
     this.stop();
-    const wakeBuffer = new SharedArrayBuffer(4);
+    const stateBuffer = new SharedArrayBuffer(12); // see bridge-thread.js
     const { port1, port2 } = new MessageChannel();
-    this.wake = new Int32Array(wakeBuffer);
+    this.state = new Int32Array(stateBuffer);
+    this.state[1] = -1;
     this.replies = port1;
     this.replies.unref();
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, wakeBuffer, replies: port2 },
+      workerData: { ...this.spawnOptions, stateBuffer, replies: port2 },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
+      trackUnmanagedFds: false, // the stdin fd it opens for this thread must outlive it (see stop)
     });
     this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
@@ -215,7 +226,20 @@ export class WorkerBridge {
 
   send(message) {
     const id = this.nextId++;
-    const frame = encodeFrame({ id, ...message });
+    let frame = encodeFrame({ id, ...message });
+    const direct = Atomics.load(this.state, 1);
+    if (direct >= 0 && frame.length <= DIRECT_LIMIT && Atomics.load(this.state, 2) === 0) {
+      let written = 0;
+      try {
+        written = writeSync(direct, frame);
+      } catch (error) {
+        if (error.code === 'EPIPE') return id; // the worker is gone; its exit is what gets reported
+        // EAGAIN: the FIFO is full; the helper waits for room instead of this thread
+      }
+      if (written === frame.length) return id;
+      frame = frame.slice(written);
+    }
+    Atomics.add(this.state, 2, 1);
     this.helper.postMessage(frame.buffer, [frame.buffer]);
     return id;
   }
@@ -224,7 +248,7 @@ export class WorkerBridge {
   waitFor(id, timeoutMs) {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const seen = Atomics.load(this.wake, 0);
+      const seen = Atomics.load(this.state, 0);
       const reply = this.drain(id);
       if (reply) return reply;
       if (this.exited) throw this.exitError();
@@ -232,7 +256,7 @@ export class WorkerBridge {
       if (left <= 0) {
         throw new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
       }
-      Atomics.wait(this.wake, 0, seen, left);
+      Atomics.wait(this.state, 0, seen, left);
     }
   }
 

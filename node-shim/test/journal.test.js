@@ -4,11 +4,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Worker } from 'node:worker_threads';
 
+import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
 import { Journal } from '../journal.js';
-import { decode } from '../msgpack.js';
 
 const guardOf = (agent, call) => ({ op: 'guard', agent, call, name: 'bash', args: { command: 'ls' } });
 const resultOf = (agent, call) => ({ op: 'result', agent, call, text: 'ok' });
@@ -40,10 +39,10 @@ test('2,000 agents made and dropped are all forgotten by the worker', async () =
   setFlagsFromString('--expose-gc');
   const collectGarbage = runInNewContext('gc');
   let forgets = 0;
-  const postMessage = Worker.prototype.postMessage;
-  Worker.prototype.postMessage = function count(message, transfer) {
-    if (message instanceof ArrayBuffer && decode(new Uint8Array(message, 4)).op === 'forget') forgets++;
-    return postMessage.call(this, message, transfer);
+  const send = WorkerBridge.prototype.send;
+  WorkerBridge.prototype.send = function count(message) {
+    if (message.op === 'forget') forgets++;
+    return send.call(this, message);
   };
   const guards = [];
   const dispose = apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
@@ -61,7 +60,7 @@ test('2,000 agents made and dropped are all forgotten by the worker', async () =
     }
     assert.equal(forgets, 2000);
   } finally {
-    Worker.prototype.postMessage = postMessage;
+    WorkerBridge.prototype.send = send;
     dispose();
   }
 });

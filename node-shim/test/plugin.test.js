@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Worker } from 'node:worker_threads';
 
+import { WorkerBridge } from '../bridge.js';
 import plugin, { apply, inject, name } from '../index.js';
 import { FakeDsh, makeAgent, pluginNotice, userMessage } from './fake-dsh.js';
 
@@ -24,12 +24,12 @@ function mount(config, options) {
   return { dsh, dispose };
 }
 
-// Every request frame the bridge posts to its helper thread is an ArrayBuffer.
+// Every request to the worker goes through WorkerBridge.send.
 let framesPosted = 0;
-const postMessage = Worker.prototype.postMessage;
-Worker.prototype.postMessage = function countFrames(message, transfer) {
-  if (message instanceof ArrayBuffer) framesPosted++;
-  return postMessage.call(this, message, transfer);
+const send = WorkerBridge.prototype.send;
+WorkerBridge.prototype.send = function countFrames(message) {
+  framesPosted++;
+  return send.call(this, message);
 };
 
 // Direct children of this process (Linux: every thread's children list; threads come and go).
