@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
+import { isAlive, waitUntil } from './processes.js';
 
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
@@ -37,24 +38,6 @@ async function stderrOf(run) {
     process.stderr.write = write;
   }
   return lines.filter((line) => line.startsWith('[repeat-tool-breaker]'));
-}
-
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntil(predicate, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
 }
 
 // A stand-in interpreter whose behaviour the test switches: 'python' runs the real worker,

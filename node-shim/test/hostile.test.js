@@ -1,22 +1,11 @@
 // Hostile and odd input through the real shim: any JSON shape, odd tool names, no agent, a 10 MB
 // argument. The guard never throws and never returns anything but string | undefined.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
 import { after, test } from 'node:test';
 
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
-
-// Direct children of this process (Linux: every thread's children list).
-function childPids() {
-  return readdirSync('/proc/self/task').flatMap((task) => {
-    try {
-      return readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  });
-}
+import { childPids } from './processes.js';
 
 const disposers = [];
 after(() => disposers.forEach((dispose) => dispose()));

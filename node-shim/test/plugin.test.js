@@ -2,7 +2,7 @@
 // the real Python worker and the real breaker core.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -12,6 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { WorkerBridge } from '../bridge.js';
 import plugin, { apply, inject, name } from '../index.js';
 import { FakeDsh, makeAgent, pluginNotice, userMessage } from './fake-dsh.js';
+import { childPids, isAlive, waitUntil } from './processes.js';
 
 const SHIM = new URL('../index.js', import.meta.url).href;
 const disposers = [];
@@ -31,35 +32,6 @@ WorkerBridge.prototype.send = function countFrames(message) {
   framesPosted++;
   return send.call(this, message);
 };
-
-// Direct children of this process (Linux: every thread's children list; threads come and go).
-function childPids() {
-  return readdirSync('/proc/self/task').flatMap((task) => {
-    try {
-      return readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  });
-}
-
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntil(predicate, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
-}
 
 const bash = (command, extra = {}) => ({ command, ...extra });
 const LOCAL = 'http://localhost:8080/health';

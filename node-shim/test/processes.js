@@ -1,0 +1,32 @@
+// Process helpers shared by the shim's tests: which children exist, and waiting for a condition.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Direct children of this process (Linux: every thread's children list; threads come and go). */
+export function childPids() {
+  return readdirSync('/proc/self/task').flatMap((task) => {
+    try {
+      return readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
+}
+
+export function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `predicate` every 10 ms; false when it did not hold within `timeoutMs`. */
+export async function waitUntil(predicate, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
