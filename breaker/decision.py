@@ -118,6 +118,9 @@ class _Agent:
     running: dict[str, _Running] = field(default_factory=dict)
     # What the agent changed (identity: state-aware only, else None); a human turn does not undo it.
     workspace: Workspace | None = None
+    # The last preflighted call and its raw fingerprints, for the guard of that call, which
+    # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
+    preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
 
 
 class Breaker:
@@ -149,7 +152,7 @@ class Breaker:
         turn = state.turn
         if config.onLimit != "ask" and (turn.asked or turn.approved or turn.refused):
             return ALLOW  # the one local ask of this turn is spent
-        fingerprints = self._fingerprints(state, call)
+        fingerprints = self._fingerprints(state, call, keep=True)
         hits = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
@@ -272,10 +275,10 @@ class Breaker:
         self._agents[agent] = state
         return state
 
-    def _fingerprints(self, state: _Agent, call: ToolCall) -> tuple[Fingerprint, ...]:
+    def _fingerprints(self, state: _Agent, call: ToolCall, *, keep: bool = False) -> tuple[Fingerprint, ...]:
         """The fingerprints that count: local targets drop out under ``allow`` or an approval,
         and measures the operator exempted drop out for the rest of the turn."""
-        fingerprints = self._fingerprint(call, self.config).fingerprints
+        fingerprints = self._raw_fingerprints(state, call, keep)
         if self.config.identity == "state-aware":
             if state.workspace is None:
                 state.workspace = Workspace()
@@ -285,6 +288,17 @@ class Breaker:
         exempt = state.turn.exempt
         if exempt:
             fingerprints = tuple(fp for fp in fingerprints if fp.key not in exempt)
+        return fingerprints
+
+    def _raw_fingerprints(self, state: _Agent, call: ToolCall, keep: bool) -> tuple[Fingerprint, ...]:
+        """``fingerprint_call``'s answer, reusing the preflight's for the same call (equal name,
+        arguments and call id); ``keep`` holds this one for the guard that follows."""
+        kept, state.preflighted = state.preflighted, None
+        if kept is not None and kept[0] == call:
+            return kept[1]
+        fingerprints = self._fingerprint(call, self.config).fingerprints
+        if keep:
+            state.preflighted = (call, fingerprints)
         return fingerprints
 
     def _hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[Hit, ...]:

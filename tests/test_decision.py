@@ -436,3 +436,26 @@ def test_past_max_agents_the_idlest_agent_is_forgotten() -> None:
     assert breaker.stats()["agents"] == 2
     assert isinstance(breaker.decide("busy", call), Deny)  # its window survived: 6th identical call
     assert isinstance(breaker.decide("idle", call), Allow)  # a fresh window
+
+
+def test_the_guard_reuses_the_fingerprints_of_the_preflight_of_the_same_call() -> None:
+    from breaker.fingerprints import fingerprint_call
+
+    computed: list[str] = []
+
+    def counting(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+        computed.append(call.call_id)
+        return fingerprint_call(call, config)
+
+    breaker = Breaker(load_config(None), counting)
+    breaker.decide(1, ToolCall("bash", {"command": "ls"}, "c0"))  # the agent exists from here on
+    call = ToolCall("bash", {"command": "curl https://example.org/"}, "c1")
+    breaker.preflight(1, call)
+    breaker.decide(1, call)
+    assert computed == ["c0", "c1"]  # once for c1, not twice
+    # Same call id, other arguments: fingerprinted afresh, never confused with the preflight's.
+    other = ToolCall("bash", {"command": "curl https://example.com/"}, "c2")
+    breaker.preflight(1, other)
+    changed = ToolCall("bash", {"command": "curl https://example.net/"}, "c2")
+    breaker.decide(1, changed)
+    assert computed == ["c0", "c1", "c2", "c2"]
