@@ -1,18 +1,24 @@
 // The helper thread of the bridge: it owns one Python worker process and its stdio with ordinary
-// asynchronous Node I/O, so the main thread can block in Atomics.wait while bytes still move.
+// asynchronous Node I/O, so the main thread can block while bytes still move.
 //
-// The worker's stdin is a FIFO where one can be made (mkfifo): the main thread then writes request
-// frames to it itself, without waking this thread, through a non-blocking fd published in
-// state[1]; only what does not fit in the FIFO comes here. Elsewhere stdin is an ordinary pipe
-// that only this thread writes. Ownership of the published fd passes to the main thread, which
-// closes it (state[1] = -2 once it has given up on this worker; a late fd is then closed here).
+// Where FIFOs can be made (mkfifo), the worker's stdin and stdout are two private FIFOs and the
+// main thread talks to the worker itself: it writes request frames through a non-blocking fd
+// published in state[1] (only what does not fit in the FIFO comes here) and reads replies with
+// blocking reads from a fd published in state[3]. A blocking read has no timeout, so this thread
+// is its watchdog: the main thread puts the deadline of the reply it waits for in state[4] (ms
+// after `clockBase`, 0 when not waiting) and this thread kills the worker once it passes, which
+// ends the read. Ownership of published fds passes to the main thread, which
+// closes them (it sets them to -2 once it has given up on this worker; a late fd is then closed
+// here). Elsewhere stdin and stdout are ordinary pipes, state[3] is -3, and this thread moves every
+// byte: the main thread waits in Atomics.wait and takes replies from the `replies` port.
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, written to the
-// worker's stdin in order, each followed by a decrement of state[2] once written; 'ready' once the worker has been configured (stderr is then passed
-// through live instead of kept for the startup error); 'close' to end the worker's stdin.
+// worker's stdin in order, each followed by a decrement of state[2] once written; 'ready' once the
+// worker has been configured (stderr is then passed through live instead of kept for the startup
+// error); 'close' to end the worker's stdin.
 // To the main thread (the `replies` port), each followed by a bump of state[0] and a notify:
-//   {spawned: pid} | {frame: Uint8Array} (one reply body) | {failed: {code, message}} (could not
-//   spawn) | {exited: {code, signal, stderr}}.
+//   {spawned: pid} | {frame: Uint8Array} (one reply body, pipes only) | {failed: {code, message}}
+//   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -21,8 +27,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { command, args, cwd, env, stateBuffer, replies } = workerData;
-const state = new Int32Array(stateBuffer); // [0] wake counter, [1] direct stdin fd, [2] frames queued here
+const { command, args, cwd, env, stateBuffer, replies, clockBase } = workerData;
+// [0] wake counter, [1] direct stdin fd, [2] frames queued here, [3] direct stdout fd,
+// [4] deadline of the main thread's read, [5] when the watchdog looks next (0: at the next deadline)
+const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
 
 function deliver(message, transfer) {
@@ -31,48 +39,103 @@ function deliver(message, transfer) {
   Atomics.notify(state, 0);
 }
 
-// A FIFO for the worker's stdin: {child: its blocking read end, queued: a blocking write end for
-// this thread, direct: a non-blocking write end for the main thread}; null where none can be made.
-// The FIFO is created in a private folder and unlinked at once: no one else can open it.
-function stdinFifo() {
+// Two FIFOs, made in a private folder and unlinked at once (no one else can open them):
+// {childIn, childOut: the worker's blocking ends, queued: a blocking stdin write end for this
+// thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read end for
+// the main thread, nudge: a non-blocking stdout write end for the watchdog}; null where none can
+// be made.
+function fifos() {
   if (process.platform === 'win32') return null;
   const folder = mkdtempSync(join(tmpdir(), 'rtb-'));
   const opened = [];
+  const open = (path, flags) => {
+    opened.push(openSync(path, flags));
+    return opened.at(-1);
+  };
   try {
-    const path = join(folder, 'stdin');
-    if (spawnSync('mkfifo', ['-m', '600', path], { stdio: 'ignore' }).status !== 0) return null;
+    const stdinPath = join(folder, 'stdin');
+    const stdoutPath = join(folder, 'stdout');
+    if (spawnSync('mkfifo', ['-m', '600', stdinPath, stdoutPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
     // non-blocking reader makes room for the writers, which then let the blocking reader open.
-    for (const flags of [
-      constants.O_RDONLY | constants.O_NONBLOCK,
-      constants.O_WRONLY,
-      constants.O_WRONLY | constants.O_NONBLOCK,
-      constants.O_RDONLY,
-    ]) opened.push(openSync(path, flags));
-    const [probe, queued, direct, child] = opened;
-    closeSync(probe);
-    return { child, queued, direct };
+    const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
+    const probes = [open(stdinPath, O_RDONLY | O_NONBLOCK), open(stdoutPath, O_RDONLY | O_NONBLOCK)];
+    const ends = {
+      queued: open(stdinPath, O_WRONLY),
+      direct: open(stdinPath, O_WRONLY | O_NONBLOCK),
+      childIn: open(stdinPath, O_RDONLY),
+      childOut: open(stdoutPath, O_WRONLY),
+      nudge: open(stdoutPath, O_WRONLY | O_NONBLOCK),
+      reader: open(stdoutPath, O_RDONLY),
+    };
+    probes.forEach(closeSync);
+    return ends;
   } catch {
-    for (const fd of opened) closeSync(fd);
+    opened.forEach(closeSync);
     return null;
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
 }
 
-const fifo = stdinFifo();
-const child = spawn(command, args, { cwd, env, stdio: [fifo ? fifo.child : 'pipe', 'pipe', 'pipe'] });
+// Hand a fd to the main thread, unless it has given up on this worker already.
+function publish(slot, fd) {
+  if (Atomics.compareExchange(state, slot, -1, fd) !== -1) closeSync(fd);
+}
+
+const fifo = fifos();
+const child = spawn(command, args, {
+  cwd,
+  env,
+  stdio: fifo ? [fifo.childIn, fifo.childOut, 'pipe'] : ['pipe', 'pipe', 'pipe'],
+});
 const stdin = fifo ? new Socket({ fd: fifo.queued, readable: false, writable: true }) : child.stdin;
 if (fifo) {
-  closeSync(fifo.child); // the worker has its own copy
-  if (Atomics.compareExchange(state, 1, -1, fifo.direct) !== -1) closeSync(fifo.direct);
+  closeSync(fifo.childIn); // the worker has its own copies
+  closeSync(fifo.childOut);
+  publish(1, fifo.direct);
+  publish(3, fifo.reader);
+  watch();
+} else {
+  Atomics.store(state, 3, -3);
 }
+Atomics.add(state, 0, 1); // the main thread may be waiting to learn which way replies come
+Atomics.notify(state, 0);
 let stderrKept = '';
 let passStderrThrough = false;
+
+// The watchdog of the main thread's blocking reads. It sleeps until the deadline in state[4] and
+// says so in state[5]; the main thread wakes it only for a deadline earlier than that, so calls
+// in quick succession never wake it: a later deadline only moves its next look. At a passed
+// deadline it kills the worker, and a byte in the stdout FIFO ends the read even if something the
+// worker started still holds the FIFO open.
+async function watch() {
+  for (;;) {
+    const deadline = Atomics.load(state, 4);
+    Atomics.store(state, 5, deadline);
+    if (deadline === 0) {
+      await Atomics.waitAsync(state, 4, 0).value;
+      continue;
+    }
+    const [seconds, nanoseconds] = process.hrtime();
+    const left = deadline - (seconds * 1e3 + nanoseconds / 1e6 - clockBase);
+    if (left <= 0) {
+      child.kill('SIGKILL');
+      try {
+        writeSync(fifo.nudge, new Uint8Array(1));
+      } catch {
+        // the FIFO is full (the main thread is not blocked then) or the main thread closed it
+      }
+      return;
+    }
+    await Atomics.waitAsync(state, 4, deadline, left).value;
+  }
+}
 
 child.on('spawn', () => deliver({ spawned: child.pid }));
 // Messages already posted stay queued for the main thread; only this thread ends.
 function finish() {
+  if (fifo) closeSync(fifo.nudge);
   process.exit(0);
 }
 
@@ -80,7 +143,7 @@ child.on('error', (error) => {
   deliver({ failed: { code: error.code ?? null, message: error.message } });
   if (child.pid === undefined) finish(); // never started: no 'close' will follow
 });
-// 'close' (not 'exit') comes after stdout has been drained, so the last replies are delivered first.
+// 'close' (not 'exit') comes after a stdout pipe has been drained, so the last replies are delivered first.
 child.on('close', (code, signal) => {
   deliver({ exited: { code, signal, stderr: stderrKept } });
   finish();
@@ -97,7 +160,7 @@ child.stderr.on('data', (chunk) => {
 });
 
 let pending = Buffer.alloc(0);
-child.stdout.on('data', (chunk) => {
+child.stdout?.on('data', (chunk) => {
   pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
   let start = 0;
   while (pending.length - start >= 4) {

@@ -1,16 +1,19 @@
 // The synchronous bridge to the Python worker, as seen from the main thread.
 //
 // dsh calls guards synchronously, so a verdict must come back without returning to the event
-// loop. A helper thread (bridge-thread.js) owns the worker process and its pipes with normal
-// async I/O; the main thread writes a request frame to the worker's stdin itself where that is a
-// FIFO (a non-blocking write: it never waits), or posts it to the helper, then sleeps in
-// Atomics.wait on a shared counter that the helper bumps for every message it forwards, and takes
-// the reply with receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
+// loop. A helper thread (bridge-thread.js) owns the worker process. Where the worker's stdin and
+// stdout are FIFOs, the main thread writes a request frame itself (a non-blocking write: it never
+// waits; what does not fit is posted to the helper) and reads the reply itself with blocking
+// reads, while the helper, as a watchdog, kills the worker if the deadline passes. Elsewhere the
+// helper moves the bytes with normal async I/O and the main thread sleeps in Atomics.wait on a
+// shared counter that the helper bumps for every message it forwards, taking the reply with
+// receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
 //
 // One ordered pipe carries everything, so an event sent with `send` (no waiting) is applied by the
 // worker before any later `request`: the main thread writes directly only while nothing it posted
-// to the helper is still unwritten. Replies to events are drained, by id, while waiting.
-import { closeSync, writeSync } from 'node:fs';
+// to the helper is still unwritten. Replies come in order; those to events are drained, by id,
+// while waiting for a later reply.
+import { closeSync, readSync, writeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
@@ -18,6 +21,13 @@ import { decode, encodeFrame } from './msgpack.js';
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
 /** Larger frames would not fit a FIFO's buffer anyway: they go whole to the helper, uncopied. */
 const DIRECT_LIMIT = 64 * 1024;
+const READ_SIZE = 64 * 1024;
+
+/** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
+function clock() {
+  const [seconds, nanoseconds] = process.hrtime();
+  return seconds * 1e3 + nanoseconds / 1e6;
+}
 
 /** The worker could not answer: it is not running, it exited, or it missed its deadline. */
 export class WorkerUnavailable extends Error {
@@ -123,8 +133,10 @@ export class WorkerBridge {
   // Stop the current worker: its stdin closes, it exits, its thread ends after it.
   stop() {
     if (this.state) {
-      const direct = Atomics.exchange(this.state, 1, -2); // a fd published later is closed by the helper
-      if (direct >= 0) closeSync(direct);
+      for (const slot of [1, 3]) {
+        const fd = Atomics.exchange(this.state, slot, -2); // a fd published later is closed by the helper
+        if (fd >= 0) closeSync(fd);
+      }
     }
     this.helper?.postMessage('close');
     this.helper = null;
@@ -161,6 +173,7 @@ export class WorkerBridge {
   // The current worker is gone or hung: kill it, say once what happened and what is done about
   // it, and start a successor now or after a backoff (or, in a crash loop, after a pause).
   lost(error, { op, callFails = false } = {}) {
+    this.drain(); // a reading main thread may not have taken the pid yet
     if (this.pid !== null && !this.exited) {
       try {
         process.kill(this.pid, 'SIGKILL');
@@ -206,19 +219,24 @@ export class WorkerBridge {
 
   spawn() {
     this.stop();
-    const stateBuffer = new SharedArrayBuffer(12); // see bridge-thread.js
+    const stateBuffer = new SharedArrayBuffer(24); // see bridge-thread.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
     this.state[1] = -1;
+    this.state[3] = -1;
+    this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
+    this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
+    this.inboxStart = 0;
+    this.inboxEnd = 0;
     this.replies = port1;
     this.replies.unref();
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, stateBuffer, replies: port2 },
+      workerData: { ...this.spawnOptions, stateBuffer, replies: port2, clockBase: this.clockBase },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
-      trackUnmanagedFds: false, // the stdin fd it opens for this thread must outlive it (see stop)
+      trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)
     });
     this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
@@ -246,18 +264,79 @@ export class WorkerBridge {
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
   waitFor(id, timeoutMs) {
-    const deadline = performance.now() + timeoutMs;
+    const deadline = clock() + timeoutMs;
     for (;;) {
       const seen = Atomics.load(this.state, 0);
+      const reader = Atomics.load(this.state, 3);
+      // Before any exit is believed: replies the worker wrote before exiting may still be unread.
+      if (reader >= 0) return this.read(reader, id, deadline, timeoutMs);
       const reply = this.drain(id);
       if (reply) return reply;
       if (this.exited) throw this.exitError();
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        throw new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
+      const left = deadline - clock();
+      if (left <= 0) throw this.timeoutError(timeoutMs);
+      Atomics.wait(this.state, 0, seen, left); // woken by a forwarded message or a published fd
+    }
+  }
+
+  // Read replies from the stdout FIFO until the one with `id`, under the helper's watchdog.
+  read(reader, id, deadline, timeoutMs) {
+    const due = Math.ceil(deadline - this.clockBase);
+    Atomics.store(this.state, 4, due);
+    const watched = Atomics.load(this.state, 5);
+    if (watched === 0 || due < watched) Atomics.notify(this.state, 4); // the watchdog would look too late
+    try {
+      for (;;) {
+        const reply = this.takeFrames(id);
+        if (reply) return reply;
+        if (clock() >= deadline) throw this.timeoutError(timeoutMs);
+        if (this.fill(reader) === 0) break; // the worker is gone
       }
+    } finally {
+      Atomics.store(this.state, 4, 0);
+    }
+    // Its exit is reported by the helper once the process is reaped.
+    for (;;) {
+      const seen = Atomics.load(this.state, 0);
+      this.drain();
+      if (this.exited) throw this.exitError();
+      const left = deadline - clock();
+      if (left <= 0) throw this.timeoutError(timeoutMs);
       Atomics.wait(this.state, 0, seen, left);
     }
+  }
+
+  // One blocking read into the inbox, made room for first; 0 at the end of the stream.
+  fill(reader) {
+    const buffered = this.inboxEnd - this.inboxStart;
+    const needed = buffered >= 4 ? 4 + this.inbox.readUInt32BE(this.inboxStart) : 4;
+    if (this.inbox.length - this.inboxEnd < Math.min(needed - buffered, READ_SIZE)) {
+      const room = this.inbox.length >= needed + READ_SIZE ? this.inbox : Buffer.allocUnsafe(needed + READ_SIZE);
+      this.inbox.copy(room, 0, this.inboxStart, this.inboxEnd); // overlapping copies are fine
+      this.inbox = room;
+      this.inboxStart = 0;
+      this.inboxEnd = buffered;
+    }
+    try {
+      const count = readSync(reader, this.inbox, this.inboxEnd, this.inbox.length - this.inboxEnd);
+      this.inboxEnd += count;
+      return count;
+    } catch {
+      return 0; // the fd is unusable: treated as the worker's end
+    }
+  }
+
+  // Decode the whole frames in the inbox up to the reply with `id`, which is returned.
+  takeFrames(id) {
+    while (this.inboxEnd - this.inboxStart >= 4) {
+      const end = this.inboxStart + 4 + this.inbox.readUInt32BE(this.inboxStart);
+      if (end > this.inboxEnd) break;
+      const reply = this.received(decode(this.inbox.subarray(this.inboxStart + 4, end)), id);
+      this.inboxStart = end;
+      if (this.inboxStart === this.inboxEnd) this.inboxStart = this.inboxEnd = 0;
+      if (reply) return reply;
+    }
+    return undefined;
   }
 
   // Take every message the helper has forwarded; return the reply with `id` if it is among them.
@@ -269,15 +348,24 @@ export class WorkerBridge {
       else if (message.failed) this.exited = { failed: message.failed };
       else if (message.exited) this.exited = message.exited;
       else {
-        const reply = decode(message.frame);
-        if (reply.id === this.startingId) this.started(reply);
-        else if (!reply.ok && reply.id !== id) {
-          this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);
-        }
-        if (reply.id === id) return reply;
+        const reply = this.received(decode(message.frame), id);
+        if (reply) return reply;
       }
     }
     return undefined;
+  }
+
+  // A reply, in order: the one with `id` is returned; others are a start's or an event's.
+  received(reply, id) {
+    if (reply.id === this.startingId) this.started(reply);
+    else if (!reply.ok && reply.id !== id) {
+      this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);
+    }
+    return reply.id === id ? reply : undefined;
+  }
+
+  timeoutError(timeoutMs) {
+    return new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
   }
 
   started(reply) {
