@@ -81,6 +81,7 @@ export class WorkerBridge {
   boot(configureMessage, timeoutMs) {
     this.spawn();
     const reply = this.waitFor(this.send(configureMessage), timeoutMs);
+    this.drain(); // the helper's news (the worker's pid) when the reply came straight off the FIFO
     if (reply.ok) {
       this.configureMessage = configureMessage;
       this.settings = reply.settings;

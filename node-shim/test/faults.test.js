@@ -236,3 +236,19 @@ test('a worker that dies at boot makes apply throw with its stderr', () => {
     return true;
   });
 });
+
+test('after boot the bridge knows the pid of its worker', () => {
+  const bridge = new WorkerBridge({
+    command: PYTHON,
+    args: ['-m', 'breaker.worker'],
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    log: () => {},
+  });
+  try {
+    assert.ok(bridge.boot({ op: 'configure', config: null }, 10_000).ok);
+    assert.ok(Number.isInteger(bridge.pid) && isAlive(bridge.pid), `pid ${bridge.pid}`);
+  } finally {
+    bridge.close();
+  }
+});
