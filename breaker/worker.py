@@ -27,10 +27,10 @@ import traceback
 
 import anyio
 
-from breaker.config import ConfigError, load_config
-from breaker.decision import Ask, Breaker, Deny
-from breaker.fingerprints import ToolCall
-from breaker.messages import redact
+from breaker.core.config import ConfigError, load_config
+from breaker.core.decision import Ask, Breaker, Deny
+from breaker.core.fingerprints import ToolCall
+from breaker.core.messages import redact
 from breaker.protocol import (
     BadRequest,
     Configure,

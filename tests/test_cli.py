@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from breaker.cli import Progress, config_mapping, main
+from breaker.rtb.cli import Progress, config_mapping, main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSIONS = FIXTURES / "sessions"

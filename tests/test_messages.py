@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.config import load_config
-from breaker.decision import Hit
-from breaker.fingerprints import Fingerprint
-from breaker.messages import (
+from breaker.core.config import load_config
+from breaker.core.decision import Hit
+from breaker.core.fingerprints import Fingerprint
+from breaker.core.messages import (
     PREFIX,
     ask_reason,
     denial,

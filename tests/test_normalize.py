@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.normalize import (
+from breaker.core.commands import (
     MAX_KEY_CHARS,
     SimpleCommand,
     analyze_shell,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from breaker.config import default_config
-from breaker.fingerprints import ToolCall, fingerprint_call
-from breaker.normalize import MAX_URLS, analyze_shell, canonical_url, lex_shell
+from breaker.core.commands import MAX_URLS, analyze_shell, canonical_url, lex_shell
+from breaker.core.config import default_config
+from breaker.core.fingerprints import ToolCall, fingerprint_call
 
 CONFIG = default_config()
 ALIASES = CONFIG.hostAliases

@@ -17,14 +17,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from breaker import messages
-from breaker.config import BreakerConfig
-from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
-from breaker.identity import Workspace
-from breaker.messages import Notice
-from breaker.outcomes import Failure, Settled, judge
-from breaker.streaks import Streak, Streaks
-from breaker.window import Window, digest, split
+from breaker.core import messages
+from breaker.core.config import BreakerConfig
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.identity import Workspace
+from breaker.core.messages import Notice
+from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.streaks import Streak, Streaks
+from breaker.core.window import Window, digest, split
 
 AgentId = int | str
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]

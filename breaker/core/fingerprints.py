@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from breaker.config import BreakerConfig, HostPolicy
-from breaker.normalize import CanonicalUrl, analyze_shell, bounded_key, canonical_json, canonical_url
+from breaker.core.commands import CanonicalUrl, analyze_shell, bounded_key, canonical_json, canonical_url
+from breaker.core.config import BreakerConfig, HostPolicy
 
 #: Tools whose command argument is a shell line.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from breaker.config import BreakerConfig
-from breaker.outcomes import Failure
+from breaker.core.config import BreakerConfig
+from breaker.core.outcomes import Failure
 
 if TYPE_CHECKING:
-    from breaker.decision import FailureHit, Hit
+    from breaker.core.decision import FailureHit, Hit
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"

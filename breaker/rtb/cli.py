@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from breaker.config import BreakerConfig, ConfigError, load_config
-from breaker.decision import Breaker, Hit
-from breaker.fingerprints import CallFingerprints, ToolCall, fingerprint_call
-from breaker.messages import format_number
-from breaker.replay import CallReplay, SessionReplay, replay_session
-from breaker.sessions import (
+from breaker.core.config import BreakerConfig, ConfigError, load_config
+from breaker.core.decision import Breaker, Hit
+from breaker.core.fingerprints import CallFingerprints, ToolCall, fingerprint_call
+from breaker.core.messages import format_number
+from breaker.rtb.replay import CallReplay, SessionReplay, replay_session
+from breaker.rtb.sessions import (
     MissingZstandard,
     ReadProblem,
     Session,
@@ -30,7 +30,7 @@ from breaker.sessions import (
     group_sessions,
     read_session,
 )
-from breaker.sweep import Label, Setting, SettingScore, parse_labels, parse_loop_starts, sweep
+from breaker.rtb.sweep import Label, Setting, SettingScore, parse_labels, parse_loop_starts, sweep
 
 #: The row id the plugin is mounted under in a cordis patch.
 ROW_ID = "repeat-tool-breaker"

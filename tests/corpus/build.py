@@ -1,6 +1,6 @@
 """The labelled corpus: agent trajectories a breaker must stop (``loop``) or let run (``ok``).
 
-Each case below writes one session in the replay format (``breaker.trajectories``) with the
+Each case below writes one session in the replay format (``breaker.rtb.trajectories``) with the
 tool names, argument shapes and result texts dsh gives the model (``[exit code: N]`` after a
 failed shell command, ``Fetched <url> (HTTP <status>)``, ``Error: ...`` for a failed file edit),
 so logic that reads results can be judged on it. A loop case marks the call where its loop
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import zstandard
 
-from breaker.trajectories import Trajectory
+from breaker.rtb.trajectories import Trajectory
 
 HERE = Path(__file__).resolve().parent
 SESSIONS = HERE / "sessions"
