@@ -1301,10 +1301,15 @@ def corpus_files() -> dict[Path, bytes]:
 
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
-    SESSIONS.mkdir(exist_ok=True)
-    for stale in SESSIONS.glob("*.jsonl"):
+    replace_sessions(SESSIONS, corpus_files())
+
+
+def replace_sessions(folder: Path, files: dict[Path, bytes]) -> None:
+    """Write ``files``, after removing every session file of ``folder`` (a dropped case leaves none)."""
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.jsonl"):
         stale.unlink()
-    for path, content in corpus_files().items():
+    for path, content in files.items():
         path.write_bytes(content)
 
 
