@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.core.decision import Breaker, Hit
+from breaker.core.decision import Breaker
 from breaker.core.fingerprints import CallFingerprints, ToolCall, fingerprint_call
 from breaker.core.messages import format_number
+from breaker.core.verdicts import Hit
 from breaker.rtb.replay import CallReplay, SessionReplay, replay_session
 from breaker.rtb.sessions import (
     MissingZstandard,
