@@ -5,9 +5,9 @@ and human turns, and it answers ``Allow``, ``Ask`` or ``Deny``. Nothing here doe
 """
 
 from breaker.core.config import BreakerConfig, ConfigError, default_config, load_config
-from breaker.core.decision import Allow, Ask, Breaker, Deny, FailureHit, Hit
+from breaker.core.decision import Breaker
 from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.messages import Notice
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
 
 __all__ = [
     "Allow",

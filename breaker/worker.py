@@ -28,9 +28,10 @@ import traceback
 import anyio
 
 from breaker.core.config import ConfigError, load_config
-from breaker.core.decision import Ask, Breaker, Deny
+from breaker.core.decision import Breaker
 from breaker.core.fingerprints import ToolCall
 from breaker.core.messages import redact
+from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
     Configure,

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from breaker.core.config import load_config
-from breaker.core.decision import Hit
 from breaker.core.fingerprints import Fingerprint
 from breaker.core.messages import (
     PREFIX,
@@ -21,6 +20,7 @@ from breaker.core.messages import (
     quotable,
     redact,
 )
+from breaker.core.verdicts import Hit
 
 CONFIG = load_config(None)
 NET_HIT = Hit(Fingerprint("net", "net:open.canada.ca/"), 5, 5.0)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from breaker.core.config import BreakerConfig
-from breaker.core.decision import Ask, Breaker, Deny, Hit
+from breaker.core.decision import Breaker
 from breaker.core.fingerprints import SHELL_TOOLS
+from breaker.core.verdicts import Ask, Deny, Hit
 from breaker.rtb.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
 
 #: What the recorded run did with a call, read from the result dsh logged for it.
