@@ -14,9 +14,6 @@ Framing
       answered with an error carrying its id, and when its declared end is not the start of a
       frame, the stream is searched for the next one (a length, then a map whose first key is
       ``id``);
-    * decoding costs at most ``MAX_FRAME_VALUES`` values (array items, map entries) per frame,
-      so the worker's memory for one frame is bounded by the frame's size plus a constant, not by
-      a multiple of what 1-byte empty containers expand to.
 
 Requests (shim → worker)
     Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
@@ -65,12 +62,11 @@ from breaker.core.messages import REDACTION_MARGIN, redact
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 
-#: Values decoded from one frame at most: three times the shim's copy budget (node-shim/arguments.js,
-#: 20,000 values) with room for the message around it; at ~200 bytes per decoded value, 13 MB.
-MAX_FRAME_VALUES = 65_536
-
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
+
+#: An unknown op is quoted this far: enough to recognise a typo, never a whole argument.
+_OP_SHOWN_CHARS = 40
 
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
@@ -166,9 +162,7 @@ class BadRequest:
 def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     """One frame body → a validated request, or the reason it is not one."""
     try:
-        message = _unpack(body)
-    except _TooManyValues as error:
-        return BadRequest(peek_id(body), str(error))
+        message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
     except Exception as error:  # msgpack raises several unrelated types for bad input
         error_text = f"frame is not valid msgpack: {type(error).__name__}: {str(error)[:200]}"
         return BadRequest(peek_id(body), error_text, unreadable=True)
@@ -178,9 +172,11 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     if isinstance(request_id, bool) or not isinstance(request_id, int):
         return BadRequest(None, f"request needs an integer id, got {_brief(request_id)}")
     op = message.get("op")
-    if not isinstance(op, str) or op not in _REQUEST_TYPES:
+    if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
+        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}")
+    if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {_brief(op)} (known: {known})")
+        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})")
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:
@@ -198,54 +194,6 @@ def peek_id(body: bytes | memoryview) -> int | None:
     except Exception:  # too short, not a map, not msgpack: no id to be had
         return None
     return request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else None
-
-
-class _TooManyValues(ValueError):
-    def __init__(self) -> None:
-        super().__init__(f"frame holds more than {MAX_FRAME_VALUES} values")
-
-
-class _ValueBudget:
-    """Counts values as msgpack builds containers, and stops the decoding past the budget."""
-
-    def __init__(self, limit: int) -> None:
-        self.left = limit
-
-    def pay(self, count: int) -> None:
-        self.left -= count
-        if self.left < 0:
-            raise _TooManyValues
-
-    def array(self, items: list[Any]) -> list[Any]:
-        self.pay(len(items) + 1)
-        return items
-
-    def map(self, pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
-        self.pay(len(pairs) + 1)
-        return dict(pairs)
-
-
-def _unpack(body: bytes | memoryview) -> Any:
-    """One msgpack value. A body shorter than the value budget cannot hold more values than bytes,
-    so only longer ones pay for counting."""
-    if len(body) <= MAX_FRAME_VALUES:
-        return msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
-    budget = _ValueBudget(MAX_FRAME_VALUES)
-    try:
-        return msgpack.unpackb(
-            body,
-            raw=False,
-            unicode_errors="replace",
-            strict_map_key=False,
-            max_array_len=MAX_FRAME_VALUES,
-            max_map_len=MAX_FRAME_VALUES,
-            list_hook=budget.array,
-            object_pairs_hook=budget.map,
-        )
-    except ValueError as error:
-        if "exceeds max_" in str(error):  # one container past the budget, refused before it is built
-            raise _TooManyValues from error
-        raise
 
 
 def ok_reply(request_id: int, **fields: Any) -> Reply:
