@@ -182,8 +182,8 @@ def test_an_anchor_never_acts_on_calls_that_differ_back_to_back() -> None:
 
 
 def test_openhands_stops_three_identical_errors_and_not_three_failing_commands() -> None:
-    failed = "Error: old_string not found"
-    errors = [anchors.Step("agent", n, "edit", {"file_path": "a.py"}, failed, True, {}, False) for n in range(1, 6)]
+    failed, edit = "Error: old_string not found", {"file_path": "a.py"}
+    errors = [anchors.Step("agent", n, "edit", edit, failed, True, {}, False) for n in range(1, 6)]
     act = anchors.openhands(errors)
     assert act is not None and errors[act.index].number == 4
     assert anchors.openhands(steps("make", "make", "make", "ls", failing=True)) is None
