@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +34,7 @@ from anchors import ANCHORS, Anchor, Step, session_steps
 from measure import mode_config
 from sources import HERE, ROOT, Source, corpus, evasions, real_sessions
 
-from breaker.core.config import load_config
+from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.rtb.replay import CallReplay, replay_session
 from breaker.rtb.sessions import Session
 
@@ -78,14 +78,32 @@ class Score:
 
 
 def project_system(name: str, mode: str) -> System:
-    config = load_config(mode_config(mode))
+    raw = mode_config(mode)
+    config = load_config(raw)
 
     def judge(session: Session) -> FirstAct | None:
         first = replay_session(session, config).first_stop
         return None if first is None else FirstAct(first.agent, first.number, _replayed_rule(first))
 
-    settings = json.dumps(mode_config(mode), separators=(", ", ": "))
-    return System(f"{name} `{settings}`", name.rsplit(', ', 1)[-1], judge)
+    written = json.dumps(raw, separators=(", ", ": "))
+    brought = _settings_beyond_defaults(config, raw)
+    title = f"{name} `{written}`" + (f" (it brings {brought})" if brought else "")
+    return System(title, name.rsplit(", ", 1)[-1], judge)
+
+
+def _settings_beyond_defaults(config: BreakerConfig, raw: Mapping[str, object]) -> str:
+    """What the product sets beyond the defaults without the mode file saying it (a mode's own defaults)."""
+    defaults = default_config().model_dump()
+    implied = [
+        (key, value)
+        for key, value in config.model_dump().items()
+        if defaults.get(key) != value and key not in raw
+    ]
+    return ", ".join(f"{key} {_number(value)}" for key, value in implied)
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _replayed_rule(stop: CallReplay) -> str:
