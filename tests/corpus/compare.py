@@ -149,9 +149,10 @@ def reference_system(index_js: Path, sources: Sequence[Source]) -> System:
         input=json.dumps(payload),
         capture_output=True,
         text=True,
-        check=True,
         cwd=ROOT,
     )
+    if run.returncode != 0:
+        raise SystemExit(f"reference.mjs failed on {index_js}:\n{run.stderr[-2000:]}")
     found = {
         path: FirstAct(stop["agent"], stop["number"], stop["rule"])
         for path, stop in json.loads(run.stdout).items()
