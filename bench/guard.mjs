@@ -7,14 +7,12 @@
 // committed like real work. "guard" is the pipeline's guard stage alone (deep-frozen arguments, as
 // dsh passes them); "call" is one whole FakeDsh.call (pre-execute, guard, body, post-execute).
 // Node CPU is process.cpuUsage() over the guard loop (all of Node's threads; not the worker).
-import { pathToFileURL } from 'node:url';
-
 import * as ours from '../node-shim/index.js';
 import { FakeDsh, makeAgent } from '../node-shim/test/fake-dsh.js';
+import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
 
 const [referencePath, callsArgument] = process.argv.slice(2);
-if (!referencePath) throw new Error('usage: node bench/guard.mjs <path of the reference index.js> [calls]');
-const reference = await import(pathToFileURL(referencePath).href);
+const reference = await loadReference(referencePath, 'bench/guard.mjs');
 const CALLS = Number(callsArgument ?? 10_000);
 const SIZES = [
   { label: '100 B', bytes: 100, share: 1 },
@@ -23,19 +21,8 @@ const SIZES = [
   { label: '1 MB', bytes: 1024 * 1024, share: 200 },
 ];
 
-// The seed's settings: a window of 12, caps of 5; the reference's advisories, failure track and
-// host measure off, and no asking. Local hosts are counted by both (no call here is local).
+// Local hosts are counted by both (no call here is local), so no call is preflighted.
 const OUR_CONFIG = { localHosts: 'deny' };
-const REFERENCE_CONFIG = {
-  window: 12,
-  localHosts: 'deny',
-  onLimit: 'deny',
-  warnAt: null,
-  summarizeAt: null,
-  failWarnAt: null,
-  failLimit: null,
-  limits: { exact: 5, cmd: 5, net: 5, sink: 5, host: null },
-};
 
 function bashArguments(bytes, index) {
   const head = `echo ${index} `;

@@ -4,7 +4,7 @@
 # The reference plugin (dsh-repeat-tool-breaker@0.5.2 from npm, pure in-process JS) is installed
 # into a temporary folder, never into this checkout. The whole-turn step needs the pinned dsh
 # (compat/setup.sh installs it) and is skipped when it is not there. BENCH_CALLS scales the guard
-# and decision runs (default 10000).
+# and decision runs (default 10000); BENCH_RUNS is the number of interleaved pipeline runs (default 5).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -20,13 +20,18 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short 
 echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); Node $(node --version); $("$python" --version)"
 echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+npm install --silent --no-audit --no-fund --prefix "$scratch/reference" dsh-repeat-tool-breaker@0.5.2 >/dev/null
+reference="$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js"
+
+echo; echo "## Through the pipeline: ours vs reference 0.5.2 vs no plugin"; echo
+node bench/pipeline.mjs "$reference" "${BENCH_RUNS:-5}"
+
 echo; echo "## Decision cost in Python alone (no pipe)"; echo; echo '```'
 "$python" bench/decision.py --calls "$calls"
 echo '```'
 
 echo; echo "## Guard round trip, ours vs reference 0.5.2"; echo
-npm install --silent --no-audit --no-fund --prefix "$scratch/reference" dsh-repeat-tool-breaker@0.5.2 >/dev/null
-node bench/guard.mjs "$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js" "$calls"
+node bench/guard.mjs "$reference" "$calls"
 
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5

@@ -48,7 +48,7 @@ from typing import Annotated, Any, Literal
 import msgpack  # type: ignore[import-untyped]  # no stubs published
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from breaker.messages import REDACTION_MARGIN, redact
+from breaker.core.messages import REDACTION_MARGIN, redact
 
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -95,7 +95,7 @@ class Result(_Request):
     agent: int
     call: str
     text: str
-    #: The plain facts the failure track judges (``breaker.outcomes.judge``); nil from older shims.
+    #: The plain facts the failure track judges (``breaker.core.outcomes.judge``); nil from older shims.
     outcome: dict[str, Any] | None = None
 
 

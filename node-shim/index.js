@@ -79,7 +79,7 @@ function resultText(result) {
   return parts.join('\n');
 }
 
-// The plain facts of a result the failure track judges (breaker/outcomes.py): isError and the
+// The plain facts of a result the failure track judges (breaker/core/outcomes.py): isError and the
 // scalar fields of the tool's structured value. The value itself never crosses the pipe.
 const OUTCOME_FIELDS = ['kind', 'exitCode', 'signal', 'timedOut', 'aborted', 'statusCode', 'status'];
 function outcomeOf(result) {

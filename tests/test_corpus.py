@@ -8,6 +8,8 @@ A change to the core that moves any of them fails here; if the move is deliberat
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +20,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 def _load(name: str) -> ModuleType:
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))  # evasions.py builds on build.py, as it does when run as a script
     spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -28,6 +32,7 @@ def _load(name: str) -> ModuleType:
 
 build = _load("build")
 measure = _load("measure")
+evasions = _load("evasions")
 
 
 def test_the_committed_corpus_is_what_build_py_writes() -> None:
@@ -36,6 +41,23 @@ def test_the_committed_corpus_is_what_build_py_writes() -> None:
     assert set(files) == on_disk
     stale = [path.name for path, content in files.items() if path.read_bytes() != content]
     assert stale == [], "rerun python tests/corpus/build.py"
+
+
+def test_the_committed_evasions_are_what_evasions_py_writes() -> None:
+    files = evasions.evasion_files()
+    on_disk = set((CORPUS / "evasions").glob("*.jsonl")) | {CORPUS / "evasions" / "labels.tsv"}
+    assert set(files) == on_disk
+    stale = [path.name for path, content in files.items() if path.read_bytes() != content]
+    assert stale == [], "rerun python tests/corpus/evasions.py"
+
+
+def test_no_evasion_repeats_a_call_verbatim_back_to_back() -> None:
+    """What makes them evasions: a detector of consecutive identical calls sees a new call each time."""
+    for path in sorted((CORPUS / "evasions").glob("*.jsonl")):
+        calls = [line for line in path.read_text().splitlines() if '"tool/call"' in line]
+        arguments = [(event["data"]["name"], event["data"]["arguments"]) for event in map(json.loads, calls)]
+        assert len(calls) >= 10, path.name
+        assert all(before != after for before, after in itertools.pairwise(arguments)), path.name
 
 
 def test_the_corpus_has_forty_of_each_class_and_every_loop_has_a_start() -> None:

@@ -22,7 +22,7 @@ const APPROVAL_OUTCOMES = {
 };
 
 export class FakeDsh {
-  /** @param {{approval?: keyof APPROVAL_OUTCOMES, body?: (exec) => string}} options */
+  /** @param {{approval?: keyof APPROVAL_OUTCOMES, body?: (exec) => string | Promise<string>}} options */
   constructor({ approval = 'unavailable', body = (exec) => `ran ${exec.callId}` } = {}) {
     this.approval = approval;
     this.body = body;
@@ -93,7 +93,7 @@ export class FakeDsh {
       result = { content: [{ type: 'text', text: `Error: ${denial}` }], isError: true, error: { message: denial } };
     } else {
       this.bodyRuns++;
-      const text = this.body(exec);
+      const text = await this.body(exec);
       result = { content: [{ type: 'text', text }], isError: false, value: text };
     }
     const post = await this.waterfall('tools/post-execute', [exec, result], () => Promise.resolve({ kind: 'accept' }));

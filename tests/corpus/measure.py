@@ -17,10 +17,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from breaker.config import load_config
-from breaker.replay import replay_session
-from breaker.sessions import Session, find_session_files, group_sessions, read_session
-from breaker.sweep import SWEPT_KINDS, Label, Setting, SettingScore, parse_labels, parse_loop_starts, sweep
+from breaker.core.config import load_config
+from breaker.rtb.replay import replay_session
+from breaker.rtb.sessions import Session, find_session_files, group_sessions, read_session
+from breaker.rtb.sweep import (
+    SWEPT_KINDS,
+    Label,
+    Setting,
+    SettingScore,
+    parse_labels,
+    parse_loop_starts,
+    sweep,
+)
 
 HERE = Path(__file__).resolve().parent
 MODES = ("seed", "reference", "state-aware")

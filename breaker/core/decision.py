@@ -17,60 +17,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from breaker import messages
-from breaker.config import BreakerConfig
-from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
-from breaker.identity import Workspace
-from breaker.messages import Notice
-from breaker.outcomes import Failure, Settled, judge
-from breaker.streaks import Streak, Streaks
-from breaker.window import Window, digest, split
+from breaker.core import messages
+from breaker.core.config import BreakerConfig
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.identity import Workspace
+from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.streaks import Streaks
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
+from breaker.core.window import Window, digest, split
 
 AgentId = int | str
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One fingerprint at its cap: ``count`` occurrences including this call (== cap for a whole cap)."""
-
-    fingerprint: Fingerprint
-    count: int
-    cap: float
-
-
-@dataclass(frozen=True, slots=True)
-class FailureHit:
-    """One fingerprint whose calls failed ``streak.count`` times in a row, at or past ``limit``."""
-
-    fingerprint: Fingerprint
-    streak: Streak
-    limit: float
-
-
-@dataclass(frozen=True, slots=True)
-class Allow:
-    """Run the call; ``notice`` is the advice owed to it (also returned with its result)."""
-
-    notice: Notice | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Deny:
-    """Do not run the call; ``message`` (starting ``REPEAT_TOOL_BLOCKED:``) is its result."""
-
-    message: str
-    hits: tuple[Hit, ...]
-    failures: tuple[FailureHit, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """Ask the operator before the guard runs; ``reason`` says what repeated or kept failing."""
-
-    reason: str
-    hits: tuple[Hit, ...]
-    failures: tuple[FailureHit, ...] = ()
 
 
 ALLOW = Allow()

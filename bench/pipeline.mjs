@@ -1,0 +1,211 @@
+// What dsh pays per tool call, through the pipeline: node bench/pipeline.mjs <reference index.js> [runs]
+//
+// Every call goes through the dsh pipeline as node-shim/test/fake-dsh.js reproduces it from
+// @deepseek-ai/dsh-tools 0.1.0-rc.8 (ToolRuntime.prepareExecution, serviceAsk, postExecute;
+// cordis' waterfall): the arguments snapshotted and deep-frozen, the tools/pre-execute waterfall,
+// the guards, a no-op body that returns the shape's result text after one turn of the event loop
+// (as any real tool body returns through it), then the tools/post-execute waterfall. Three mounts
+// share the process: no plugin, ours (shim + Python worker, default settings) and the in-process
+// reference 0.5.2 (seed-like settings, bench/reference.mjs). Runs are interleaved (each run
+// measures every shape on every mount, in rotating order; one warm-up run is dropped) and the
+// figures are medians over runs:
+//   wall       per call, one agent calling back to back; "+" is the extra over no plugin
+//   busy       event-loop active time per call (performance.eventLoopUtilization()): what no
+//              other agent, the model stream or the UI can use meanwhile; "+" over no plugin
+//   calls/s    16 agents calling concurrently, each back to back
+//   delay p99  event-loop delay p99 (monitorEventLoopDelay, 1 ms resolution) during those 16
+// Every call is distinct (nothing is denied; the run fails if anything is).
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+
+import * as ours from '../node-shim/index.js';
+import { FakeDsh, makeAgent } from '../node-shim/test/fake-dsh.js';
+import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
+
+const [referencePath, runsArgument] = process.argv.slice(2);
+const reference = await loadReference(referencePath, 'bench/pipeline.mjs');
+const RUNS = Number(runsArgument ?? 5);
+const AGENTS = 16;
+
+const PYTHON_LINE = (n) => `    total = sum(value * value for value in values if value % 3)  # line ${n}\n`;
+const lines = (count) => Array.from({ length: count }, (_, n) => PYTHON_LINE(n)).join('');
+const SIX_KB = lines(80);
+const SIXTY_FOUR_KB = lines(880);
+const READ_RESULT = Array.from({ length: 40 }, (_, n) => `${String(n + 1).padStart(4)}  const value${n} = compute(${n});`)
+  .join('\n')
+  .slice(0, 760);
+const TEST_OUTPUT = Array.from({ length: 40 }, (_, n) => `  ✓ case ${n} passes (${n % 7} ms)`).join('\n');
+const PAGE = `# Guide\n\n${'Some documentation text about the API and how to call it. '.repeat(60)}`;
+
+// name, tool, arguments of call n, the text its body returns, calls per agent (alone, and each of 16)
+const SHAPES = [
+  {
+    label: '`curl -s --max-time 30 https://…/api/v1/items?page=N -o /tmp/oN.json`',
+    tool: 'bash',
+    args: (n) => ({
+      command: `curl -s --max-time 30 https://api.example.org/api/v1/items?page=${n} -o /tmp/o${n}.json`,
+      description: 'fetch one page',
+    }),
+    result: '',
+    calls: 300,
+    perAgent: 40,
+  },
+  {
+    label: '`read` of 40 lines (result ~760 chars)',
+    tool: 'read',
+    args: (n) => ({ path: `/w/src/module_${n % 50}.js`, offset: n, limit: 40 }),
+    result: READ_RESULT,
+    calls: 300,
+    perAgent: 40,
+  },
+  {
+    label: '`edit` (old/new string)',
+    tool: 'edit',
+    args: (n) => ({
+      path: '/w/src/app.js',
+      old_string: `  return compute(values, { limit: ${n} });\n`,
+      new_string: `  return compute(values, { limit: ${n + 1}, strict: true });\n`,
+    }),
+    result: 'The file /w/src/app.js has been edited.',
+    calls: 300,
+    perAgent: 40,
+  },
+  {
+    label: '`cd /w && npm test -- --grep "case N" 2>&1 | tail -40`',
+    tool: 'bash',
+    args: (n) => ({ command: `cd /w && npm test -- --grep "case ${n}" 2>&1 | tail -40`, description: 'run one case' }),
+    result: TEST_OUTPUT,
+    calls: 300,
+    perAgent: 40,
+  },
+  {
+    label: '`web_fetch` of a docs page (result ~3.5 KB)',
+    tool: 'web_fetch',
+    args: (n) => ({ url: `https://docs.example.org/guide/page-${n}.html#usage`, prompt: 'summarise' }),
+    result: PAGE,
+    calls: 300,
+    perAgent: 40,
+  },
+  {
+    label: 'bash heredoc of 6 KB',
+    tool: 'bash',
+    args: (n) => ({ command: `cat > /tmp/script_${n}.py <<'EOF'\n${SIX_KB}EOF\npython3 /tmp/script_${n}.py`, description: 'run a script' }),
+    result: 'ok',
+    calls: 150,
+    perAgent: 20,
+  },
+  {
+    label: '`write` of 64 KB',
+    tool: 'write',
+    args: (n) => ({ path: `/w/src/generated_${n}.py`, content: `# file ${n}\n${SIXTY_FOUR_KB}` }),
+    result: `Wrote 64 KB.`,
+    calls: 30,
+    perAgent: 4,
+  },
+];
+
+const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
+
+/** One pipeline per mount; its body answers with the shape's result after one loop turn. */
+function mount(plugin, config) {
+  let result = '';
+  const fake = new FakeDsh({
+    body: async () => {
+      await yieldOnce();
+      return result;
+    },
+  });
+  const dispose = plugin ? plugin.apply(fake.ctx, config) : () => {};
+  return { fake, dispose, setResult: (text) => (result = text) };
+}
+
+const mounts = {
+  none: mount(null),
+  ours: mount(ours, undefined),
+  reference: mount(reference, REFERENCE_CONFIG),
+};
+let nextCall = 0;
+let nextAgent = 0;
+
+async function callsInARow(fake, shape, agent, count) {
+  for (let index = 0; index < count; index++) {
+    const n = nextCall++;
+    const outcome = await fake.call(agent, shape.tool, shape.args(n), { callId: `call-${n}` });
+    if (outcome.denied !== undefined) throw new Error(`a distinct call was denied: ${outcome.denied.slice(0, 300)}`);
+  }
+}
+
+/** One agent back to back: wall and event-loop busy microseconds per call. */
+async function alone(fake, shape) {
+  const agent = makeAgent(`alone-${nextAgent++}`);
+  const loop = performance.eventLoopUtilization();
+  const started = performance.now();
+  await callsInARow(fake, shape, agent, shape.calls);
+  const wall = performance.now() - started;
+  const { active } = performance.eventLoopUtilization(loop);
+  return { wall: (wall * 1000) / shape.calls, busy: (active * 1000) / shape.calls };
+}
+
+/** 16 agents at once: calls per second, and the event-loop delay p99 meanwhile (ms). */
+async function crowd(fake, shape) {
+  const agents = Array.from({ length: AGENTS }, () => makeAgent(`crowd-${nextAgent++}`));
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const started = performance.now();
+  await Promise.all(agents.map((agent) => callsInARow(fake, shape, agent, shape.perAgent)));
+  const seconds = (performance.now() - started) / 1000;
+  delay.disable();
+  return { perSecond: (AGENTS * shape.perAgent) / seconds, delayP99: delay.percentile(99) / 1e6 };
+}
+
+const names = Object.keys(mounts);
+const samples = SHAPES.map(() => Object.fromEntries(names.map((name) => [name, []])));
+for (let run = 0; run <= RUNS; run++) {
+  for (const [index, shape] of SHAPES.entries()) {
+    const order = names.map((_, k) => names[(k + run + index) % names.length]);
+    for (const name of order) {
+      const { fake, setResult } = mounts[name];
+      setResult(shape.result);
+      const figures = { ...(await alone(fake, shape)), ...(await crowd(fake, shape)) };
+      if (run > 0) samples[index][name].push(figures); // run 0 warms up every path
+    }
+  }
+}
+for (const { dispose } of Object.values(mounts)) dispose();
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const medians = samples.map((bySample) =>
+  Object.fromEntries(
+    names.map((name) => [
+      name,
+      Object.fromEntries(['wall', 'busy', 'perSecond', 'delayP99'].map((key) => [key, median(bySample[name].map((s) => s[key]))])),
+    ]),
+  ),
+);
+
+const us = (value) => (Math.abs(value) >= 1000 ? `${(value / 1000).toFixed(2)} ms` : `${value.toFixed(0)} µs`);
+const plus = (value) => `${value >= 0 ? '+' : '−'}${us(Math.abs(value))}`;
+const ratio = (a, b) => (b > 0 ? `${(a / b).toFixed(2)}×` : '–');
+const rate = (value) => Math.round(value).toLocaleString('en');
+
+console.log(`${RUNS} interleaved runs (medians), ${AGENTS} agents for calls/s and delay; "+" is the extra over no plugin.\n`);
+console.log('| call shape | wall, ours | wall, reference | ours / ref | busy, ours | busy, reference | ours / ref | calls/s ×16: none / ours / ref | delay p99 ×16: none / ours / ref |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+const sums = { ours: 0, reference: 0 };
+for (const [index, shape] of SHAPES.entries()) {
+  const { none, ours: o, reference: r } = medians[index];
+  const extra = (m, key) => Math.max(0, m[key] - none[key]);
+  sums.ours += extra(o, 'busy');
+  sums.reference += extra(r, 'busy');
+  console.log(
+    `| ${shape.label} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
+      `${plus(o.busy - none.busy)} | ${plus(r.busy - none.busy)} | ${ratio(extra(o, 'busy'), extra(r, 'busy'))} | ` +
+      `${rate(none.perSecond)} / ${rate(o.perSecond)} / ${rate(r.perSecond)} | ` +
+      `${none.delayP99.toFixed(1)} / ${o.delayP99.toFixed(1)} / ${r.delayP99.toFixed(1)} ms |`,
+  );
+}
+console.log(`| **event-loop busy, summed over the shapes** | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
+console.log('\nBaseline, no plugin, per call: ' + SHAPES.map((shape, index) => `${shape.tool} ${us(medians[index].none.wall)} wall / ${us(medians[index].none.busy)} busy`).join('; '));
