@@ -56,6 +56,9 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
 
+#: An unknown op is quoted this far: enough to recognise a typo, never a whole argument.
+_OP_SHOWN_CHARS = 40
+
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
 
@@ -154,9 +157,11 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     if isinstance(request_id, bool) or not isinstance(request_id, int):
         return BadRequest(None, f"request needs an integer id, got {request_id!r}")
     op = message.get("op")
+    if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
+        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}")
     if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {op!r} (known: {known})")
+        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})")
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:

@@ -13,7 +13,8 @@
 // worker before any later `request`: the main thread writes directly only while nothing it posted
 // to the helper is still unwritten. Replies come in order; those to events are drained, by id,
 // while waiting for a later reply.
-import { closeSync, readSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, readSync, writeSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
@@ -23,8 +24,15 @@ const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
 const DIRECT_LIMIT = 64 * 1024;
 const READ_SIZE = 64 * 1024;
 
+/**
+ * A restored agent's journal is waited for this much longer than a call: its requests, and its
+ * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
+ */
+const RESTORE_MS_PER_REQUEST = 1;
+const RESTORE_BYTES_PER_MS = 20_000;
+
 /** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
-function clock() {
+export function clock() {
   const [seconds, nanoseconds] = process.hrtime();
   return seconds * 1e3 + nanoseconds / 1e6;
 }
@@ -45,6 +53,23 @@ export const RESTART_POLICY = Object.freeze({
   backoffMs: 200, // no delay after the first loss, then 200 ms, 400 ms, 800 ms, ...
 });
 
+// Where mkfifo is, looked up once: PATH may change under a long-lived harness.
+let mkfifoPath;
+function mkfifo() {
+  if (mkfifoPath !== undefined) return mkfifoPath;
+  mkfifoPath = null;
+  for (const folder of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(folder, 'mkfifo'), constants.X_OK);
+      mkfifoPath = join(folder, 'mkfifo');
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return mkfifoPath;
+}
+
 export class WorkerBridge {
   /**
    * @param {object} options
@@ -53,10 +78,11 @@ export class WorkerBridge {
    * @param {string} options.cwd
    * @param {Record<string, string>} options.env
    * @param {(text: string) => void} options.log one line for the operator
-   * @param {() => Iterable<object>} [options.replay] the requests that rebuild a new worker's state
+   * @param {(agent: number) => {requests: object[], weight: number}} [options.replay] the requests
+   *   that rebuild one agent's state in a new worker, and about how many bytes they encode to
    * @param {Partial<typeof RESTART_POLICY>} [options.restartPolicy]
    */
-  constructor({ command, args, cwd, env, log, replay = () => [], restartPolicy = {} }) {
+  constructor({ command, args, cwd, env, log, replay = () => ({ requests: [], weight: 0 }), restartPolicy = {} }) {
     this.spawnOptions = { command, args, cwd, env };
     this.log = log;
     this.replay = replay;
@@ -67,6 +93,7 @@ export class WorkerBridge {
     this.exited = null; // set when the current worker is known to be gone
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
+    this.restored = new Set(); // the agents whose journal the current worker has been given
     this.settings = null;
     this.losses = []; // when workers were lost since the last answered call, oldest first
     this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
@@ -80,7 +107,7 @@ export class WorkerBridge {
    */
   boot(configureMessage, timeoutMs) {
     this.spawn();
-    const reply = this.waitFor(this.send(configureMessage), timeoutMs);
+    const reply = this.waitFor(this.send(configureMessage), clock() + timeoutMs, timeoutMs);
     this.drain(); // the helper's news (the worker's pid) when the reply came straight off the FIFO
     if (reply.ok) {
       this.configureMessage = configureMessage;
@@ -91,17 +118,24 @@ export class WorkerBridge {
   }
 
   /**
-   * One request and its reply, within the guard deadline (the start deadline while a fresh
-   * worker has not answered yet). A worker found dead is replaced and the request is sent once
-   * more to its successor; a worker that misses the deadline is killed and replaced, and
-   * WorkerUnavailable is thrown (the caller applies onWorkerFailure).
+   * One request and its reply, within the guard deadline counted from `since` (when the caller
+   * started on the call: copying and encoding its arguments count), or the start deadline while a
+   * fresh worker has not answered yet; a call that first restores its agent's journal gets more
+   * in proportion to it. A worker found dead is replaced and the request is sent once more to its
+   * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
+   * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
+   * least a quarter of the guard deadline: a healthy worker is never killed for the shim's time.
    */
-  call(message) {
+  call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
-      const timeoutMs = fresh ? this.settings.startTimeoutMs : this.settings.guardTimeoutMs;
+      const { guardTimeoutMs, startTimeoutMs } = this.settings;
+      const restoring = this.restore(message.agent);
+      const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
-        const reply = this.waitFor(this.send(message), timeoutMs);
+        const id = this.send(message);
+        const deadline = Math.max(since + timeoutMs, clock() + guardTimeoutMs / 4);
+        const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
       } catch (error) {
@@ -122,7 +156,28 @@ export class WorkerBridge {
       if (error instanceof WorkerUnavailable) return; // the journal carries it to the next worker
       throw error;
     }
+    this.collect(); // replies to events must not pile up until the next call
+    this.restore(message.agent);
     this.send(message);
+  }
+
+  // Before a worker hears of an agent, it gets the agent's journal (replies dropped); returns how
+  // much longer than a call that may take, in ms.
+  restore(agent) {
+    if (agent === undefined || this.restored.has(agent)) return 0;
+    this.restored.add(agent);
+    const { requests, weight } = this.replay(agent);
+    for (const request of requests) this.send(request);
+    return requests.length * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
+  }
+
+  // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
+  collect() {
+    const drainer = this.state ? Atomics.load(this.state, 6) : -1;
+    if (drainer >= 0) {
+      while (this.fill(drainer) > 0) this.takeFrames(undefined);
+    }
+    this.drain();
   }
 
   /** For good: stop the worker and never start another (late events are dropped). */
@@ -132,15 +187,18 @@ export class WorkerBridge {
   }
 
   // Stop the current worker: its stdin closes, it exits, its thread ends after it.
+  // Its channel is let go too: its late exit must not be taken for the loss of its successor.
   stop() {
     if (this.state) {
-      for (const slot of [1, 3]) {
+      for (const slot of [1, 3, 6]) {
         const fd = Atomics.exchange(this.state, slot, -2); // a fd published later is closed by the helper
         if (fd >= 0) closeSync(fd);
       }
     }
     this.helper?.postMessage('close');
     this.helper = null;
+    this.replies?.close();
+    this.replies = null;
   }
 
   // Make sure a worker is running or starting; returns true when it is fresh (still starting).
@@ -211,20 +269,21 @@ export class WorkerBridge {
     if (delay === 0) this.restart();
   }
 
-  // A new worker: configure it, then replay what rebuilds its state, before anything else.
+  // A new worker: configure it first; each agent's journal follows before its first request.
   restart() {
     this.spawn();
     this.startingId = this.send(this.configureMessage);
-    for (const message of this.replay()) this.send(message);
   }
 
   spawn() {
     this.stop();
-    const stateBuffer = new SharedArrayBuffer(24); // see bridge-thread.js
+    const stateBuffer = new SharedArrayBuffer(28); // see bridge-thread.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
     this.state[1] = -1;
     this.state[3] = -1;
+    this.state[6] = -1;
+    this.restored = new Set();
     this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
     this.inboxStart = 0;
@@ -234,7 +293,7 @@ export class WorkerBridge {
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, stateBuffer, replies: port2, clockBase: this.clockBase },
+      workerData: { ...this.spawnOptions, mkfifo: mkfifo(), stateBuffer, replies: port2, clockBase: this.clockBase },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
       trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)
@@ -264,8 +323,7 @@ export class WorkerBridge {
   }
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
-  waitFor(id, timeoutMs) {
-    const deadline = clock() + timeoutMs;
+  waitFor(id, deadline, timeoutMs) {
     for (;;) {
       const seen = Atomics.load(this.state, 0);
       const reader = Atomics.load(this.state, 3);
