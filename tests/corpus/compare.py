@@ -3,6 +3,7 @@
     npm run quality                                   # installs reference 0.5.2 in a temp folder, then:
     python tests/corpus/compare.py --reference <dsh-repeat-tool-breaker@0.5.2 index.js>
     python tests/corpus/compare.py                    # the same without the reference plugin's row
+    npm run quality -- --write-readme                 # also put the table into README.md
 
 Sources (see sources.py): the labelled corpus, the hand-made evasions, and the real agent runs in
 ../shared/real-sessions (read there at run time; their rows say so when it is absent). Systems:
@@ -42,6 +43,7 @@ from breaker.rtb.sessions import Session
 PROJECT_ROWS = (("this project, defaults", "seed"), ("this project, recommended", "state-aware"))
 REFERENCE_ROW = "reference plugin 0.5.2 (its defaults)"
 REAL, CORPUS, EVASIONS = "real sessions", "corpus", "evasions"
+README_START, README_END = "<!-- quality-table -->", "<!-- /quality-table -->"
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +247,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, help="index.js of dsh-repeat-tool-breaker@0.5.2")
     parser.add_argument("--real-sessions", type=Path, help="another folder of real runs, labels.tsv inside")
+    parser.add_argument("--write-readme", action="store_true", help="put the table into README.md")
     args = parser.parse_args()
     real = real_sessions() if args.real_sessions is None else real_sessions(args.real_sessions)
     sources = [source for source in (real, corpus(), evasions()) if source is not None]
@@ -257,7 +260,19 @@ def main() -> None:
     counts = ", ".join(f"{source.name}: {len(source.sessions)} sessions" for source in sources)
     print(f"Sources: {counts}" + ("" if real is not None else "; ../shared/real-sessions is absent"))
     print()
-    print(report(systems, sources, note), end="")
+    text = report(systems, sources, note)
+    print(text, end="")
+    if args.write_readme:
+        write_readme_table(text.split("\n\n", 1)[0])
+
+
+def write_readme_table(table: str) -> None:
+    """Replace the table between the README's quality-table markers."""
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_START}\n{table}\n{README_END}{tail}")
 
 
 if __name__ == "__main__":
