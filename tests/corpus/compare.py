@@ -65,6 +65,8 @@ class System:
     short: str
     judge: Judge
     advisory: bool = False
+    #: One of the published detectors (the anchors), not this project nor the reference plugin.
+    published: bool = False
 
 
 @dataclass
@@ -116,7 +118,7 @@ def anchor_system(anchor: Anchor) -> System:
     def judge(session: Session) -> FirstAct | None:
         return first_of(anchor, session_steps(session))
 
-    return System(anchor.name, anchor.short, judge, anchor.advisory)
+    return System(anchor.name, anchor.short, judge, anchor.advisory, published=True)
 
 
 def first_of(anchor: Anchor, steps: Sequence[Step]) -> FirstAct | None:
@@ -230,13 +232,17 @@ def report(systems: Sequence[System], sources: Sequence[Source], reference_note:
 def _loop_details(
     systems: Sequence[System], scores: dict[str, dict[str, Score]], sources: Sequence[Source]
 ) -> list[str]:
-    """Per loop of the real runs and the evasions: the call of the loop each system catches it at."""
+    """Per loop of the real runs and the evasions: the call of the loop each system catches it at.
+
+    The last column is the earliest stop of a published detector (advisory notices left out): the
+    mark a mode has to meet to catch every loop no later than any of them.
+    """
     lines = [
         "Loops of the real sessions and the evasions: the call of the loop each system stops "
         "(notices for advisory ones); `-` not caught.",
         "",
-        "| loop | " + " | ".join(system.short for system in systems) + " |",
-        "| --- |" + " --- |" * len(systems),
+        "| loop | " + " | ".join(system.short for system in systems) + " | earliest published stop |",
+        "| --- |" + " --- |" * (len(systems) + 1),
     ]
     for source in sources:
         for session in source.sessions:
@@ -244,10 +250,15 @@ def _loop_details(
             if label.label != "loop":
                 continue
             span = f"calls {label.start}-{label.end}" if label.end is not None else f"from call {label.start}"
-            cells = []
-            for system in systems:
-                catch = scores[system.name][source.name].catches.get(session.session_id)
-                cells.append("-" if catch is None else str(catch))
+            found = session.session_id
+            catches = {system.name: scores[system.name][source.name].catches.get(found) for system in systems}
+            cells = ["-" if catches[system.name] is None else str(catches[system.name]) for system in systems]
+            published = [
+                catch
+                for system in systems
+                if system.published and not system.advisory and (catch := catches[system.name]) is not None
+            ]
+            cells.append(str(min(published)) if published else "-")
             lines.append(f"| {source.name}: {session.session_id} ({span}) | " + " | ".join(cells) + " |")
     return lines
 
