@@ -70,6 +70,9 @@ class _Agent:
     window: Window
     # Only call ids of allowed calls still in the window; None until the result arrives.
     results: dict[str, str | None] = field(default_factory=dict)
+    # Call ids whose latest call was denied: their next result is the denial, never kept. (A
+    # harness may reuse one id for many calls; the allowed call's result under it stays quotable.)
+    denied: set[str] = field(default_factory=set)
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
@@ -147,13 +150,15 @@ class Breaker:
             notice = self._stage_notice(state, fingerprints)
             self._commit(state, call.call_id, (fp.key for fp in fingerprints))
             if call.call_id:
+                state.denied.discard(call.call_id)
                 state.results[call.call_id] = None
                 self._await_result(state, call, fingerprints, notice)
                 if state.workspace is not None:
                     state.workspace.expect(call.call_id)
             return ALLOW if notice is None else Allow(notice)
         previous = self._previous_result(state, hits)
-        state.results.pop(call.call_id, None)
+        if call.call_id:
+            state.denied.add(call.call_id)
         hit_keys = _keys(hits, failures)
         refused = not turn.asked_measures.isdisjoint(hit_keys)
         self._commit(state, call.call_id, hit_keys)
@@ -177,6 +182,9 @@ class Breaker:
             # The asked call ended without reaching the guard: the local ask was declined. (A
             # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
+            return ()
+        if call_id in state.denied:
+            state.denied.discard(call_id)
             return ()
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
@@ -207,6 +215,7 @@ class Breaker:
         if state is not None:
             state.window.clear()
             state.results.clear()
+            state.denied.clear()
             state.turn = _Turn()
             state.streaks.clear()
             state.running.clear()
@@ -339,6 +348,7 @@ class Breaker:
         evicted_id, evicted_digests = evicted
         if not window.holds_call(evicted_id):
             state.results.pop(evicted_id, None)
+            state.denied.discard(evicted_id)
         if state.streaks:
             # A streak lives while its fingerprint is in the window.
             left = split(evicted_digests)
