@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from breaker.core.config import BreakerConfig
 from breaker.core.outcomes import Failure
-from breaker.core.verdicts import FailureHit, Hit, Notice
+from breaker.core.verdicts import FailureHit, Hit, Notice, Stall
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
@@ -207,12 +207,7 @@ def denial(
         "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
         "this a new action: it is still the same action on the same resource.",
     ]
-    if previous_result is None:
-        lines.append("No result of the earlier attempt was recorded.")
-    else:
-        lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
-        lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
-        lines.append("(end of quoted result)")
+    lines.extend(_quoted("The earlier attempt returned", previous_result))
     source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
         f"Instead: work from {source}; if you need something different, change the resource itself "
@@ -224,6 +219,20 @@ def denial(
     if failures:
         lines.extend(_failure_denial(tool, failures, config)[1:])
     lines.extend(_refused_lines(refused))
+    return "\n".join(lines)
+
+
+def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
+    """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
+    name = quotable(tool, config.previewChars)
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
+        f"returned the same result {stall.count} times in a row (sameResultLimit: "
+        f"{format_number(stall.limit)}). Running it again cannot bring anything new.",
+        *_quoted("It returned each time", result),
+        "Instead: work from that result; change what you ask for (another argument, file, command or "
+        "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",
+    ]
     return "\n".join(lines)
 
 
@@ -320,6 +329,17 @@ def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerCo
         "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
     ]
     return lines
+
+
+def _quoted(heading: str, result: str | None) -> list[str]:
+    """A quoted result (already :func:`quotable`), each line marked so it cannot pose as ours."""
+    if result is None:
+        return ["No result of the earlier attempt was recorded."]
+    return [
+        f"{heading} (quoted, each line starts with '| '):",
+        *(f"| {line}" for line in (result.splitlines() or [""])),
+        "(end of quoted result)",
+    ]
 
 
 def _refused_lines(refused: bool) -> list[str]:

@@ -250,8 +250,8 @@ def _loop_details(
             if label.label != "loop":
                 continue
             span = f"calls {label.start}-{label.end}" if label.end is not None else f"from call {label.start}"
-            found = session.session_id
-            catches = {system.name: scores[system.name][source.name].catches.get(found) for system in systems}
+            here = {name: by_source[source.name] for name, by_source in scores.items()}
+            catches = {name: result.catches.get(session.session_id) for name, result in here.items()}
             cells = ["-" if catches[system.name] is None else str(catches[system.name]) for system in systems]
             published = [
                 catch
