@@ -89,3 +89,39 @@ for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
 test('the copy limits keep a frame well under the 64 MB frame limit', () => {
   assert.ok(COPY_LIMITS.textUnits * 3 + COPY_LIMITS.values * 16 < 64 * 1024 * 1024);
 });
+
+test('calls that differ only under an own "__proto__" key are different calls', () => {
+  const dsh = new FakeDsh();
+  disposers.push(apply(dsh.ctx, {}));
+  const [guard] = dsh.guards;
+  const agent = makeAgent('proto');
+  const verdicts = [];
+  for (let index = 0; index < 6; index++) {
+    const args = JSON.parse(`{"__proto__": {"ticket": "T-${index}"}, "action": "close"}`);
+    verdicts.push(guard({ name: 'tracker', callId: `p${index}`, agent, arguments: args }));
+  }
+  assert.deepEqual(verdicts, Array(6).fill(undefined));
+});
+
+test('2,000 arguments whose getters throw secrets are decided, and nothing of them reaches the log', () => {
+  const dsh = new FakeDsh();
+  disposers.push(apply(dsh.ctx, {}));
+  const [guard] = dsh.guards;
+  const agent = makeAgent('getters');
+  const written = [];
+  const write = process.stderr.write;
+  process.stderr.write = function capture(chunk, ...rest) {
+    written.push(String(chunk));
+    return write.call(this, chunk, ...rest);
+  };
+  try {
+    for (let index = 0; index < 2000; index++) {
+      const args = { command: `ls ${index}`, get token() { throw new Error(`password=hunter2-${index}`); } };
+      assert.equal(guard({ name: 'bash', callId: `g${index}`, agent, arguments: args }), undefined);
+    }
+  } finally {
+    process.stderr.write = write;
+  }
+  assert.doesNotMatch(written.join(''), /hunter2/);
+  assert.ok(written.length < 10, `${written.length} lines logged`);
+});
