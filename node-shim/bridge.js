@@ -29,6 +29,8 @@ const READ_SIZE = 64 * 1024;
  * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
  */
 const RESTORE_MS_PER_REQUEST = 1;
+/** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
+const COLLECT_EVERY = 1024;
 const RESTORE_BYTES_PER_MS = 20_000;
 
 /** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
@@ -94,6 +96,7 @@ export class WorkerBridge {
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
     this.restored = new Set(); // the agents whose journal the current worker has been given
+    this.uncollected = 0; // events sent since replies were last taken
     this.settings = null;
     this.losses = []; // when workers were lost since the last answered call, oldest first
     this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
@@ -158,7 +161,9 @@ export class WorkerBridge {
       if (error instanceof WorkerUnavailable) return; // the journal carries it to the next worker
       throw error;
     }
-    this.collect(); // replies to events must not pile up until the next call
+    // Replies to events must not pile up until the next call (the worker would stall writing
+    // them): every so many events, those already there are taken.
+    if (++this.uncollected >= COLLECT_EVERY) this.collect();
     this.restore(message.agent);
     this.send(message);
   }
@@ -175,6 +180,7 @@ export class WorkerBridge {
 
   // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
   collect() {
+    this.uncollected = 0;
     const drainer = this.state ? Atomics.load(this.state, 6) : -1;
     if (drainer >= 0) {
       while (this.fill(drainer) > 0) this.takeFrames(undefined);
