@@ -21,7 +21,12 @@ Requests (shim → worker)
                                                        maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
                   args: any
-    preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)
+    preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
+                                                       bool (``Breaker.precheck``: the ask, else
+                                                       the guard's verdict as of now when
+                                                       ``decided``, kept for ``commit``)
+    commit        agent: int, call: str                -                 (``Breaker.commit``: the
+                                                       kept verdict of that call takes effect)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
                   outcome: map | nil                   some are owed (``record_result``)
     human         agent: int                           -                 (``human_message``)
@@ -29,6 +34,17 @@ Requests (shim → worker)
     stats         -                                    stats: map
     shutdown      -                                    - (then the worker exits 0)
     ============  ===================================  =========================================
+
+    ``reply`` (optional) says where the reply goes: absent, on stdout in request order (the shim
+    blocks for it); ``"later"``, on the worker's second reply stream, in request order (the
+    shim's event loop reads it; ``--later-replies FD`` names it, else stdout serves); ``"errors"``,
+    nowhere unless the request failed, and then on that second stream (events nobody waits for).
+
+    ``preflight`` serves ``tools/pre-execute``, which dsh awaits before the guard: the shim uses a
+    ``decided`` verdict in the guard, without a round trip, only when nothing else was sent for
+    that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
+    guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
+    changes nothing (a replacement worker rebuilt that call from the journal's ``guard``).
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
@@ -66,6 +82,7 @@ class _Request(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
     id: int
+    reply: ReplyMode = None
 
 
 class Configure(_Request):
@@ -88,6 +105,12 @@ class Preflight(_Request):
     call: str
     name: str
     args: Any = None
+
+
+class Commit(_Request):
+    op: Literal["commit"]
+    agent: int
+    call: str
 
 
 class Result(_Request):
@@ -117,12 +140,13 @@ class Shutdown(_Request):
     op: Literal["shutdown"]
 
 
-Request = Configure | Guard | Preflight | Result | Human | Forget | Stats | Shutdown
+Request = Configure | Guard | Preflight | Commit | Result | Human | Forget | Stats | Shutdown
 
 _REQUEST_TYPES: dict[str, type[_Request]] = {
     "configure": Configure,
     "guard": Guard,
     "preflight": Preflight,
+    "commit": Commit,
     "result": Result,
     "human": Human,
     "forget": Forget,
@@ -134,12 +158,17 @@ _request_adapter: TypeAdapter[Request] = TypeAdapter(
 )
 
 
+ReplyMode = Literal["later", "errors"] | None
+
+
 @dataclass(frozen=True, slots=True)
 class BadRequest:
     """A frame that is not a valid request; it is answered with ``error_reply(id, error)``."""
 
     id: int | None
     error: str
+    #: Where its reply goes, when the frame said so in a readable way.
+    reply: ReplyMode = None
 
 
 def parse_request(body: bytes | memoryview) -> Request | BadRequest:
@@ -154,13 +183,15 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     if isinstance(request_id, bool) or not isinstance(request_id, int):
         return BadRequest(None, f"request needs an integer id, got {request_id!r}")
     op = message.get("op")
+    reply = message.get("reply")
+    mode: ReplyMode = reply if reply in ("later", "errors") else None
     if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {op!r} (known: {known})")
+        return BadRequest(request_id, f"unknown op {op!r} (known: {known})", mode)
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:
-        return BadRequest(request_id, f"{op}: {_describe(error)}")
+        return BadRequest(request_id, f"{op}: {_describe(error)}", mode)
 
 
 def ok_reply(request_id: int, **fields: Any) -> Reply:

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { AheadVerdicts } from './ahead.js';
 import { WorkerBridge, WorkerUnavailable } from './bridge.js';
 import { Journal } from './journal.js';
 
@@ -170,12 +171,14 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure, notices } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
   journal = new Journal(reply.settings);
+  const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
 
-  // Live Agent objects → small integers; a collected agent is forgotten by the worker too.
-  const agentIds = new WeakMap();
+  // Live Agent objects → {id: a small integer, what was sent for it}; a collected agent is
+  // forgotten by the worker too.
+  const agents = new WeakMap();
   let nextAgentId = 1;
   const forgetting = new FinalizationRegistry((agent) => {
     journal.drop(agent);
@@ -185,21 +188,21 @@ export function apply(ctx, config) {
       logOnce(`could not tell the worker to forget an agent: ${error.message}`);
     }
   });
-  function agentIdOf(agent, { create }) {
+  function agentOf(agent, { create }) {
     if (agent === null || (typeof agent !== 'object' && typeof agent !== 'function')) return undefined;
-    let id = agentIds.get(agent);
-    if (id === undefined && create) {
-      id = nextAgentId++;
-      agentIds.set(agent, id);
-      forgetting.register(agent, id);
+    let known = agents.get(agent);
+    if (known === undefined && create) {
+      known = AheadVerdicts.agent(nextAgentId++);
+      agents.set(agent, known);
+      forgetting.register(agent, known.id);
     }
-    return id;
+    return known;
   }
 
-  // The agent id of a call that the worker should see, or undefined when it costs no round trip.
+  // The agent of a call that the worker should see, or undefined when it costs no round trip.
   function countedAgent(exec, options) {
     if (!counted.test(String(exec?.name))) return undefined;
-    return agentIdOf(exec?.agent, options);
+    return agentOf(exec?.agent, options);
   }
 
   function callMessage(op, exec, agent) {
@@ -215,7 +218,16 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
-      const message = callMessage('guard', exec, agent);
+      const kept = ahead.take(exec, agent, bridge.generation);
+      if (kept) {
+        // The worker's verdict from the preflight still holds: it takes effect, no round trip.
+        journal.guard({ ...kept.message, op: 'guard' });
+        ahead.sending(agent, true);
+        bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
+        return kept.deny;
+      }
+      const message = callMessage('guard', exec, agent.id);
+      ahead.sending(agent, true);
       const answer = bridge.call(message);
       if (!answer.ok) throw new Error(answer.error);
       journal.guard(message);
@@ -227,15 +239,19 @@ export function apply(ctx, config) {
     }
   }
 
+  // dsh awaits this before the guard: the call goes to the worker here without blocking, and its
+  // answer is the ask, or the guard's verdict ahead of time (see ahead.js).
   async function preExecute(exec, next) {
     const decision = await next();
     if (decision?.kind !== 'allow') return decision;
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
-      const message = callMessage('preflight', exec, agent);
-      const answer = bridge.call(message);
+      const message = callMessage('preflight', exec, agent.id);
+      const mark = ahead.preflighting(agent, bridge.generation);
+      const answer = await bridge.ask(message);
       if (!answer.ok) throw new Error(answer.error);
+      ahead.answered(exec, agent, mark, answer, message);
       if (typeof answer.ask === 'string') {
         journal.asked(message);
         return { kind: 'ask', reason: answer.ask };
@@ -249,11 +265,13 @@ export function apply(ctx, config) {
   async function postExecute(exec, result, next) {
     let owed = [];
     try {
+      ahead.drop(exec);
       const agent = countedAgent(exec, { create: false });
       if (agent !== undefined) {
         const message = {
-          op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
+          op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
         };
+        ahead.sending(agent, false);
         if (notices) {
           // Only when advisories are switched on does a result wait for its reply.
           const answer = bridge.call(message);
@@ -274,10 +292,11 @@ export function apply(ctx, config) {
 
   function preStep(step, next) {
     try {
-      const agent = agentIdOf(step?.agent, { create: false });
+      const agent = agentOf(step?.agent, { create: false });
       if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
-        journal.drop(agent);
-        bridge.notify({ op: 'human', agent });
+        journal.drop(agent.id);
+        ahead.sending(agent, false);
+        bridge.notify({ op: 'human', agent: agent.id });
       }
     } catch (error) {
       logOnce(`could not record a user message: ${error.message}`);
