@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from breaker.config import BreakerConfig, default_config
-from breaker.decision import Breaker
-from breaker.fingerprints import ToolCall, fingerprint_call
+from breaker.core.config import BreakerConfig, default_config
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import ToolCall, fingerprint_call
 
 Shape = Callable[[int], ToolCall]
 

@@ -4,10 +4,10 @@
 and human turns, and it answers ``Allow``, ``Ask`` or ``Deny``. Nothing here does I/O.
 """
 
-from breaker.config import BreakerConfig, ConfigError, default_config, load_config
-from breaker.decision import Allow, Ask, Breaker, Deny, FailureHit, Hit
-from breaker.fingerprints import Fingerprint, ToolCall
-from breaker.messages import Notice
+from breaker.core.config import BreakerConfig, ConfigError, default_config, load_config
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import Fingerprint, ToolCall
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
 
 __all__ = [
     "Allow",

@@ -1,5 +1,5 @@
 """``python -m breaker``: the ``rtb`` command line."""
 
-from breaker.cli import main
+from breaker.rtb.cli import main
 
 raise SystemExit(main())

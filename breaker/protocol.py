@@ -64,7 +64,7 @@ from typing import Annotated, Any, Literal
 import msgpack  # type: ignore[import-untyped]  # no stubs published
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from breaker.messages import REDACTION_MARGIN, redact
+from breaker.core.messages import REDACTION_MARGIN, redact
 
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -72,10 +72,17 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
 
+#: An unknown op is quoted this far: enough to recognise a typo, never a whole argument.
+_OP_SHOWN_CHARS = 40
+
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
 
 Reply = dict[str, Any]
+
+
+#: Where a request's reply goes (see the module docstring); None: on stdout.
+ReplyMode = Literal["later", "errors"] | None
 
 
 class _Request(BaseModel):
@@ -118,7 +125,7 @@ class Result(_Request):
     agent: int
     call: str
     text: str
-    #: The plain facts the failure track judges (``breaker.outcomes.judge``); nil from older shims.
+    #: The plain facts the failure track judges (``breaker.core.outcomes.judge``); nil from older shims.
     outcome: dict[str, Any] | None = None
 
 
@@ -158,9 +165,6 @@ _request_adapter: TypeAdapter[Request] = TypeAdapter(
 )
 
 
-ReplyMode = Literal["later", "errors"] | None
-
-
 @dataclass(frozen=True, slots=True)
 class BadRequest:
     """A frame that is not a valid request; it is answered with ``error_reply(id, error)``."""
@@ -185,9 +189,11 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     op = message.get("op")
     reply = message.get("reply")
     mode: ReplyMode = reply if reply in ("later", "errors") else None
+    if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
+        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}", mode)
     if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {op!r} (known: {known})", mode)
+        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})", mode)
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:

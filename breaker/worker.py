@@ -30,10 +30,11 @@ import traceback
 
 import anyio
 
-from breaker.config import ConfigError, load_config
-from breaker.decision import Ask, Breaker, Deny
-from breaker.fingerprints import ToolCall
-from breaker.messages import redact
+from breaker.core.config import ConfigError, load_config
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import ToolCall
+from breaker.core.messages import redact
+from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
     Commit,

@@ -42,14 +42,15 @@ export class AheadVerdicts {
 
   /**
    * The preflight's answer came back. One that did not ask changed nothing; when it carries a
-   * verdict, that verdict is kept for the guard of `exec` with `message` (the call as sent).
+   * verdict, that verdict is kept for the guard of `exec` with `message` (the call as sent) and
+   * its `weight` (for the journal).
    */
-  answered(exec, agent, mark, answer, message) {
+  answered(exec, agent, mark, answer, message, weight) {
     if (typeof answer.ask === 'string') return;
     agent.harmless++;
     if (answer.decided !== true) return;
     const deny = typeof answer.deny === 'string' ? answer.deny : undefined;
-    this.kept.set(exec, { agent, message, deny, ...mark, harmless: agent.harmless });
+    this.kept.set(exec, { agent, message, weight, deny, ...mark, harmless: agent.harmless });
   }
 
   /** The kept verdict of `exec` if it still holds (see above), taken either way; else undefined. */

@@ -7,13 +7,15 @@
 // blocking reads from a fd published in state[3]. A blocking read has no timeout, so this thread
 // is its watchdog: the main thread puts the deadline of the reply it waits for in state[4] (ms
 // after `clockBase`, 0 when not waiting) and this thread kills the worker once it passes, which
-// ends the read. Ownership of published fds passes to the main thread, which
+// ends the read. A non-blocking stdout read end, published in state[6], lets the main thread take
+// replies to events that are already there without waiting. Ownership of published fds passes to
+// the main thread, which
 // closes them (it sets them to -2 once it has given up on this worker; a late fd is then closed
 // here). A third FIFO is the worker's fd 3, where it writes the replies nobody blocks for (see
-// breaker/protocol.py, `reply`): its non-blocking read end is published in state[6] for the main
-// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, state[3] and state[6] are -3,
-// and this thread moves every byte: the main thread waits in Atomics.wait and takes replies from
-// the `replies` port.
+// breaker/protocol.py, `reply`): its non-blocking read end is published in state[7] for the main
+// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, state[3] and state[7] are
+// -3, and this thread moves every byte: the main thread waits in Atomics.wait and takes replies
+// from the `replies` port.
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, written to the
 // worker's stdin in order, each followed by a decrement of state[2] once written; 'ready' once the
@@ -24,16 +26,19 @@
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { command, args, cwd, env, stateBuffer, replies, clockBase } = workerData;
+import { boundedWriter } from './stderr.js';
+
+const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
 // [0] wake counter, [1] direct stdin fd, [2] frames queued here, [3] direct stdout fd,
 // [4] deadline of the main thread's read, [5] when the watchdog looks next (0: at the next deadline),
-// [6] read end of the worker's fd 3 (replies nobody blocks for)
+// [6] non-blocking stdout fd, [7] read end of the worker's fd 3 (replies nobody blocks for)
+const FOLDER_PREFIX = 'rtb-';
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
 
@@ -43,24 +48,27 @@ function deliver(message, transfer) {
   Atomics.notify(state, 0);
 }
 
-// Two FIFOs, made in a private folder and unlinked at once (no one else can open them):
+// Three FIFOs, made in a private folder and unlinked at once (no one else can open them):
 // {childIn, childOut, childLater: the worker's blocking ends, queued: a blocking stdin write end
 // for this thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read
-// end for the main thread, nudge: a non-blocking stdout write end for the watchdog, laterReader:
-// a non-blocking read end of fd 3 for the main thread's event loop}; null where none can be made.
+// end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout write end for
+// the watchdog, laterReader: a non-blocking read end of fd 3 for the main thread's event loop};
+// null where none can be made (no mkfifo, no usable temporary folder): then pipes.
 function fifos() {
-  if (process.platform === 'win32') return null;
-  const folder = mkdtempSync(join(tmpdir(), 'rtb-'));
+  if (process.platform === 'win32' || !mkfifo) return null;
+  let folder;
   const opened = [];
   const open = (path, flags) => {
     opened.push(openSync(path, flags));
     return opened.at(-1);
   };
   try {
+    removeAbandonedFolders();
+    folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
     const stdinPath = join(folder, 'stdin');
     const stdoutPath = join(folder, 'stdout');
     const laterPath = join(folder, 'later');
-    if (spawnSync('mkfifo', ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
+    if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
     // non-blocking reader makes room for the writers, which then let the blocking reader open.
     const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
@@ -72,17 +80,36 @@ function fifos() {
       childOut: open(stdoutPath, O_WRONLY),
       nudge: open(stdoutPath, O_WRONLY | O_NONBLOCK),
       reader: open(stdoutPath, O_RDONLY),
+      drainer: probes[1],
       laterReader: open(laterPath, O_RDONLY | O_NONBLOCK),
-      childLater: null,
     };
     ends.childLater = open(laterPath, O_WRONLY); // its reader is open: this does not block
-    probes.forEach(closeSync);
+    closeSync(probes[0]);
     return ends;
   } catch {
     opened.forEach(closeSync);
     return null;
   } finally {
-    rmSync(folder, { recursive: true, force: true });
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+// A process killed between making its folder and unlinking it leaves the folder behind; the
+// next one to make FIFOs removes the folders of processes that are gone.
+function removeAbandonedFolders() {
+  for (const name of readdirSync(tmpdir())) {
+    const owner = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (!owner || Number(owner) === process.pid || isRunning(Number(owner))) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM'; // someone else's: not ours to remove
   }
 }
 
@@ -103,17 +130,21 @@ if (fifo) {
   closeSync(fifo.childOut);
   closeSync(fifo.childLater);
   publish(1, fifo.direct);
-  publish(6, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
+  publish(7, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
   publish(3, fifo.reader);
+  publish(6, fifo.drainer);
   watch();
 } else {
-  Atomics.store(state, 6, -3);
+  Atomics.store(state, 7, -3);
   Atomics.store(state, 3, -3);
 }
 Atomics.add(state, 0, 1); // the main thread may be waiting to learn which way replies come
 Atomics.notify(state, 0);
 let stderrKept = '';
 let passStderrThrough = false;
+// The worker's stderr is always read, so the worker never waits on it; it goes on through
+// process.stderr (to the main thread), never by a synchronous write to a fd 2 that may be full.
+const passOn = boundedWriter();
 
 // The watchdog of the main thread's blocking reads. It sleeps until the deadline in state[4] and
 // says so in state[5]; the main thread wakes it only for a deadline earlier than that, so calls
@@ -164,7 +195,7 @@ stdin.on('error', () => {});
 
 child.stderr.on('data', (chunk) => {
   if (passStderrThrough) {
-    writeSync(2, chunk);
+    passOn(chunk);
     return;
   }
   stderrKept = (stderrKept + chunk.toString('utf8')).slice(-STDERR_KEPT_BYTES);
@@ -189,7 +220,7 @@ parentPort.on('message', (message) => {
     stdin.end();
   } else if (message === 'ready') {
     passStderrThrough = true;
-    if (stderrKept) writeSync(2, stderrKept);
+    if (stderrKept) passOn(stderrKept);
     stderrKept = '';
   } else {
     stdin.write(new Uint8Array(message), () => Atomics.sub(state, 2, 1));

@@ -17,11 +17,12 @@
 // One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied
 // by the worker before any later request: the main thread writes directly only while nothing it
 // posted to the helper is still unwritten. Events are coalesced: they wait in an outbox until the
-// next request or the next turn of the event loop, whichever comes first, and go out in one write.
-// The worker answers an event only when it fails (on fd 3, or stdout where there is none); other
-// replies come in order on their stream and are matched by id.
-import { closeSync, readSync, writevSync } from 'node:fs';
+// next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The worker answers an
+// event only when it fails (on fd 3, or stdout where there is none); other replies come in order
+// on their stream and are matched by id.
+import { accessSync, closeSync, constants, readSync, writevSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { delimiter, join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
@@ -31,11 +32,20 @@ const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
  * helper. What a direct write leaves over goes to the helper too. */
 const DIRECT_LIMIT = 1024 * 1024;
 const READ_SIZE = 64 * 1024;
-/** How long an event may wait in the outbox for a request to ride with (one write for both). */
+/** How long an event may wait in the outbox for a request to ride with (one write for both), and
+ * how many may wait: a flood of events goes out as it comes, so the worker keeps up with it. */
 const EVENT_DELAY_MS = 2;
+const OUTBOX_FRAMES = 64;
+
+/**
+ * A restored agent's journal is waited for this much longer than a call: its requests, and its
+ * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
+ */
+const RESTORE_MS_PER_REQUEST = 1;
+const RESTORE_BYTES_PER_MS = 20_000;
 
 /** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
-function clock() {
+export function clock() {
   const [seconds, nanoseconds] = process.hrtime();
   return seconds * 1e3 + nanoseconds / 1e6;
 }
@@ -56,6 +66,23 @@ export const RESTART_POLICY = Object.freeze({
   backoffMs: 200, // no delay after the first loss, then 200 ms, 400 ms, 800 ms, ...
 });
 
+// Where mkfifo is, looked up once: PATH may change under a long-lived harness.
+let mkfifoPath;
+function mkfifo() {
+  if (mkfifoPath !== undefined) return mkfifoPath;
+  mkfifoPath = null;
+  for (const folder of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(folder, 'mkfifo'), constants.X_OK);
+      mkfifoPath = join(folder, 'mkfifo');
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return mkfifoPath;
+}
+
 export class WorkerBridge {
   /**
    * @param {object} options
@@ -64,10 +91,11 @@ export class WorkerBridge {
    * @param {string} options.cwd
    * @param {Record<string, string>} options.env
    * @param {(text: string) => void} options.log one line for the operator
-   * @param {() => Iterable<object>} [options.replay] the requests that rebuild a new worker's state
+   * @param {(agent: number) => {requests: object[], weight: number}} [options.replay] the requests
+   *   that rebuild one agent's state in a new worker, and about how many bytes they encode to
    * @param {Partial<typeof RESTART_POLICY>} [options.restartPolicy]
    */
-  constructor({ command, args, cwd, env, log, replay = () => [], restartPolicy = {} }) {
+  constructor({ command, args, cwd, env, log, replay = () => ({ requests: [], weight: 0 }), restartPolicy = {} }) {
     this.spawnOptions = { command, args, cwd, env };
     this.log = log;
     this.replay = replay;
@@ -78,12 +106,15 @@ export class WorkerBridge {
     this.exited = null; // set when the current worker is known to be gone
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
+    this.restored = new Set(); // the agents whose journal the current worker has been given
     this.settings = null;
     this.losses = []; // when workers were lost since the last answered call, oldest first
     this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
     this.gaveUp = false;
     this.closed = false;
-    this.generation = 0; // which worker: a new one starts from the replayed journal
+    this.generation = 0; // which worker: a new one knows only what the journal restores
+    this.later = null; // the event loop's reader of the worker's fd 3
+    this.awaiting = new Map(); // id → {resolve, reject, timer} of replies awaited through fd 3
     this.outbox = []; // encoded events not written yet, oldest first
     this.flushing = null; // the pending timer that writes the outbox
     this.flushOutbox = () => {
@@ -105,7 +136,7 @@ export class WorkerBridge {
    */
   boot(configureMessage, timeoutMs) {
     this.spawn();
-    const reply = this.waitFor(this.send(configureMessage), timeoutMs);
+    const reply = this.waitFor(this.send(configureMessage), clock() + timeoutMs, timeoutMs);
     this.drain(); // the helper's news (the worker's pid) when the reply came straight off the FIFO
     if (reply.ok) {
       this.configureMessage = configureMessage;
@@ -116,17 +147,24 @@ export class WorkerBridge {
   }
 
   /**
-   * One request and its reply, within the guard deadline (the start deadline while a fresh
-   * worker has not answered yet). A worker found dead is replaced and the request is sent once
-   * more to its successor; a worker that misses the deadline is killed and replaced, and
-   * WorkerUnavailable is thrown (the caller applies onWorkerFailure).
+   * One request and its reply, within the guard deadline counted from `since` (when the caller
+   * started on the call: copying and encoding its arguments count), or the start deadline while a
+   * fresh worker has not answered yet; a call that first restores its agent's journal gets more
+   * in proportion to it. A worker found dead is replaced and the request is sent once more to its
+   * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
+   * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
+   * least a quarter of the guard deadline: a healthy worker is never killed for the shim's time.
    */
-  call(message) {
+  call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
-      const timeoutMs = fresh ? this.settings.startTimeoutMs : this.settings.guardTimeoutMs;
+      const { guardTimeoutMs, startTimeoutMs } = this.settings;
+      const restoring = this.restore(message.agent);
+      const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
-        const reply = this.waitFor(this.send(message), timeoutMs);
+        const id = this.send(message);
+        const deadline = Math.max(since + timeoutMs, clock() + guardTimeoutMs / 4);
+        const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
       } catch (error) {
@@ -140,19 +178,21 @@ export class WorkerBridge {
 
   /**
    * One request whose reply arrives through the event loop: a promise of the reply, rejected with
-   * WorkerUnavailable when the worker is lost or misses the deadline (a missed deadline also
-   * replaces it, as in `call`). Where the worker has no fd 3 (no FIFO, or not known yet for a
-   * worker still starting) this is a blocking `call` whose result is returned as a promise.
+   * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (a
+   * missed deadline also replaces it, as in `call`). Where the worker has no fd 3 (no FIFO, or
+   * not known yet for a worker still starting) this is a blocking `call`, its result a promise.
    */
-  ask(message) {
-    let fresh;
+  ask(message, since = clock()) {
+    let timeoutMs;
     try {
-      fresh = this.ensureRunning();
-      if (!this.openLater()) return Promise.resolve(this.call(message));
+      const fresh = this.ensureRunning();
+      if (!this.openLater()) return Promise.resolve(this.call(message, since));
+      const { guardTimeoutMs, startTimeoutMs } = this.settings;
+      const restoring = this.restore(message.agent);
+      timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
     } catch (error) {
       return Promise.reject(error);
     }
-    const timeoutMs = fresh ? this.settings.startTimeoutMs : this.settings.guardTimeoutMs;
     const id = this.send({ ...message, reply: 'later' });
     const awaiting = this.awaiting;
     return new Promise((resolve, reject) => {
@@ -161,15 +201,15 @@ export class WorkerBridge {
         const error = this.timeoutError(timeoutMs);
         reject(error);
         if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
-      }, timeoutMs); // left referenced: the process stays up for the reply it awaits, no longer
+      }, Math.max(1, since + timeoutMs - clock())); // referenced: the process stays up for the reply, no longer
       awaiting.set(id, { resolve, reject, timer });
     });
   }
 
   /**
    * An event: a request whose reply nobody waits for. It is applied before any later request; it
-   * is written with the next request or at the next turn of the event loop, with the events
-   * queued meanwhile. A worker lost before then never gets it: the journal carries what matters.
+   * waits in the outbox to go out with the next one (see the top). A worker lost before then
+   * never gets it: the journal carries what matters to its successor.
    */
   notify(message) {
     if (this.closed) return;
@@ -181,7 +221,28 @@ export class WorkerBridge {
         throw error;
       }
     }
+    if (!this.later) this.collect(); // replies to events must not pile up until the next call
+    this.restore(message.agent);
     this.send({ ...message, reply: 'errors' });
+  }
+
+  // Before a worker hears of an agent, it gets the agent's journal (replies dropped); returns how
+  // much longer than a call that may take, in ms.
+  restore(agent) {
+    if (agent === undefined || this.restored.has(agent)) return 0;
+    this.restored.add(agent);
+    const { requests, weight } = this.replay(agent);
+    for (const request of requests) this.send({ ...request, reply: 'errors' });
+    return requests.length * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
+  }
+
+  // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
+  collect() {
+    const drainer = this.state ? Atomics.load(this.state, 6) : -1;
+    if (drainer >= 0) {
+      while (this.fill(drainer) > 0) this.takeFrames(undefined);
+    }
+    this.drain();
   }
 
   /** For good: stop the worker and never start another (late events are dropped). */
@@ -190,11 +251,12 @@ export class WorkerBridge {
     this.stop();
   }
 
-  // Stop the current worker: its stdin closes, it exits, its thread ends after it. Replies still
-  // awaited from it are given up (WorkerUnavailable).
+  // Stop the current worker: its stdin closes, it exits, its thread ends after it.
+  // Its channel is let go too: its late exit must not be taken for the loss of its successor.
+  // Replies still awaited from it are given up (WorkerUnavailable).
   stop() {
     if (this.state) {
-      for (const slot of [1, 3, 6]) {
+      for (const slot of [1, 3, 6, 7]) {
         const fd = Atomics.exchange(this.state, slot, -2); // a fd published later is closed by the helper
         if (fd >= 0) closeSync(fd);
       }
@@ -204,12 +266,14 @@ export class WorkerBridge {
     this.abandon('the worker was stopped');
     this.helper?.postMessage('close');
     this.helper = null;
+    this.replies?.close();
+    this.replies = null;
   }
 
   // Reject every reply still awaited through fd 3 (their worker is gone or being replaced).
   abandon(reason) {
     const awaiting = this.awaiting;
-    if (!awaiting || awaiting.size === 0) return;
+    if (awaiting.size === 0) return;
     this.awaiting = new Map();
     const error = new WorkerUnavailable(reason, { code: 'EXITED' });
     for (const { reject, timer } of awaiting.values()) {
@@ -221,8 +285,8 @@ export class WorkerBridge {
   // Read fd 3 on the event loop once the helper has published it; false where there is none (yet).
   openLater() {
     if (this.later) return true;
-    const fd = Atomics.load(this.state, 6);
-    if (fd < 0 || Atomics.compareExchange(this.state, 6, fd, -4) !== fd) return false; // -4: taken
+    const fd = Atomics.load(this.state, 7);
+    if (fd < 0 || Atomics.compareExchange(this.state, 7, fd, -4) !== fd) return false; // -4: taken
     // Read into one reused buffer (no stream machinery); only a frame cut between reads is copied.
     let partial = null;
     const later = new Socket({
@@ -255,7 +319,7 @@ export class WorkerBridge {
         this.abandon('the worker is not running');
       }
     });
-    later.unref(); // an idle dsh must be able to exit
+    later.unref(); // an idle dsh must be able to exit; a pending reply's timer keeps it up
     this.later = later;
     return true;
   }
@@ -341,24 +405,24 @@ export class WorkerBridge {
     if (delay === 0) this.restart();
   }
 
-  // A new worker: configure it, then replay what rebuilds its state, before anything else. Events
-  // queued for the lost worker are dropped: the journal holds every one that still matters.
+  // A new worker: configure it first; each agent's journal follows before its first request.
+  // Events queued for the lost worker are dropped: the journal holds every one that matters.
   restart() {
     this.spawn();
     this.outbox = [];
     this.startingId = this.send(this.configureMessage);
-    for (const message of this.replay()) this.send({ ...message, reply: 'errors' });
   }
 
   spawn() {
     this.stop();
-    const stateBuffer = new SharedArrayBuffer(28); // see bridge-thread.js
+    const stateBuffer = new SharedArrayBuffer(32); // see bridge-thread.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
     this.state[1] = -1;
     this.state[3] = -1;
     this.state[6] = -1;
-    this.awaiting = new Map(); // id → {resolve, reject, timer} of replies awaited through fd 3
+    this.state[7] = -1;
+    this.restored = new Set();
     this.generation++;
     this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
@@ -369,7 +433,7 @@ export class WorkerBridge {
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, stateBuffer, replies: port2, clockBase: this.clockBase },
+      workerData: { ...this.spawnOptions, mkfifo: mkfifo(), stateBuffer, replies: port2, clockBase: this.clockBase },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
       trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)
@@ -383,14 +447,9 @@ export class WorkerBridge {
   // events queued before it. Returns its id.
   send(message) {
     const id = this.nextId++;
-    const frame = encodeFrame({ id, ...message });
-    if (message.reply === 'errors') {
-      this.outbox.push(frame);
-      this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
-    } else {
-      this.outbox.push(frame);
-      this.write(this.takeOutbox());
-    }
+    this.outbox.push(encodeFrame({ id, ...message }));
+    if (message.reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
+    else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
     return id;
   }
 
@@ -427,8 +486,7 @@ export class WorkerBridge {
   }
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
-  waitFor(id, timeoutMs) {
-    const deadline = clock() + timeoutMs;
+  waitFor(id, deadline, timeoutMs) {
     for (;;) {
       const seen = Atomics.load(this.state, 0);
       const reader = Atomics.load(this.state, 3);

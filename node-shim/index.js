@@ -6,9 +6,11 @@ import { existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
-import { WorkerBridge, WorkerUnavailable } from './bridge.js';
+import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
 import { Journal } from './journal.js';
+import { boundedWriter } from './stderr.js';
 
 export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];
@@ -23,19 +25,28 @@ const WORKER_PACKAGES = 'msgpack anyio pydantic';
 const BOOT_TIMEOUT_MS = 10_000;
 /** A result is quoted in a denial only in part; more than this never crosses the pipe. */
 const RESULT_TEXT_LIMIT = 64 * 1024;
-/** Deeper argument nesting is cut (Python's msgpack and json refuse much deeper input anyway). */
-const MAX_ARGUMENT_DEPTH = 256;
+/** The share of the guard deadline the argument copy may take; the worker has the rest. */
+const COPY_SHARE = 0.5;
+/** A logged failure is cut to this; the texts remembered for logging once are this many at most. */
+const LOGGED_CHARS = 300;
+const REMEMBERED_FAILURES = 100;
 
+const writeStderr = boundedWriter();
 function log(text) {
-  process.stderr.write(`[repeat-tool-breaker] ${text}\n`);
+  writeStderr(`[repeat-tool-breaker] ${text}\n`);
 }
 
-// A failure that repeats on every call is reported once, not once per call.
+// A failure that repeats on every call is reported once, not once per call. The texts are the
+// shim's own or the worker's (already redacted): nothing read from a call's arguments is ever
+// thrown (see arguments.js). Only so many are remembered: an endless stream of distinct failures
+// costs a line each, never memory.
 const reported = new Set();
 function logOnce(text) {
-  if (reported.has(text)) return;
-  reported.add(text);
-  log(text);
+  const line = text.length > LOGGED_CHARS ? `${text.slice(0, LOGGED_CHARS)} [cut]` : text;
+  if (reported.has(line)) return;
+  if (reported.size >= REMEMBERED_FAILURES) reported.clear();
+  reported.add(line);
+  log(line);
 }
 
 function choosePython(config) {
@@ -70,43 +81,6 @@ function startupError(error, python) {
   return new Error(`${name}: the Python worker did not start: ${error.message}${stderr ? `\n${stderr}` : ''}`);
 }
 
-// A JSON-like copy holding only plain data, made in one pass: what JSON.stringify would keep,
-// except that a BigInt becomes its decimal text, and a cycle or over-deep nesting becomes a marker
-// string instead of an exception. Strings are shared, not copied.
-function plainData(value, ancestors = new Set(), depth = 0) {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? value : null;
-    case 'bigint':
-      return value.toString();
-    case 'object':
-      break;
-    default:
-      return null; // undefined, functions, symbols
-  }
-  if (value === null) return null;
-  if (typeof value.toJSON === 'function') return plainData(value.toJSON(), ancestors, depth);
-  if (ancestors.has(value)) return '[circular]';
-  if (depth >= MAX_ARGUMENT_DEPTH) return '[nested too deeply]';
-  ancestors.add(value);
-  let copy;
-  if (Array.isArray(value)) {
-    copy = value.map((item) => plainData(item, ancestors, depth + 1));
-  } else {
-    copy = {};
-    for (const key of Object.keys(value)) {
-      const item = value[key];
-      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-      copy[key] = plainData(item, ancestors, depth + 1);
-    }
-  }
-  ancestors.delete(value);
-  return copy;
-}
-
 // The text blocks of a tool result, cut at RESULT_TEXT_LIMIT without joining more than that.
 function resultText(result) {
   const parts = [];
@@ -120,7 +94,7 @@ function resultText(result) {
   return parts.join('\n');
 }
 
-// The plain facts of a result the failure track judges (breaker/outcomes.py): isError and the
+// The plain facts of a result the failure track judges (breaker/core/outcomes.py): isError and the
 // scalar fields of the tool's structured value. The value itself never crosses the pipe.
 const OUTCOME_FIELDS = ['kind', 'exitCode', 'signal', 'timedOut', 'aborted', 'statusCode', 'status'];
 function outcomeOf(result) {
@@ -154,9 +128,9 @@ export function apply(ctx, config) {
     cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
     env: workerEnvironment(),
     log,
-    replay: () => journal.requests(), // a replacement worker gets the agents' recent calls first
+    replay: (agent) => journal.of(agent), // an agent's recent calls, before a new worker hears of it
   });
-  const configure = { op: 'configure', config: config == null ? null : plainData(config) };
+  const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
@@ -171,13 +145,13 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, guardTimeoutMs, maxAgents } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
 
-  // Live Agent objects → {id: a small integer, what was sent for it}; a collected agent is
-  // forgotten by the worker too.
+  // Live Agent objects → {id: a small integer, what was sent for it (ahead.js)}; a collected
+  // agent is forgotten by the worker too.
   const agents = new WeakMap();
   let nextAgentId = 1;
   const forgetting = new FinalizationRegistry((agent) => {
@@ -205,8 +179,13 @@ export function apply(ctx, config) {
     return agentOf(exec?.agent, options);
   }
 
-  function callMessage(op, exec, agent) {
-    return { op, agent, call: String(exec.callId ?? ''), name: String(exec.name), args: plainData(exec.arguments) };
+  // The request for one call and what it weighs (for the journal); the copy of its arguments
+  // gets a share of the deadline that started at `since`.
+  function callMessage(op, exec, agent, since) {
+    const { value: args, weight } = boundedCopy(exec.arguments, { deadline: since + COPY_SHARE * guardTimeoutMs, clock });
+    const call = String(exec.callId ?? '');
+    const name = String(exec.name);
+    return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
   }
 
   const failureVerdict = onWorkerFailure === 'deny'
@@ -215,22 +194,23 @@ export function apply(ctx, config) {
     : () => undefined;
 
   function guard(exec) {
+    const since = clock(); // the deadline runs from here, copying and encoding included
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
       const kept = ahead.take(exec, agent, bridge.generation);
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
-        journal.guard({ ...kept.message, op: 'guard' });
+        journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
         ahead.sending(agent, true);
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
         return kept.deny;
       }
-      const message = callMessage('guard', exec, agent.id);
+      const { message, weight } = callMessage('guard', exec, agent.id, since);
       ahead.sending(agent, true);
-      const answer = bridge.call(message);
+      const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      journal.guard(message);
+      journal.guard(message, weight);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -244,16 +224,17 @@ export function apply(ctx, config) {
   async function preExecute(exec, next) {
     const decision = await next();
     if (decision?.kind !== 'allow') return decision;
+    const since = clock();
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
-      const message = callMessage('preflight', exec, agent.id);
+      const { message, weight } = callMessage('preflight', exec, agent.id, since);
       const mark = ahead.preflighting(agent, bridge.generation);
-      const answer = await bridge.ask(message);
+      const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      ahead.answered(exec, agent, mark, answer, message);
+      ahead.answered(exec, agent, mark, answer, message, weight);
       if (typeof answer.ask === 'string') {
-        journal.asked(message);
+        journal.asked(message, weight);
         return { kind: 'ask', reason: answer.ask };
       }
     } catch (error) {
@@ -280,7 +261,7 @@ export function apply(ctx, config) {
         } else {
           bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
         }
-        journal.result(message);
+        journal.result(message, message.text.length + 64);
       }
     } catch (error) {
       logOnce(`could not record a result: ${error.message}`);

@@ -1,63 +1,96 @@
 // What the shim has told the worker about each live agent, kept so that a replacement worker can
-// be brought to the same state: the requests are replayed in their original order after
-// `configure`, and the core, being deterministic, rebuilds the same windows.
+// be brought to the same state: before a new worker hears anything about an agent, that agent's
+// requests are replayed to it in their original order, and the core, being deterministic,
+// rebuilds the same window. Agents are independent in the core, so each is restored on its own
+// first request: recovery costs one agent's journal, however many agents are live.
 //
 // Bounded by what the window can still see: per agent, the last `window` guard requests (each
 // guard commits one window entry), plus the results and asks that came after the oldest of
 // them. A human message or a forgotten agent drops its journal, as the worker drops its state.
 // The window size and the agent cap come from the worker's settings: no policy lives here.
+// Bounded in bytes too (JOURNAL_BYTES, by the weight of each request, about its encoded size):
+// past it the idlest agents are dropped, and an agent that alone outweighs it keeps its newest
+// requests only. A dropped agent's window does not survive a worker loss: the loss then errs
+// towards checking again, never towards committing what was not decided.
 //
 // What replaying must not do: a replayed ask is never put to the operator again and a replayed
 // denial is never shown again (the bridge drops the replies of replayed requests); a request the
 // worker never answered (a hung or dead worker) is not journaled, so a replay commits nothing
 // that the lost worker had not decided.
 
+/** Enough for a dozen agents each writing a dozen 200 KB files; replayed within a second. */
+export const JOURNAL_BYTES = 32 * 1024 * 1024;
+
 export class Journal {
   /** @param {{window: number, maxAgents: number}} settings the worker's configure reply */
-  constructor({ window, maxAgents }) {
+  constructor({ window, maxAgents }, bytesLimit = JOURNAL_BYTES) {
     this.window = window;
     this.maxAgents = maxAgents;
-    this.agents = new Map(); // agent id → its requests, oldest first; least recently guarded first
+    this.bytesLimit = bytesLimit;
+    this.bytes = 0;
+    // agent id → {entries: [{message, weight}], oldest first; bytes}; least recently guarded first
+    this.agents = new Map();
   }
 
-  /** A guard request the worker answered. */
-  guard(message) {
-    let requests = this.agents.get(message.agent);
-    if (requests) {
+  /** A guard request the worker answered, and about how many bytes it encodes to. */
+  guard(message, weight) {
+    let journal = this.agents.get(message.agent);
+    if (journal) {
       this.agents.delete(message.agent); // re-inserted last, as the core orders its agents
     } else {
-      requests = [];
+      journal = { entries: [], bytes: 0 };
       // The core forgets its idlest agent past maxAgents; so does the journal.
-      if (this.agents.size >= this.maxAgents) this.agents.delete(this.agents.keys().next().value);
+      if (this.agents.size >= this.maxAgents) this.drop(this.agents.keys().next().value);
     }
-    this.agents.set(message.agent, requests);
-    requests.push(message);
-    const guards = requests.filter((request) => request.op === 'guard').length;
-    if (guards > this.window) {
-      // The oldest guard's entry has left the window: drop it and everything before the next guard.
-      const next = requests.findIndex((request, index) => index > 0 && request.op === 'guard');
-      requests.splice(0, next);
+    this.agents.set(message.agent, journal);
+    this.add(journal, message, weight);
+    const guards = journal.entries.filter((entry) => entry.message.op === 'guard').length;
+    if (guards > this.window) this.dropOldestGuard(journal);
+    for (const [agent, other] of this.agents) {
+      if (this.bytes <= this.bytesLimit || other === journal) break;
+      this.drop(agent);
     }
+    while (this.bytes > this.bytesLimit && journal.entries.length > 1) this.dropOldestGuard(journal);
   }
 
   /** A preflight the worker answered with an ask (one that did not ask changed nothing). */
-  asked(message) {
-    this.agents.get(message.agent)?.push(message);
+  asked(message, weight) {
+    const journal = this.agents.get(message.agent);
+    if (journal) this.add(journal, message, weight);
   }
 
   /** A result, kept when it is about a call still in the journal (any other changes nothing). */
-  result(message) {
-    const requests = this.agents.get(message.agent);
-    if (requests?.some((request) => request.call === message.call)) requests.push(message);
+  result(message, weight) {
+    const journal = this.agents.get(message.agent);
+    if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
   /** A human message or a forgotten agent: the worker starts that agent afresh, so does replay. */
   drop(agent) {
+    const journal = this.agents.get(agent);
+    if (!journal) return;
+    this.bytes -= journal.bytes;
     this.agents.delete(agent);
   }
 
-  /** Every journaled request, in an order that rebuilds the worker's state. */
-  *requests() {
-    for (const requests of this.agents.values()) yield* requests;
+  /** One agent's requests, in the order that rebuilds its state, and what they weigh together. */
+  of(agent) {
+    const journal = this.agents.get(agent);
+    return { requests: journal?.entries.map((entry) => entry.message) ?? [], weight: journal?.bytes ?? 0 };
+  }
+
+  add(journal, message, weight) {
+    journal.entries.push({ message, weight });
+    journal.bytes += weight;
+    this.bytes += weight;
+  }
+
+  // The oldest guard's entry has left the window: drop it and everything before the next guard.
+  dropOldestGuard(journal) {
+    const next = journal.entries.findIndex((entry, index) => index > 0 && entry.message.op === 'guard');
+    const dropped = journal.entries.splice(0, next === -1 ? journal.entries.length - 1 : next);
+    const weight = dropped.reduce((total, entry) => total + entry.weight, 0);
+    journal.bytes -= weight;
+    this.bytes -= weight;
   }
 }

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from breaker.cli import Progress, config_mapping, main
+from breaker.rtb.cli import main
+from breaker.rtb.configfile import config_mapping
+from breaker.rtb.tables import Progress
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSIONS = FIXTURES / "sessions"

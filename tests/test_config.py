@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from breaker.config import DEFAULTS, ConfigError, default_config, load_config
+from breaker.core.config import DEFAULTS, ConfigError, default_config, load_config
 
 
 def test_no_config_gives_the_documented_defaults() -> None:

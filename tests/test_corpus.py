@@ -1,13 +1,17 @@
 """The labelled corpus as a regression check: every trajectory's first stop per mode, and the targets.
 
-tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never).
+tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never);
+tests/corpus/real-sessions-expected.tsv does the same for the real agent runs in
+../shared/real-sessions, in the defaults and the recommended mode (skipped where shared/ is absent).
 A change to the core that moves any of them fails here; if the move is deliberate, rerun
-``python tests/corpus/measure.py --write-expected`` and say why in the commit.
+``python tests/corpus/measure.py --write-expected``, review the diff and say why in the commit.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +22,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 def _load(name: str) -> ModuleType:
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))  # evasions.py builds on build.py, as it does when run as a script
     spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -28,6 +34,8 @@ def _load(name: str) -> ModuleType:
 
 build = _load("build")
 measure = _load("measure")
+evasions = _load("evasions")
+sources = _load("sources")
 
 
 def test_the_committed_corpus_is_what_build_py_writes() -> None:
@@ -38,6 +46,23 @@ def test_the_committed_corpus_is_what_build_py_writes() -> None:
     assert stale == [], "rerun python tests/corpus/build.py"
 
 
+def test_the_committed_evasions_are_what_evasions_py_writes() -> None:
+    files = evasions.evasion_files()
+    on_disk = set((CORPUS / "evasions").glob("*.jsonl")) | {CORPUS / "evasions" / "labels.tsv"}
+    assert set(files) == on_disk
+    stale = [path.name for path, content in files.items() if path.read_bytes() != content]
+    assert stale == [], "rerun python tests/corpus/evasions.py"
+
+
+def test_no_evasion_repeats_a_call_verbatim_back_to_back() -> None:
+    """What makes them evasions: a detector of consecutive identical calls sees a new call each time."""
+    for path in sorted((CORPUS / "evasions").glob("*.jsonl")):
+        calls = [line for line in path.read_text().splitlines() if '"tool/call"' in line]
+        arguments = [(event["data"]["name"], event["data"]["arguments"]) for event in map(json.loads, calls)]
+        assert len(calls) >= 10, path.name
+        assert all(before != after for before, after in itertools.pairwise(arguments)), path.name
+
+
 def test_the_corpus_has_forty_of_each_class_and_every_loop_has_a_start() -> None:
     _, labels, starts = measure.corpus()
     loops = [session for session, label in labels.items() if label == "loop"]
@@ -46,11 +71,13 @@ def test_the_corpus_has_forty_of_each_class_and_every_loop_has_a_start() -> None
     assert set(loops) == set(starts)
 
 
-EXPECTED = [
-    line.split("\t")
-    for line in (CORPUS / "expected.tsv").read_text().splitlines()
-    if line and not line.startswith("#")
-]
+def _rows(name: str) -> list[list[str]]:
+    """The tab-separated rows of an expectations file, without its comments."""
+    lines = (CORPUS / name).read_text().splitlines()
+    return [line.split("\t") for line in lines if line and not line.startswith("#")]
+
+
+EXPECTED = _rows("expected.tsv")
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +106,33 @@ def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() 
     assert aware.false_positives == 0
     assert scores["seed"].false_positives
     assert (scores["reference"].loops_caught or 0) < 0.95 * aware.loops
+
+
+# --- real agent sessions (../shared/real-sessions, read where it is, never copied) ----------------
+
+REAL_EXPECTED = _rows("real-sessions-expected.tsv")
+
+
+@pytest.fixture(scope="module")
+def real_first_stops() -> dict[str, dict[str, int | None]]:
+    real = sources.real_sessions()
+    if real is None:
+        pytest.skip(f"{sources.REAL_SESSIONS} is not there: the real-session regression check needs shared/")
+    stops: dict[str, dict[str, int | None]] = measure.first_stops(real.sessions, measure.REAL_MODES)
+    return stops
+
+
+def test_every_real_session_and_mode_has_an_expectation(
+    real_first_stops: dict[str, dict[str, int | None]],
+) -> None:
+    expected = {(session, mode) for session, mode, _ in REAL_EXPECTED}
+    measured = {(session, mode) for session, by_mode in real_first_stops.items() for mode in by_mode}
+    assert measured == expected, "rerun python tests/corpus/measure.py --write-expected and review the diff"
+
+
+@pytest.mark.parametrize("row", REAL_EXPECTED, ids=[f"{row[0]}:{row[1]}" for row in REAL_EXPECTED])
+def test_each_real_session_first_stops_where_expected(
+    row: list[str], real_first_stops: dict[str, dict[str, int | None]]
+) -> None:
+    session, mode, cell = row
+    assert real_first_stops[session][mode] == (None if cell == "-" else int(cell))

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
-from breaker.fingerprints import CallFingerprints, Fingerprint
+from breaker.core.fingerprints import CallFingerprints, Fingerprint
 
 TARGET_KINDS = frozenset({"net", "site", "sink", "family", "verb"})
 
@@ -439,7 +439,7 @@ def test_past_max_agents_the_idlest_agent_is_forgotten() -> None:
 
 
 def test_the_guard_reuses_the_fingerprints_of_the_preflight_of_the_same_call() -> None:
-    from breaker.fingerprints import fingerprint_call
+    from breaker.core.fingerprints import fingerprint_call
 
     computed: list[str] = []
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
-from breaker.fingerprints import CallFingerprints, Fingerprint
-from breaker.messages import NOTICE_PREFIX, PREFIX, Notice
+from breaker.core.fingerprints import CallFingerprints, Fingerprint
+from breaker.core.messages import NOTICE_PREFIX, PREFIX
+from breaker.core.verdicts import Notice
 
 TARGETS = frozenset({"net", "host", "site", "sink", "family", "verb"})
 FAILED = {"kind": "foreground", "exitCode": 2, "signal": None, "timedOut": False, "aborted": False}

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.config import BreakerConfig, default_config, load_config
-from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.config import BreakerConfig, default_config, load_config
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
 
 CONFIG = default_config()
 TARGET_KINDS = ("net", "site", "sink", "family", "verb")

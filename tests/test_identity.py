@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.config import ConfigError, default_config, load_config
-from breaker.decision import Allow, Breaker, Deny
-from breaker.fingerprints import ToolCall, fingerprint_call
-from breaker.identity import Workspace, effect_of, reverse, succeeded
+from breaker.core.config import ConfigError, default_config, load_config
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.core.identity import Workspace, effect_of, reverse, succeeded
+from breaker.core.verdicts import Allow, Deny
 
 STATE_AWARE = load_config({"identity": "state-aware"})
 

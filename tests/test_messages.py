@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.config import load_config
-from breaker.decision import Hit
-from breaker.fingerprints import Fingerprint
-from breaker.messages import (
+from breaker.core.config import load_config
+from breaker.core.fingerprints import Fingerprint
+from breaker.core.messages import (
     PREFIX,
     ask_reason,
     denial,
@@ -21,6 +20,7 @@ from breaker.messages import (
     quotable,
     redact,
 )
+from breaker.core.verdicts import Hit
 
 CONFIG = load_config(None)
 NET_HIT = Hit(Fingerprint("net", "net:open.canada.ca/"), 5, 5.0)

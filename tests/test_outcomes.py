@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from breaker.outcomes import Failure, Settled, judge
+from breaker.core.outcomes import Failure, Settled, judge
 
 BASH = {"kind": "foreground", "exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import struct
 
 import msgpack  # type: ignore[import-untyped]
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker.protocol import (
@@ -13,6 +14,7 @@ from breaker.protocol import (
     Configure,
     FrameDecoder,
     Guard,
+    Request,
     Result,
     Shutdown,
     encode_frame,
@@ -97,6 +99,38 @@ def test_unknown_op_and_wrong_types_keep_the_id() -> None:
         assert problem.error.startswith(f"guard: {field}:")
     missing = parse_request(msgpack.packb({"id": 4, "op": "result", "agent": 1, "call": "c"}))
     assert missing == BadRequest(4, "result: text: Field required")
+
+
+@pytest.mark.parametrize(
+    ("op", "kind"),
+    [([1, 2], "list"), ({"op": "guard"}, "dict"), (None, "nil"), (7, "int"), (b"guard", "bytes")],
+)
+def test_an_op_that_is_not_a_string_is_refused_with_the_id(op: object, kind: str) -> None:
+    problem = parse_request(msgpack.packb({"id": 12, "op": op}, use_bin_type=True))
+    assert problem == BadRequest(12, f"op must be a string, got {kind}")
+
+
+def test_an_unknown_op_is_quoted_short() -> None:
+    problem = parse_request(msgpack.packb({"id": 3, "op": "x" * 100_000}))
+    assert isinstance(problem, BadRequest)
+    assert len(problem.error) < 200
+
+
+_MSGPACK_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=8)
+    | st.binary(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(deadline=None)  # the first example pays for building the validators
+@given(st.dictionaries(st.sampled_from(["id", "op", "agent", "call", "name", "args"]), _MSGPACK_VALUES))
+def test_any_map_is_parsed_or_refused_never_raised(message: dict[str, object]) -> None:
+    parsed = parse_request(msgpack.packb(message, use_bin_type=True))
+    assert isinstance(parsed, (BadRequest, Request))
 
 
 def test_invalid_utf8_is_replaced_rather_than_rejected() -> None:

@@ -1,4 +1,4 @@
-"""The README quotes the defaults table of breaker/config.py; this keeps the quote in step.
+"""The README quotes the defaults table of breaker/core/config.py; this keeps the quote in step.
 
 Run with UPDATE_README=1 to rewrite the quoted block from ``DEFAULTS``.
 """
@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from breaker.config import DEFAULTS
+from breaker.core.config import DEFAULTS
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN, END = "<!-- defaults:begin -->", "<!-- defaults:end -->"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from breaker.config import default_config, load_config
-from breaker.replay import CallReplay, replay_events, replay_session
-from breaker.sessions import (
+from breaker.core.config import default_config, load_config
+from breaker.rtb.replay import CallReplay, replay_events, replay_session
+from breaker.rtb.sessions import (
     ApprovalEvent,
     ResultEvent,
     find_session_files,
@@ -18,8 +18,8 @@ from breaker.sessions import (
     parse_log,
     read_session,
 )
-from breaker.sweep import Setting, parse_labels, parse_loop_starts, sweep
-from breaker.trajectories import Trajectory
+from breaker.rtb.sweep import Setting, parse_labels, parse_loop_starts, sweep
+from breaker.rtb.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from breaker import sessions
-from breaker.sessions import (
+from breaker.rtb import sessions
+from breaker.rtb.sessions import (
     ApprovalEvent,
     CallEvent,
     HumanTurn,
@@ -23,7 +23,7 @@ from breaker.sessions import (
     read_session,
     session_id_for,
 )
-from breaker.trajectories import Trajectory
+from breaker.rtb.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -187,6 +187,28 @@ async def test_malformed_frames_get_error_replies_and_the_worker_keeps_serving()
         assert (await pipe.call("guard", **bash(1, "c", "ls")))["ok"] is True
 
 
+async def test_a_request_with_a_list_or_map_op_is_refused_and_its_neighbours_in_the_chunk_answered() -> None:
+    async with configured() as pipe:
+        chunk = b"".join(
+            frame(message)
+            for message in (
+                {"id": 60, "op": "guard", **bash(1, "c1", "ls")},
+                {"id": 61, "op": ["guard"], **bash(1, "c2", "ls")},
+                {"id": 62, "op": "guard", **bash(1, "c3", "pwd")},
+                {"id": 63, "op": {"guard": 1}, **bash(1, "c4", "ls")},
+                {"id": 64, "op": "stats"},
+            )
+        )
+        await pipe.write(chunk)
+        replies = [await pipe.reply() for _ in range(5)]
+        assert [(reply["id"], reply["ok"]) for reply in replies] == [
+            (60, True), (61, False), (62, True), (63, False), (64, True),
+        ]
+        assert replies[1]["error"] == "op must be a string, got list"
+        assert replies[3]["error"] == "op must be a string, got dict"
+        assert (await pipe.call("guard", **bash(1, "c5", "ls")))["ok"] is True
+
+
 async def test_an_oversized_frame_is_refused_as_soon_as_its_header_arrives() -> None:
     async with configured() as pipe:
         await pipe.write(struct.pack(">I", MAX_FRAME_BYTES + 1))

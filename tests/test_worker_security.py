@@ -17,7 +17,7 @@ import anyio
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
-from breaker.decision import Breaker
+from breaker.core.decision import Breaker
 from breaker.protocol import Configure, Guard
 from breaker.worker import RequestHandler
 from tests.test_worker import PACKAGE_ROOT, WorkerPipe, bash

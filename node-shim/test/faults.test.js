@@ -2,7 +2,7 @@
 // workers, and a broken environment at boot. The journal must carry every agent's window over to
 // the replacement worker, and every failure must be reported once, never once per call.
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
@@ -16,7 +16,11 @@ import { isAlive, waitUntil } from './processes.js';
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+const folders = [];
+after(() => {
+  disposers.forEach((dispose) => dispose());
+  folders.forEach((folder) => rmSync(folder, { recursive: true, force: true }));
+});
 
 function mount(config, options) {
   const dsh = new FakeDsh(options);
@@ -44,6 +48,7 @@ async function stderrOf(run) {
 // 'crash' exits at once, 'hang' never answers. Every start is logged with its pid.
 function switchableInterpreter() {
   const folder = mkdtempSync(join(tmpdir(), 'rtb-switch-'));
+  folders.push(folder);
   const mode = join(folder, 'mode');
   const starts = join(folder, 'starts');
   const script = join(folder, 'python');

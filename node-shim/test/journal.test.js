@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
-import { Journal } from '../journal.js';
+import { JOURNAL_BYTES, Journal } from '../journal.js';
 
 const guardOf = (agent, call) => ({ op: 'guard', agent, call, name: 'bash', args: { command: 'ls' } });
 const resultOf = (agent, call) => ({ op: 'result', agent, call, text: 'ok' });
@@ -15,24 +15,41 @@ const resultOf = (agent, call) => ({ op: 'result', agent, call, text: 'ok' });
 test('the journal holds the last `window` guards per agent and what came after the oldest', () => {
   const journal = new Journal({ window: 4, maxAgents: 100 });
   for (let index = 0; index < 1000; index++) {
-    journal.guard(guardOf(1, `c${index}`));
-    journal.result(resultOf(1, `c${index}`));
+    journal.guard(guardOf(1, `c${index}`), 1);
+    journal.result(resultOf(1, `c${index}`), 1);
   }
-  journal.result(resultOf(1, 'c1')); // about a call long gone: changes nothing, not kept
-  const kept = [...journal.requests()];
+  journal.result(resultOf(1, 'c1'), 1); // about a call long gone: changes nothing, not kept
+  const kept = journal.of(1).requests;
   assert.deepEqual(kept.map((request) => `${request.op}:${request.call}`),
     ['guard:c996', 'result:c996', 'guard:c997', 'result:c997', 'guard:c998', 'result:c998', 'guard:c999', 'result:c999']);
-  journal.asked({ op: 'preflight', agent: 1, call: 'c1000' });
-  journal.result(resultOf(1, 'c1000')); // the declined ask settles: kept
-  assert.equal([...journal.requests()].length, 10);
+  journal.asked({ op: 'preflight', agent: 1, call: 'c1000' }, 1);
+  journal.result(resultOf(1, 'c1000'), 1); // the declined ask settles: kept
+  assert.equal(journal.of(1).requests.length, 10);
   journal.drop(1);
-  assert.equal([...journal.requests()].length, 0);
+  assert.equal(journal.of(1).requests.length, 0);
 });
 
 test('the journal forgets its idlest agent past maxAgents, as the core does', () => {
   const journal = new Journal({ window: 4, maxAgents: 3 });
-  for (const agent of [1, 2, 3, 1, 4]) journal.guard(guardOf(agent, `c${agent}`));
+  for (const agent of [1, 2, 3, 1, 4]) journal.guard(guardOf(agent, `c${agent}`), 1);
   assert.deepEqual([...journal.agents.keys()], [3, 1, 4]);
+});
+
+test('the journal is bounded in bytes: 100 agents writing 12 files of 1 MB keep at most JOURNAL_BYTES', () => {
+  const journal = new Journal({ window: 12, maxAgents: 10_000 });
+  const megabyte = 1024 * 1024;
+  for (let agent = 1; agent <= 100; agent++) {
+    for (let write = 0; write < 12; write++) journal.guard(guardOf(agent, `w${write}`), megabyte);
+  }
+  assert.ok(journal.bytes <= JOURNAL_BYTES, `${journal.bytes} bytes journaled`);
+  const held = [...journal.agents.values()].reduce((total, agent) => total + agent.bytes, 0);
+  assert.equal(held, journal.bytes, 'the running total is the sum of what is held');
+  assert.equal(journal.of(100).requests.length, 12, 'the most recent agent keeps its whole window');
+  assert.equal(journal.of(1).requests.length, 0, 'the idlest ones went first');
+  // One agent heavier than the bound alone keeps its newest requests.
+  const single = new Journal({ window: 12, maxAgents: 10 }, 3 * megabyte);
+  for (let write = 0; write < 12; write++) single.guard(guardOf(1, `w${write}`), megabyte);
+  assert.deepEqual(single.of(1).requests.map((request) => request.call), ['w9', 'w10', 'w11']);
 });
 
 test('2,000 agents made and dropped are all forgotten by the worker', async () => {

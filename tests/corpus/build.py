@@ -1,6 +1,6 @@
 """The labelled corpus: agent trajectories a breaker must stop (``loop``) or let run (``ok``).
 
-Each case below writes one session in the replay format (``breaker.trajectories``) with the
+Each case below writes one session in the replay format (``breaker.rtb.trajectories``) with the
 tool names, argument shapes and result texts dsh gives the model (``[exit code: N]`` after a
 failed shell command, ``Fetched <url> (HTTP <status>)``, ``Error: ...`` for a failed file edit),
 so logic that reads results can be judged on it. A loop case marks the call where its loop
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import zstandard
 
-from breaker.trajectories import Trajectory
+from breaker.rtb.trajectories import Trajectory
 
 HERE = Path(__file__).resolve().parent
 SESSIONS = HERE / "sessions"
@@ -1301,10 +1301,15 @@ def corpus_files() -> dict[Path, bytes]:
 
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
-    SESSIONS.mkdir(exist_ok=True)
-    for stale in SESSIONS.glob("*.jsonl"):
+    replace_sessions(SESSIONS, corpus_files())
+
+
+def replace_sessions(folder: Path, files: dict[Path, bytes]) -> None:
+    """Write ``files``, after removing every session file of ``folder`` (a dropped case leaves none)."""
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.jsonl"):
         stale.unlink()
-    for path, content in corpus_files().items():
+    for path, content in files.items():
         path.write_bytes(content)
 
 

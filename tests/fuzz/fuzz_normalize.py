@@ -15,9 +15,11 @@ import sys
 import atheris  # type: ignore[import-not-found]  # a fuzzing tool, not a dependency
 
 with atheris.instrument_imports():
-    from breaker.config import default_config
-    from breaker.fingerprints import ToolCall, fingerprint_call
-    from breaker.normalize import analyze_shell, canonical_url, lex_shell
+    from breaker.core.commands import analyze_shell
+    from breaker.core.config import default_config
+    from breaker.core.fingerprints import ToolCall, fingerprint_call
+    from breaker.core.shell import lex_shell
+    from breaker.core.urls import canonical_url
 
 CONFIG = default_config()
 ALIASES = CONFIG.hostAliases

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from breaker.fingerprints import SHELL_TOOLS
+from breaker.core.fingerprints import SHELL_TOOLS
 
 #: A detail from a tool (a signal name, an exception name) is cut to this many characters.
 DETAIL_CHARS = 64

@@ -15,10 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from breaker.config import BreakerConfig
-from breaker.decision import Ask, Breaker, Deny, Hit
-from breaker.fingerprints import SHELL_TOOLS
-from breaker.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
+from breaker.core.config import BreakerConfig
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import SHELL_TOOLS
+from breaker.core.verdicts import Ask, Deny, Hit
+from breaker.rtb.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
 
 #: What the recorded run did with a call, read from the result dsh logged for it.
 RecordedOutcome = Literal["executed", "failed", "blocked", "approval-required", "not-dispatched", "no-result"]

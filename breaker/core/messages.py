@@ -14,25 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from breaker.config import BreakerConfig
-from breaker.outcomes import Failure
-
-if TYPE_CHECKING:
-    from breaker.decision import FailureHit, Hit
+from breaker.core.config import BreakerConfig
+from breaker.core.outcomes import Failure
+from breaker.core.verdicts import FailureHit, Hit, Notice
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
 
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """Advice appended to an allowed call's result: ``text`` for the model, ``summary`` for a log."""
-
-    text: str
-    summary: str
 
 #: How much more of a result than can be quoted is redacted before the cut, so that a secret
 #: straddling the cut is still recognised whole.

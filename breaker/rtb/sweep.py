@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from breaker.config import ConfigError, load_config
-from breaker.replay import SessionReplay, replay_session
-from breaker.sessions import Session
+from breaker.core.config import ConfigError, load_config
+from breaker.rtb.replay import SessionReplay, replay_session
+from breaker.rtb.sessions import Session
 
 Label = Literal["loop", "ok"]
 LABELS: tuple[Label, ...] = ("loop", "ok")

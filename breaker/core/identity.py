@@ -29,8 +29,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from breaker.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
-from breaker.normalize import canonical_json, lex_shell
+from breaker.core.canonical import canonical_json
+from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.shell import lex_shell
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024

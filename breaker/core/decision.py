@@ -9,6 +9,11 @@ any cap (``onLimit: ask``).
 
 A notice is decided when the call is allowed (only then is its count known) and handed out with
 the call's result (only then can dsh append it), so ``record_result`` returns it.
+
+``decide`` is a plan (the verdict and what it commits, read from the state) applied to the
+state. ``precheck`` makes the plan ahead of the guard and keeps it; ``commit`` applies it. Every
+change to what a verdict reads (a commit, a result, a human turn, an ask, an approval) drops the
+agent's kept plans, so a kept plan applied is exactly what ``decide`` would have done then.
 """
 
 from __future__ import annotations
@@ -17,60 +22,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from breaker import messages
-from breaker.config import BreakerConfig
-from breaker.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
-from breaker.identity import Workspace
-from breaker.messages import Notice
-from breaker.outcomes import Failure, Settled, judge
-from breaker.streaks import Streak, Streaks
-from breaker.window import Window, digest, split
+from breaker.core import messages
+from breaker.core.config import BreakerConfig
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.identity import Workspace
+from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.streaks import Streaks
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
+from breaker.core.window import Window, digest, split
 
 AgentId = int | str
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One fingerprint at its cap: ``count`` occurrences including this call (== cap for a whole cap)."""
-
-    fingerprint: Fingerprint
-    count: int
-    cap: float
-
-
-@dataclass(frozen=True, slots=True)
-class FailureHit:
-    """One fingerprint whose calls failed ``streak.count`` times in a row, at or past ``limit``."""
-
-    fingerprint: Fingerprint
-    streak: Streak
-    limit: float
-
-
-@dataclass(frozen=True, slots=True)
-class Allow:
-    """Run the call; ``notice`` is the advice owed to it (also returned with its result)."""
-
-    notice: Notice | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Deny:
-    """Do not run the call; ``message`` (starting ``REPEAT_TOOL_BLOCKED:``) is its result."""
-
-    message: str
-    hits: tuple[Hit, ...]
-    failures: tuple[FailureHit, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """Ask the operator before the guard runs; ``reason`` says what repeated or kept failing."""
-
-    reason: str
-    hits: tuple[Hit, ...]
-    failures: tuple[FailureHit, ...] = ()
 
 
 ALLOW = Allow()
@@ -121,6 +83,18 @@ class _Agent:
     # The last preflighted call and its raw fingerprints, for the guard of that call, which
     # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
     preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
+    # Call id -> the plan its precheck made since the last change a verdict reads (None: none).
+    kept: dict[str, _Plan] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What deciding a call does to the state: its verdict and the keys it commits."""
+
+    call: ToolCall
+    verdict: Allow | Deny
+    fingerprints: tuple[Fingerprint, ...]  # those that count; an allowed call commits them all
+    raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
 
 
 class Breaker:
@@ -152,7 +126,7 @@ class Breaker:
         turn = state.turn
         if config.onLimit != "ask" and (turn.asked or turn.approved or turn.refused):
             return ALLOW  # the one local ask of this turn is spent
-        fingerprints = self._fingerprints(state, call, keep=True)
+        fingerprints = self._fingerprints(state, call, self._raw_fingerprints(state, call, True))
         hits = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
@@ -162,12 +136,14 @@ class Breaker:
                 return ALLOW
             turn.asked = True
             turn.pending[call.call_id] = frozenset()
+            _changed(state)
             return Ask(messages.ask_reason(call.name, hits, config), hits)
         measures = frozenset(_keys(hits, failures))
         if config.onLimit != "ask" or not measures.isdisjoint(turn.asked_measures):
             return ALLOW
         turn.asked_measures |= measures
         turn.pending[call.call_id] = measures
+        _changed(state)
         return Ask(messages.limit_ask_reason(call.name, hits, failures, config), hits, failures)
 
     def decide(self, agent: AgentId, call: ToolCall) -> Allow | Deny:
@@ -183,25 +159,39 @@ class Breaker:
                 turn.exempt |= asked
             else:
                 turn.approved = True
-        fingerprints = self._fingerprints(state, call)
-        hits = self._hits(state, fingerprints)
-        failures = self._failure_hits(state, fingerprints)
-        if not hits and not failures:
-            notice = self._stage_notice(state, fingerprints)
-            self._commit(state, call.call_id, (fp.key for fp in fingerprints))
-            if call.call_id:
-                state.results[call.call_id] = None
-                self._await_result(state, call, fingerprints, notice)
-                if state.workspace is not None:
-                    state.workspace.expect(call.call_id)
-            return ALLOW if notice is None else Allow(notice)
-        previous = self._previous_result(state, hits)
-        state.results.pop(call.call_id, None)
-        hit_keys = _keys(hits, failures)
-        refused = not turn.asked_measures.isdisjoint(hit_keys)
-        self._commit(state, call.call_id, hit_keys)
-        message = messages.denial(call.name, hits, previous, self.config, failures, refused)
-        return Deny(message, hits, failures)
+            _changed(state)
+        return self._apply(state, self._plan(state, call))
+
+    def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
+        """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
+        kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
+        if not self.is_counted(call.name):
+            return ALLOW  # decide changes nothing for it
+        state = self._active(agent)
+        check = self.preflight(agent, call)
+        if isinstance(check, Ask):
+            return check
+        if not call.call_id or call.call_id in state.turn.pending:
+            return None
+        plan = self._plan(state, call)
+        if state.kept is None:
+            state.kept = {}
+        elif len(state.kept) >= self.config.window:  # calls that never reached the guard
+            del state.kept[next(iter(state.kept))]
+        state.kept[call.call_id] = plan
+        return plan.verdict
+
+    def commit(self, agent: AgentId, call_id: str) -> Allow | Deny | None:
+        """The guard used the verdict ``precheck`` gave for ``call_id``: it takes effect now.
+
+        None when no plan is kept for it (the state changed since, or this breaker never saw the
+        precheck); then nothing changes.
+        """
+        state = self._agents.get(agent)
+        plan = state.kept.pop(call_id, None) if state is not None and state.kept else None
+        if plan is None:
+            return None
+        return self._apply(self._active(agent), plan)
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
@@ -216,6 +206,7 @@ class Breaker:
         state = self._agents.get(agent)
         if state is None or not call_id:
             return ()
+        _changed(state)
         if state.turn.pending.pop(call_id, None) == frozenset():
             # The asked call ended without reaching the guard: the local ask was declined. (A
             # declined onLimit ask needs nothing more: its measures are never asked again.)
@@ -248,6 +239,7 @@ class Breaker:
         """A real user turn: a fresh window, no results to quote, no streaks, a fresh ask state."""
         state = self._agents.get(agent)
         if state is not None:
+            _changed(state)
             state.window.clear()
             state.results.clear()
             state.turn = _Turn()
@@ -275,10 +267,45 @@ class Breaker:
         self._agents[agent] = state
         return state
 
-    def _fingerprints(self, state: _Agent, call: ToolCall, *, keep: bool = False) -> tuple[Fingerprint, ...]:
+    def _plan(self, state: _Agent, call: ToolCall) -> _Plan:
+        """What ``decide`` does with ``call`` in ``state``, without doing it."""
+        raw = self._raw_fingerprints(state, call, False)
+        fingerprints = self._fingerprints(state, call, raw)
+        hits = self._hits(state, fingerprints)
+        failures = self._failure_hits(state, fingerprints)
+        if not hits and not failures:
+            notice = self._stage_notice(state, fingerprints)
+            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw)
+        hit_keys = _keys(hits, failures)
+        refused = not state.turn.asked_measures.isdisjoint(hit_keys)
+        previous = self._previous_result(state, hits)
+        message = messages.denial(call.name, hits, previous, self.config, failures, refused)
+        return _Plan(call, Deny(message, hits, failures), fingerprints, raw)
+
+    def _apply(self, state: _Agent, plan: _Plan) -> Allow | Deny:
+        """Commit what ``plan`` decided: every fingerprint of an allowed call, only the hits of a
+        denied one."""
+        _changed(state)
+        call, verdict = plan.call, plan.verdict
+        if isinstance(verdict, Deny):
+            state.results.pop(call.call_id, None)
+            self._commit(state, call.call_id, _keys(verdict.hits, verdict.failures))
+            return verdict
+        self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints))
+        if call.call_id:
+            state.results[call.call_id] = None
+            self._await_result(state, call, plan.fingerprints, verdict.notice)
+            if state.workspace is not None:
+                state.workspace.identify(call, plan.raw)  # the call identified last is the one expected
+                state.workspace.expect(call.call_id)
+        return verdict
+
+    def _fingerprints(
+        self, state: _Agent, call: ToolCall, raw: tuple[Fingerprint, ...]
+    ) -> tuple[Fingerprint, ...]:
         """The fingerprints that count: local targets drop out under ``allow`` or an approval,
         and measures the operator exempted drop out for the rest of the turn."""
-        fingerprints = self._raw_fingerprints(state, call, keep)
+        fingerprints = raw
         if self.config.identity == "state-aware":
             if state.workspace is None:
                 state.workspace = Workspace()
@@ -399,6 +426,11 @@ class Breaker:
             if latest is None:
                 latest = result
         return latest
+
+
+def _changed(state: _Agent) -> None:
+    """Something a verdict reads changed: plans made ahead no longer hold."""
+    state.kept = None
 
 
 def _naming_rank(fp: Fingerprint) -> int:

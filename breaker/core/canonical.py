@@ -1,0 +1,204 @@
+"""Canonical JSON and bounded keys: one spelling of any argument value, and keys that stay short.
+
+Two calls whose arguments differ only in key order or whitespace are the same call, so arguments
+are compared as compact JSON with keys deep-sorted. The encoder is total (any depth, cycles,
+non-JSON types) and never recurses on input depth; a key too long to keep verbatim keeps a head
+plus a digest, so it stays unique without growing the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+#: The longest fingerprint key kept verbatim; longer keys keep a head plus a digest of the whole.
+MAX_KEY_CHARS = 512
+_DIGEST_BYTES = 16
+_DIGEST_MARK = "…#"
+_KEY_HEAD_CHARS = MAX_KEY_CHARS - len(_DIGEST_MARK) - 2 * _DIGEST_BYTES
+
+#: Values nested deeper than this take the iterative encoder instead of the C one.
+_PLAIN_DEPTH = 64
+#: Integers wider than this are written in hex: str() refuses very long ints.
+_MAX_DECIMAL_BITS = 4096
+_REPEATED_CONTAINER = '"<cycle>"'
+_SCALAR_TYPES = (str, int, float, bool, type(None))
+_FLAT_SCALAR_TYPES = (str, float, bool, type(None))
+#: Strings at least this long are checked for characters to escape in one bytes pass.
+_LONG_TEXT = 1024
+#: Every byte that JSON writes as it is (all but control characters, ``"`` and ``\\``).
+_JSON_VERBATIM_BYTES = bytes(byte for byte in range(256) if byte >= 0x20 and byte not in b'"\\')
+#: The escapes JSON writes as a backslash and one letter, backslash first so none is doubled.
+_JSON_SHORT_ESCAPES = tuple(
+    (character, ord(character), "\\" + letter)
+    for character, letter in zip('\\"\n\r\t', '\\"nrt', strict=True)
+)
+_JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_json(value: object) -> str:
+    """Compact JSON with keys deep-sorted; never raises, whatever the depth, cycles or types."""
+    if type(value) is dict and _is_flat(value):
+        if any(type(child) is str and len(child) >= _LONG_TEXT for child in value.values()):
+            return _encode_flat_with_long_text(value)
+        return _ENCODER.encode(value)
+    if _is_plain(value):
+        return _ENCODER.encode(value)
+    return _encode_iteratively(value)
+
+
+def _is_flat(value: dict[object, object]) -> bool:
+    """The usual arguments: one object of strings, flags and small numbers, keyed by strings."""
+    return all(type(key) is str and type(child) in _FLAT_SCALAR_TYPES for key, child in value.items())
+
+
+def _encode_flat_with_long_text(value: dict[object, object]) -> str:
+    """What the C encoder writes for a flat object, without its per-character pass over long text."""
+    fields = sorted(value.items(), key=_first_of_pair)
+    return "{" + ",".join(_ENCODER.encode(key) + ":" + _json_scalar(child) for key, child in fields) + "}"
+
+
+def _json_scalar(value: object) -> str:
+    if type(value) is str and len(value) >= _LONG_TEXT:
+        encoded = value.encode("utf-8", "surrogatepass")
+        # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
+        # the characters JSON must escape: control characters, the quote and the backslash.
+        escaped = encoded.translate(None, _JSON_VERBATIM_BYTES)
+        if not escaped:
+            return '"' + value + '"'
+        if not escaped.translate(None, _JSON_SHORT_ESCAPED_BYTES):  # text with newlines, mostly
+            for character, byte, escape in _JSON_SHORT_ESCAPES:
+                if byte in escaped:
+                    value = value.replace(character, escape)
+            return '"' + value + '"'
+    return _ENCODER.encode(value)
+
+
+def _first_of_pair(pair: tuple[object, object]) -> str:
+    key = pair[0]
+    assert isinstance(key, str)
+    return key
+
+
+def bounded_key(key: str) -> str:
+    """``key`` at most MAX_KEY_CHARS long and valid UTF-8, still unique to the whole text."""
+    if len(key) > MAX_KEY_CHARS:
+        # SHA-256 (hardware-accelerated on common CPUs) is the fastest digest hashlib offers here.
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        key = key[:_KEY_HEAD_CHARS] + _DIGEST_MARK + digest[: 2 * _DIGEST_BYTES]
+    if key.isascii():
+        return key
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: spell them out so the key can travel
+        return key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return key
+
+
+def _is_plain(value: object) -> bool:
+    """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing."""
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is list:
+            if depth >= _PLAIN_DEPTH or id(item) in seen:
+                return False
+            seen.add(id(item))
+            stack.extend((child, depth + 1) for child in item)
+        elif type(item) is dict:
+            if depth >= _PLAIN_DEPTH or id(item) in seen:
+                return False
+            seen.add(id(item))
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append((child, depth + 1))
+        elif type(item) is int:
+            if item.bit_length() > _MAX_DECIMAL_BITS:
+                return False
+        elif type(item) not in _SCALAR_TYPES:
+            return False
+    return True
+
+
+_DONE = object()
+#: One open container of the iterative encoder: its items, the next index, its closing bracket.
+_Frame = tuple[list[tuple[str, object]] | list[object], int, str]
+
+
+def _encode_iteratively(value: object) -> str:
+    """The slow, total encoder: an explicit stack, so depth costs memory and never recursion."""
+    out: list[str] = []
+    seen: set[int] = set()
+    stack: list[_Frame] = []
+    pending = value
+    while pending is not _DONE:
+        _emit(pending, stack, out, seen)
+        pending = _advance(stack, out)
+    return "".join(out)
+
+
+def _emit(value: object, stack: list[_Frame], out: list[str], seen: set[int]) -> None:
+    """Write a scalar, or open a container and push its items."""
+    if not isinstance(value, (dict, list, tuple)):
+        out.append(_scalar_json(value))
+        return
+    if not isinstance(value, tuple):  # only mutable containers can be revisited (cycles)
+        if id(value) in seen:
+            out.append(_REPEATED_CONTAINER)
+            return
+        seen.add(id(value))
+    if isinstance(value, dict):
+        out.append("{")
+        stack.append((sorted(((_key_text(k), v) for k, v in value.items()), key=_first), 0, "}"))
+    else:
+        out.append("[")
+        stack.append((list(value), 0, "]"))
+
+
+def _advance(stack: list[_Frame], out: list[str]) -> object:
+    """The next value to encode, closing finished containers on the way; _DONE at the end."""
+    while stack:
+        items, index, closer = stack[-1]
+        if index >= len(items):
+            out.append(closer)
+            stack.pop()
+            continue
+        stack[-1] = (items, index + 1, closer)
+        if index:
+            out.append(",")
+        item = items[index]
+        if closer == "}":
+            assert isinstance(item, tuple)
+            out.append(_ENCODER.encode(item[0]) + ":")
+            return item[1]
+        return item
+    return _DONE
+
+
+def _first(pair: tuple[str, object]) -> str:
+    return pair[0]
+
+
+def _key_text(key: object) -> str:
+    """A dict key as JSON spells it (``True`` → ``"true"``, ``1`` → ``"1"``)."""
+    if isinstance(key, str):
+        return key
+    text = _scalar_json(key)
+    return text[1:-1] if text.startswith('"') else text
+
+
+def _scalar_json(value: object) -> str:
+    if value is None or isinstance(value, (bool, float)):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value) if value.bit_length() <= _MAX_DECIMAL_BITS else json.dumps(hex(value))
+    if isinstance(value, str):
+        return _ENCODER.encode(value)
+    if isinstance(value, (bytes, bytearray)):
+        return _ENCODER.encode(bytes(value).decode("utf-8", "backslashreplace"))
+    return json.dumps(f"<{type(value).__name__}>")

@@ -1,0 +1,162 @@
+"""Command normalisation: one shell command line → its canonical text, verbs, URLs and sinks.
+
+A loop survives a naive counter by changing what does not matter: a wrapper, a timeout, a
+quoting style, a host spelling. ``analyze_shell`` lexes the line (``shell``), drops each simple
+command's wrappers and assignments (``wrappers``), reads HTTP clients by their own grammar
+(``fetchers``) and every other command by the generic rules here (volatile ``--timeout`` and
+``--retry`` options out, ``tee`` targets and stdout redirections as sinks), while keeping every
+difference that names another resource (a path, a query, an output file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from breaker.core.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
+from breaker.core.findings import Findings, is_file
+from breaker.core.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
+from breaker.core.urls import CanonicalUrl
+from breaker.core.wrappers import strip_prefix
+
+#: Words that start a simple command without naming a program.
+_NO_VERB_WORDS = frozenset({"fi", "done", "esac", "}", "for", "case", "select", "in", "function", "[["})
+_DYNAMIC = re.compile(r"[$`(]")
+_DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
+_STDOUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "1>|"})
+#: Commands that only copy the text they are given (their words, a heredoc) to their output.
+_DATA_WRITERS = frozenset({"echo", "printf", "cat", "tee"})
+_PIPES = frozenset({"|", "|&"})
+_OPERATORS_ABSORBING_SEMICOLON = frozenset({";", "&&", "||", "|", "|&", "&", "("})
+
+
+class ShellAnalysis(NamedTuple):
+    """What one command line does, in canonical form."""
+
+    verb: str  # verb of the first simple command ("" when it has none)
+    command: str  # the command line without wrappers, volatile flags, comments; URLs canonical
+    verbs: tuple[str, ...]  # verb of every simple command, first appearance order
+    urls: tuple[CanonicalUrl, ...]
+    sinks: tuple[str, ...]  # files written, generic destinations excluded
+    fetches: bool  # some simple command runs an HTTP client
+    volatile_removed: tuple[str, ...]  # wrappers and flags removed, as they were written
+
+
+def analyze_shell(command: str, aliases: Mapping[str, str]) -> ShellAnalysis:
+    """Normalise one shell command line and extract its verbs, URLs and sinks."""
+    found = Findings(aliases)
+    script = lex_shell(command[:MAX_LEXED_CHARS])
+    rendered: list[str] = []
+    first_verb = ""
+    data_bodies: set[int] = set()
+    parts = script.parts
+    for at, part in enumerate(parts):
+        if isinstance(part, str):
+            _append_operator(rendered, part)
+            continue
+        piped = at + 1 < len(parts) and parts[at + 1] in _PIPES
+        text, verb, as_data = _simple_command(part, found, piped=piped)
+        if as_data:
+            data_bodies.update(part.heredocs)
+        if not first_verb:
+            first_verb = verb
+        if text:
+            rendered.append(text)
+    while rendered and rendered[-1] == ";":
+        rendered.pop()
+    line = " ".join(rendered)
+    for at, body in enumerate(script.heredocs):
+        found.as_data = at in data_bodies
+        line += "\n" + found.canonical_text(body)
+    found.as_data = False
+    tail = command[MAX_LEXED_CHARS:]
+    if tail:
+        found.scan_only(tail)
+        line += tail
+    return ShellAnalysis(
+        verb=first_verb,
+        command=line,
+        verbs=tuple(found.verbs),
+        urls=tuple(found.urls),
+        sinks=tuple(found.sinks),
+        fetches=found.fetches,
+        volatile_removed=tuple(found.removed),
+    )
+
+
+def _append_operator(rendered: list[str], operator: str) -> None:
+    """Operators between commands; ``;`` and newlines collapse, so layout is not identity."""
+    if operator in (";", "\n"):
+        if rendered and rendered[-1] not in _OPERATORS_ABSORBING_SEMICOLON:
+            rendered.append(";")
+    else:
+        rendered.append(operator)
+
+
+def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> tuple[str, str, bool]:
+    """The normalised text of one simple command, its verb ("" when none), and whether it only
+    writes data: a writer (``echo``, ``printf``, ``cat``, ``tee``) whose output goes into a file and
+    not on down a pipe. The URLs in its words and heredocs are then text it stores in that file,
+    not resources it touches (a heredoc fed to ``python3 -`` or piped into ``sh`` is run)."""
+    words = command.words
+    kept, start = strip_prefix(words, found)
+    verb = ""
+    if start < len(words) and words[start] not in _NO_VERB_WORDS:
+        verb = words[start].rsplit("/", 1)[-1]
+        if _DYNAMIC.search(verb):  # "$CMD", "$(which curl)": no name to count
+            verb = ""
+    if verb:
+        found.verbs[verb] = None
+    if start < len(words):
+        kept.append(found.render(words[start]))
+    arguments = words[start + 1 :]
+    as_data = found.as_data = verb in _DATA_WRITERS and not piped and _writes_a_file(verb, arguments, command)
+    fetcher = FETCHERS.get(verb)
+    if fetcher is not None:
+        found.fetches = True
+        kept.extend(fetcher_args(fetcher, arguments, found))
+    else:
+        kept.extend(_generic_args(arguments, found, is_tee=verb == "tee"))
+    for operator, target in command.redirects:
+        if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
+            found.add_sink(target)
+        kept.append(operator + found.render(target))
+    found.as_data = False
+    return " ".join(kept), verb, as_data
+
+
+def _writes_a_file(verb: str, arguments: Sequence[str], command: SimpleCommand) -> bool:
+    """Whether a writer's output goes into a file: a stdout redirection, or a file ``tee`` names."""
+    if any(operator in _STDOUT_REDIRECTS and is_file(target) for operator, target in command.redirects):
+        return True
+    return verb == "tee" and any(not word.startswith("-") and is_file(word) for word in arguments)
+
+
+def _generic_args(words: Sequence[str], found: Findings, *, is_tee: bool) -> list[str]:
+    """Arguments of any command: URLs canonical, generic volatile long options removed."""
+    kept: list[str] = []
+    options_done = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not options_done and word.startswith("--"):
+            name, equals, _ = word.partition("=")
+            arity = generic_volatile_arity(name)
+            if arity is not None:
+                if arity and not equals and i < len(words) and _DURATION.fullmatch(words[i]):
+                    found.removed.append(f"{word} {words[i]}")
+                    i += 1
+                else:
+                    found.removed.append(word)
+                continue
+            options_done = word == "--"
+        elif is_tee and (options_done or not word.startswith("-") or word == "-"):
+            found.add_sink(word)
+        kept.append(found.render(word))
+    return kept
+
+
+def _is_fd(target: str) -> bool:
+    return target == "-" or (target.isascii() and target.isdigit())

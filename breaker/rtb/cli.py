@@ -1,0 +1,196 @@
+"""``rtb``: explain a call, replay recorded dsh sessions, and sweep the caps over them.
+
+Every verdict comes from the same ``fingerprint_call`` and ``Breaker`` the live gate runs; this
+module only parses the command line and runs the subcommand: ``configfile`` and ``inputs`` read
+the files, ``tables`` prints. Exit status: 0 when everything was read, 1 when some file or line
+could not be (the rest still ran), 2 on a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from breaker.core.config import ConfigError, load_config
+from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.rtb.configfile import read_config_file
+from breaker.rtb.inputs import UsageError, load_sessions, read_labels
+from breaker.rtb.replay import replay_session
+from breaker.rtb.sessions import MissingZstandard
+from breaker.rtb.sweep import Setting, sweep
+from breaker.rtb.tables import (
+    Progress,
+    explanation_json,
+    explanation_text,
+    replay_json,
+    replay_text,
+    score_json,
+    sweep_text,
+)
+
+FORMATS = ("table", "json", "markdown")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``rtb`` entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.command
+    try:
+        return command(args)
+    except (ConfigError, UsageError, MissingZstandard) as error:
+        print(f"rtb: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `rtb replay ... | head`: stop quietly, as other filters do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rtb",
+        description="Explain, replay and tune the repeat-tool breaker with the live gate's own core.",
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    explain = commands.add_parser("explain", help="show the fingerprints of one call and their caps")
+    explain.add_argument(
+        "command_text", nargs="?", metavar="COMMAND", help="a shell command (the tool's `command`)"
+    )
+    explain.add_argument("--tool", default="bash", help="the tool the command is given to (default: bash)")
+    explain.add_argument(
+        "--json", dest="call_json", metavar="CALL", help='a whole call: {"name": ..., "arguments": ...}'
+    )
+    _add_common(explain)
+    explain.set_defaults(command=_explain)
+
+    replay = commands.add_parser("replay", help="replay recorded sessions under a configuration")
+    replay.add_argument(
+        "paths", nargs="+", type=Path, metavar="SESSION", help="a log, a .jsonl file or a folder"
+    )
+    replay.add_argument("--show-denials", action="store_true", help="print the text of every denial and ask")
+    _add_common(replay)
+    replay.set_defaults(command=_replay)
+
+    grid = commands.add_parser("sweep", help="replay over a grid of windows and caps")
+    grid.add_argument(
+        "paths", nargs="+", type=Path, metavar="SESSION", help="a log, a .jsonl file or a folder"
+    )
+    grid.add_argument("--window", type=_numbers, default=[12], help="windows to try, e.g. 8,12,16")
+    grid.add_argument(
+        "--cap", type=_numbers, default=[5], help="caps of exact/cmd/net/sink to try, e.g. 3,5,9"
+    )
+    grid.add_argument(
+        "--labels", type=Path, metavar="FILE", help="TSV: session id, loop|ok, [reason, [loop start call]]"
+    )
+    _add_common(grid)
+    grid.set_defaults(command=_sweep)
+    return parser
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help="YAML or JSON: the config: mapping or a cordis patch"
+    )
+    parser.add_argument("--format", choices=FORMATS, default="table")
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole numbers separated by commas, got {text!r}"
+        ) from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return values
+
+
+def _explain(args: argparse.Namespace) -> int:
+    config = load_config(read_config_file(args.config))
+    call = _call_from_args(args)
+    explained = fingerprint_call(call, config)
+    if args.format == "json":
+        _write(json.dumps(explanation_json(call, explained, config), indent=2) + "\n")
+    else:
+        _write(explanation_text(call, explained, config, markdown=args.format == "markdown"))
+    return 0
+
+
+def _call_from_args(args: argparse.Namespace) -> ToolCall:
+    if args.call_json is not None:
+        if args.command_text is not None:
+            raise UsageError("give either a COMMAND or --json, not both")
+        try:
+            document = json.loads(args.call_json)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"--json is not JSON: {error.msg}") from None
+        if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+            raise UsageError('--json must be an object with a "name" and "arguments"')
+        arguments = document.get("arguments", {})
+        if isinstance(arguments, str):  # as dsh logs it
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"--json arguments string is not JSON: {error.msg}") from None
+        return ToolCall(name=document["name"], arguments=arguments)
+    if args.command_text is None:
+        raise UsageError("give a COMMAND to explain, or a whole call with --json")
+    return ToolCall(name=args.tool, arguments={"command": args.command_text})
+
+
+def _replay(args: argparse.Namespace) -> int:
+    config = load_config(read_config_file(args.config))
+    sessions, problems = load_sessions(args.paths)
+    replays = [replay_session(session, config) for session in sessions]
+    by_path = {session.session_id: session.path for session in sessions}
+    if args.format == "json":
+        document = {
+            "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in replays],
+            "problems": [str(problem) for problem in problems],
+        }
+        _write(json.dumps(document, indent=2) + "\n")
+    else:
+        _write(replay_text(replays, show_denials=args.show_denials, markdown=args.format == "markdown"))
+    return 1 if problems else 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    base = read_config_file(args.config)
+    load_config(base)  # a broken base config fails before any replay
+    labels, loop_starts = read_labels(args.labels) if args.labels is not None else (None, None)
+    sessions, problems = load_sessions(args.paths)
+    if labels is not None:
+        for session in sessions:
+            if session.session_id not in labels:
+                print(f"rtb: {session.session_id} has no label; it counts for denials only", file=sys.stderr)
+    grid = [Setting(window, cap) for window in args.window for cap in args.cap]
+    progress = Progress(len(grid) * len(sessions), sys.stderr)
+    scores = sweep(sessions, grid, base, labels, on_replayed=progress.advance, loop_starts=loop_starts)
+    progress.close()
+    if args.format == "json":
+        _write(
+            json.dumps(
+                {
+                    "settings": [score_json(score) for score in scores],
+                    "problems": [str(problem) for problem in problems],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        _write(
+            sweep_text(
+                scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown"
+            )
+        )
+    return 1 if problems else 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)

@@ -1,0 +1,70 @@
+"""Reading what a run replays: the session logs under the given paths and the labels file.
+
+Unreadable files and lines are reported on stderr as they are met and the rest still runs (rtb
+then exits 1); only a run with nothing to read, or two logs claiming one session id, stops it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from breaker.rtb.sessions import (
+    ReadProblem,
+    Session,
+    SessionLog,
+    find_session_files,
+    group_sessions,
+    read_session,
+)
+from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
+from breaker.rtb.tables import Progress
+
+
+class UsageError(Exception):
+    """A command line or input file rtb cannot work with at all."""
+
+
+def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProblem]]:
+    """Read every log under ``paths``, reporting each unreadable file or line on stderr as it goes."""
+    files, problems = find_session_files(paths)
+    for problem in problems:
+        print(f"rtb: {problem}", file=sys.stderr)
+    logs: list[SessionLog] = []
+    progress = Progress(len(files), sys.stderr)
+    for file in files:
+        log, file_problems = read_session(file)
+        logs.append(log)
+        for problem in file_problems:
+            progress.clear()
+            print(f"rtb: {problem}", file=sys.stderr)
+        problems.extend(file_problems)
+        progress.advance()
+    progress.close()
+    if not files and not problems:
+        raise UsageError("no session logs (*.jsonl, *.jsonl.zstd) found")
+    sessions = group_sessions(logs)
+    _check_unique_ids(sessions)
+    return sessions, problems
+
+
+def _check_unique_ids(sessions: Sequence[Session]) -> None:
+    seen: dict[str, Path] = {}
+    for session in sessions:
+        first = seen.get(session.session_id)
+        if first is not None:
+            raise UsageError(f"{first} and {session.path} share the session id {session.session_id!r}")
+        seen[session.session_id] = session.path
+
+
+def read_labels(path: Path) -> tuple[dict[str, Label], dict[str, int]]:
+    """The labels and loop starts in a labels file; a line that cannot be read is reported, not fatal."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"labels {path}: {error.strerror or error}") from None
+    labels, problems = parse_labels(text)
+    for line, reason in problems:
+        print(f"rtb: {path}:{line}: {reason}", file=sys.stderr)
+    return labels, parse_loop_starts(text)

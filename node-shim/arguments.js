@@ -1,0 +1,148 @@
+// The plain, bounded copy of a call's arguments that crosses the pipe.
+//
+// dsh hands the guard whatever the model produced, parsed: normally a small JSON object, but a
+// confused model (or a harness) can produce a million keys, 300,000 empty objects or a 10 MB
+// string, and a harness can hand over cycles, getters that throw, typed arrays and sparse arrays.
+// The copy keeps what JSON.stringify would keep (a BigInt becomes its decimal text) and costs at
+// most COPY_LIMITS, so copying, encoding and deciding one call fit the guard's deadline whatever
+// the argument: past `values` values or `textUnits` UTF-16 units of text the rest of a container
+// or a string is replaced by a marker that says how much was cut. The limits are counts, not
+// times, so the same arguments always give the same copy and a loop on a huge call is still seen
+// as a loop. Only a copy that overruns `deadline` anyway (one object with millions of keys, whose
+// key list alone costs hundreds of milliseconds) is replaced as a whole by TOO_COSTLY.
+
+/** Enough for any real tool call (a 10 MB write, an edit list of thousands of items). */
+export const COPY_LIMITS = Object.freeze({ values: 20_000, textUnits: 16 * 1024 * 1024, depth: 256 });
+
+/** The whole copy of arguments that could not be copied in time. */
+export const TOO_COSTLY = '[arguments too costly to copy]';
+
+/** How often (in values) the copy looks at the clock. */
+const CLOCK_EVERY = 1024;
+
+class OutOfTime extends Error {}
+
+/**
+ * @param {unknown} value the call's arguments
+ * @param {{deadline?: number, clock?: () => number, limits?: typeof COPY_LIMITS}} [options]
+ *   deadline: a time on `clock` past which the copy gives up
+ * @returns {{value: unknown, weight: number}} the copy, and about how many bytes it encodes to
+ */
+export function boundedCopy(value, { deadline = Infinity, clock = () => performance.now(), limits = COPY_LIMITS } = {}) {
+  const copier = new Copier(limits, deadline, clock);
+  try {
+    return { value: copier.readable(() => copier.copy(value, 0)), weight: copier.weight() };
+  } catch (error) {
+    if (!(error instanceof OutOfTime)) throw error;
+    return { value: TOO_COSTLY, weight: TOO_COSTLY.length };
+  }
+}
+
+class Copier {
+  constructor(limits, deadline, clock) {
+    this.limits = limits;
+    this.deadline = deadline;
+    this.clock = clock;
+    this.values = 0;
+    this.textUnits = 0;
+    this.ancestors = new Set();
+  }
+
+  weight() {
+    return this.textUnits + 8 * this.values;
+  }
+
+  // One more value is paid for; false when the budget is spent.
+  pay() {
+    if (this.values >= this.limits.values) return false;
+    this.values++;
+    if (this.values % CLOCK_EVERY === 0 && this.clock() > this.deadline) throw new OutOfTime();
+    return true;
+  }
+
+  text(value) {
+    const left = this.limits.textUnits - this.textUnits;
+    if (value.length <= left) {
+      this.textUnits += value.length;
+      return value;
+    }
+    this.textUnits = this.limits.textUnits;
+    return `${value.slice(0, Math.max(0, left))}[cut: ${value.length - Math.max(0, left)} more characters]`;
+  }
+
+  copy(value, depth) {
+    switch (typeof value) {
+      case 'string':
+        return this.text(value);
+      case 'boolean':
+        return value;
+      case 'number':
+        return Number.isFinite(value) ? value : null;
+      case 'bigint':
+        return value.toString();
+      case 'object':
+        return value === null ? null : this.container(value, depth);
+      default:
+        return null; // undefined, functions, symbols
+    }
+  }
+
+  container(value, depth) {
+    if (typeof value.toJSON === 'function') return this.copy(value.toJSON(), depth);
+    if (this.ancestors.has(value)) return '[circular]';
+    if (depth >= this.limits.depth) return '[nested too deeply]';
+    this.ancestors.add(value);
+    try {
+      return isListLike(value) ? this.list(value, depth) : this.object(value, depth);
+    } finally {
+      this.ancestors.delete(value);
+    }
+  }
+
+  // Arrays by index, so a sparse one costs what it holds up to the budget, not its length;
+  // typed arrays the same way, as the lists of numbers they are.
+  list(items, depth) {
+    const copy = [];
+    const length = items.length;
+    for (let index = 0; index < length; index++) {
+      if (!this.pay()) {
+        copy.push(`[cut: ${length - index} more items]`);
+        break;
+      }
+      copy.push(this.readable(() => this.copy(items[index], depth + 1)));
+    }
+    return copy;
+  }
+
+  // A copy without a prototype, so an own "__proto__" key (JSON.parse makes them) stays a key.
+  object(object, depth) {
+    const copy = Object.create(null);
+    const keys = Object.keys(object);
+    for (let index = 0; index < keys.length; index++) {
+      if (!this.pay()) {
+        copy['[cut]'] = `${keys.length - index} more keys`;
+        break;
+      }
+      const key = this.text(keys[index]);
+      const item = this.readable(() => object[keys[index]]);
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      copy[key] = this.readable(() => this.copy(item, depth + 1));
+    }
+    return copy;
+  }
+
+  // A getter, toJSON or proxy trap that throws costs its value, never the call. Its message is
+  // not kept: it may quote what the call holds.
+  readable(read) {
+    try {
+      return read();
+    } catch (error) {
+      if (error instanceof OutOfTime) throw error;
+      return '[unreadable]';
+    }
+  }
+}
+
+function isListLike(value) {
+  return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+}

@@ -1,0 +1,84 @@
+// The bounded copy of a call's arguments: what JSON keeps, at a bounded cost, so that copying,
+// encoding and deciding any argument fits the guard deadline without killing a healthy worker.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { COPY_LIMITS, TOO_COSTLY, boundedCopy } from '../arguments.js';
+import { apply } from '../index.js';
+import { FakeDsh, makeAgent } from './fake-dsh.js';
+
+const disposers = [];
+after(() => disposers.forEach((dispose) => dispose()));
+
+test('an own "__proto__" key (what JSON.parse makes) is kept as a key', () => {
+  const { value } = boundedCopy(JSON.parse('{"__proto__": {"path": "a.txt"}, "command": "ls"}'));
+  assert.deepEqual(Object.keys(value), ['__proto__', 'command']);
+  assert.deepEqual({ ...value.__proto__ }, { path: 'a.txt' });
+});
+
+test('a getter or toJSON that throws costs its value only, and its message is not kept', () => {
+  const args = { command: 'ls', get secret() { throw new Error('password=hunter2'); } };
+  const { value } = boundedCopy(args);
+  assert.equal(value.secret, '[unreadable]');
+  assert.equal(boundedCopy({ toJSON() { throw new Error('password=hunter2'); } }).value, '[unreadable]');
+});
+
+test('past its budget a container or string is cut with a marker saying how much, the same way every time', () => {
+  const limits = { values: 5, textUnits: 10, depth: 3 };
+  const sparse = [];
+  sparse.length = 1e7;
+  assert.deepEqual(boundedCopy(sparse, { limits }).value, [null, null, null, null, null, '[cut: 9999995 more items]']);
+  assert.deepEqual(boundedCopy(new Uint8Array(8), { limits }).value, [0, 0, 0, 0, 0, '[cut: 3 more items]']);
+  assert.equal(boundedCopy('x'.repeat(12), { limits }).value, 'xxxxxxxxxx[cut: 2 more characters]');
+  assert.deepEqual({ ...boundedCopy({ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7 }, { limits }).value },
+    { a: 1, b: 2, c: 3, d: 4, e: 5, '[cut]': '2 more keys' });
+  assert.deepEqual(boundedCopy([[[['deep']]]], { limits }).value, [[['[nested too deeply]']]]);
+});
+
+test('a copy that overruns its deadline is one fixed marker, never a partial copy', () => {
+  let now = 0;
+  const clock = () => (now += 1);
+  const big = Array.from({ length: 4 * 1024 }, (_, index) => ({ index }));
+  assert.deepEqual(boundedCopy(big, { deadline: 3, clock }), { value: TOO_COSTLY, weight: TOO_COSTLY.length });
+});
+
+// Arguments a confused model or harness produced, each slow to copy, encode or decide unbounded.
+const COSTLY_ARGUMENTS = {
+  '300,000 empty objects': () => ({ items: Array.from({ length: 300_000 }, () => ({})) }),
+  '200,000 small edit objects': () => ({
+    path: 'a.txt',
+    edits: Array.from({ length: 200_000 }, (_, index) => ({ oldText: `line ${index}`, newText: `row ${index}` })),
+  }),
+  'a 1 MB typed array': () => ({ bytes: new Uint8Array(1024 * 1024).fill(7) }),
+  'a sparse array of length 1e7': () => {
+    const sparse = [];
+    sparse.length = 1e7;
+    sparse[5] = 'x';
+    return { sparse };
+  },
+  '200,000 keys': () => Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`k${index}`, index])),
+};
+
+for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
+  test(`${label}: every call is decided within the guard deadline, the worker lives, the loop is caught`, () => {
+    const dsh = new FakeDsh();
+    disposers.push(apply(dsh.ctx, { guardTimeoutMs: 500 }));
+    const [guard] = dsh.guards;
+    const agent = makeAgent(label);
+    const args = make();
+    const verdicts = [];
+    let slowest = 0;
+    for (let index = 0; index < 5; index++) {
+      const started = performance.now();
+      verdicts.push(guard({ name: 'edit', callId: `c${index}`, agent, arguments: args }));
+      slowest = Math.max(slowest, performance.now() - started);
+    }
+    assert.ok(slowest < 500, `slowest call ${slowest.toFixed(0)} ms`);
+    assert.deepEqual(verdicts.map((verdict) => verdict === undefined), [true, true, true, true, false]);
+    assert.match(verdicts[4], /^REPEAT_TOOL_BLOCKED:/);
+  });
+}
+
+test('the copy limits keep a frame well under the 64 MB frame limit', () => {
+  assert.ok(COPY_LIMITS.textUnits * 3 + COPY_LIMITS.values * 16 < 64 * 1024 * 1024);
+});

@@ -1,0 +1,143 @@
+// The bridge under faults a hostile review found: the worker's losses, its temporary folder and
+// PATH, event replies piling up, recovery with many live agents, and leftovers.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
+import { Journal } from '../journal.js';
+import { isAlive, waitUntil } from './processes.js';
+
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const PYTHON = process.env.RTB_PYTHON || 'python3';
+const folder = mkdtempSync(join(tmpdir(), 'rtb-bridge-test-'));
+const closers = [];
+after(() => {
+  closers.forEach((close) => close());
+  rmSync(folder, { recursive: true, force: true });
+});
+
+function bridgeWith({ command = PYTHON, journal, restartPolicy } = {}) {
+  const lines = [];
+  const bridge = new WorkerBridge({
+    command,
+    args: ['-m', 'breaker.worker'],
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    log: (line) => lines.push(line),
+    replay: journal ? (agent) => journal.of(agent) : undefined,
+    restartPolicy,
+  });
+  closers.push(() => bridge.close());
+  return { bridge, lines };
+}
+
+// Runs `body` with process.env changed, so a helper thread started meanwhile sees the change.
+function withEnvironment(changes, body) {
+  const saved = Object.fromEntries(Object.keys(changes).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, changes);
+  try {
+    return body();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+const PIPES = -3; // state[3] when the worker's stdio are plain pipes (see bridge-thread.js)
+
+test('an unusable temporary folder falls back to pipes at once instead of failing the start', () => {
+  withEnvironment({ TMPDIR: join(folder, 'missing') }, () => {
+    const { bridge } = bridgeWith();
+    const started = performance.now();
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 3000).ok, true);
+    assert.ok(performance.now() - started < 3000);
+    assert.equal(bridge.state[3], PIPES);
+  });
+});
+
+test('mkfifo is found once: a restart after PATH changed still makes FIFOs', () => {
+  const { bridge } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  assert.ok(bridge.state[3] >= 0, 'FIFOs at boot');
+  const first = bridge.pid;
+  process.kill(first, 'SIGKILL');
+  withEnvironment({ PATH: '' }, () => assert.equal(bridge.call({ op: 'stats' }).ok, true));
+  assert.notEqual(bridge.pid, first);
+  assert.ok(bridge.state[3] >= 0, 'FIFOs after the restart too');
+});
+
+test('a folder left by a process killed while making its FIFOs is removed by the next start', () => {
+  const scratch = join(folder, 'tmp');
+  const gone = spawnSync('true').pid; // a pid that no longer runs
+  const abandoned = join(scratch, `rtb-${gone}-Ab12Cd`);
+  mkdirSync(abandoned, { recursive: true });
+  writeFileSync(join(abandoned, 'stdin'), '');
+  withEnvironment({ TMPDIR: scratch }, () => {
+    const { bridge } = bridgeWith();
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  });
+  assert.deepEqual(readdirSync(scratch), []);
+});
+
+test('a worker killed for a missed deadline is counted once, not again when its exit arrives', async () => {
+  const interpreter = join(folder, 'hang-after-boot');
+  const booted = join(folder, 'booted');
+  writeFileSync(interpreter, `#!/bin/sh\n[ -e '${booted}' ] && exec sleep 600\nexec '${PYTHON}' "$@"\n`, { mode: 0o755 });
+  const { bridge } = bridgeWith({ command: interpreter, restartPolicy: { crashLimit: 10, crashSpanMs: 60_000, backoffMs: 50 } });
+  assert.equal(bridge.boot({ op: 'configure', config: { startTimeoutMs: 200, guardTimeoutMs: 100 } }, 10_000).ok, true);
+  writeFileSync(booted, '');
+  process.kill(bridge.pid, 'SIGSTOP'); // hung: its successors hang too
+  const lost = [];
+  for (let call = 0; call < 6; call++) {
+    try {
+      bridge.call({ op: 'stats' });
+    } catch (error) {
+      assert.ok(error instanceof WorkerUnavailable);
+      if (error.code === 'TIMEOUT') lost.push(bridge.losses.length);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150)); // late exits arrive meanwhile
+  }
+  assert.ok(lost.length >= 3, `${lost.length} timeouts`);
+  assert.deepEqual(lost, lost.map((_, index) => index + 1), 'each lost worker counts one');
+});
+
+test('replies to events are taken as they come: 100,000 events, then a call within its deadline', () => {
+  const { bridge, lines } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: { guardTimeoutMs: 150 } }, 10_000).ok, true);
+  const worker = bridge.pid;
+  for (let agent = 1; agent <= 100_000; agent++) bridge.notify({ op: 'forget', agent });
+  const started = performance.now();
+  assert.equal(bridge.call({ op: 'stats' }).ok, true);
+  assert.ok(performance.now() - started < 150, `${(performance.now() - started).toFixed(0)} ms`);
+  assert.equal(bridge.pid, worker, 'the worker was not replaced');
+  assert.deepEqual(lines, []);
+});
+
+test('after a crash with many live agents, only the calling agent is restored before its call', () => {
+  const journal = new Journal({ window: 12, maxAgents: 10_000 });
+  const { bridge } = bridgeWith({ journal });
+  assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  const guardOf = (agent, call) => ({ op: 'guard', agent, call, name: 'bash', args: { command: `cat notes-${agent}.txt` } });
+  for (let round = 0; round < 3; round++) {
+    for (let agent = 1; agent <= 2000; agent++) {
+      const message = guardOf(agent, `c${round}`);
+      assert.equal(bridge.call(message).ok, true);
+      journal.guard(message, 64);
+    }
+  }
+  process.kill(bridge.pid, 'SIGKILL');
+  const fourth = bridge.call(guardOf(7, 'c3'));
+  assert.equal(fourth.deny, null);
+  journal.guard(guardOf(7, 'c3'), 64);
+  assert.equal(bridge.call({ op: 'stats' }).stats.agents, 1, 'one agent restored, not 2,000');
+  assert.match(bridge.call(guardOf(7, 'c4')).deny, /^REPEAT_TOOL_BLOCKED:/, 'its window came over whole');
+  assert.equal(bridge.call(guardOf(8, 'c3')).deny, null);
+  assert.match(bridge.call(guardOf(8, 'c4')).deny, /^REPEAT_TOOL_BLOCKED:/, 'so does the next agent\'s');
+});

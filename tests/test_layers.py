@@ -1,0 +1,166 @@
+"""The three layers stay apart: the pure core, the worker's I/O shell, and the offline tool ``rtb``.
+
+Read from the source (AST), so an import is caught wherever it sits: at the top, inside a
+function, or under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "breaker"
+
+#: Modules that reach outside the process, read a clock, start threads or talk the wire format:
+#: the worker shell's business, never the core's.
+IO_MODULES = frozenset(
+    {
+        "anyio",
+        "asyncio",
+        "concurrent",
+        "contextlib",
+        "datetime",
+        "io",
+        "logging",
+        "msgpack",
+        "multiprocessing",
+        "os",
+        "pathlib",
+        "random",
+        "secrets",
+        "select",
+        "selectors",
+        "shutil",
+        "signal",
+        "socket",
+        "subprocess",
+        "sys",
+        "tempfile",
+        "threading",
+        "time",
+        "uuid",
+    }
+)
+#: What the core may use of an I/O module: ``sys.intern`` shares equal strings, and does no I/O.
+ALLOWED_IO_NAMES = {"sys": frozenset({"intern"})}
+SHELL_MODULES = frozenset({"breaker.worker", "breaker.protocol"})
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(tree: ast.Module) -> set[str]:
+    """Every module ``tree`` imports; ``from package import module`` counts as the module."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & MODULES.keys()
+            found.update(submodules or {node.module})
+    return found
+
+
+def names_used_from(tree: ast.Module, module: str) -> set[str]:
+    """What ``tree`` takes from ``module``: ``from module import x`` and ``module.x`` both give x."""
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == module and not node.level:
+            used.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == module:
+            used.add(node.attr)
+    return used
+
+
+def layer_problems(name: str, source: str) -> list[str]:
+    """Why module ``name`` with text ``source`` breaks its layer's rules (empty when it does not)."""
+    tree = ast.parse(source)
+    problems = []
+    for imported in sorted(imports_of(tree)):
+        top = imported.partition(".")[0]
+        if name.startswith("breaker.core"):
+            if imported in SHELL_MODULES or imported.startswith("breaker.rtb"):
+                problems.append(f"{name} (core) imports {imported}")
+            elif top in IO_MODULES:
+                allowed = ALLOWED_IO_NAMES.get(top)
+                if allowed is None or imported != top or names_used_from(tree, top) - allowed:
+                    problems.append(f"{name} (core) imports {imported}, which does I/O")
+        elif name in SHELL_MODULES and imported.startswith("breaker.rtb"):
+            problems.append(f"{name} (worker shell) imports {imported}")
+    return problems
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {
+        name: imports_of(ast.parse(path.read_text(encoding="utf-8"))) & MODULES.keys()
+        for name, path in MODULES.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each import cycle met in a depth-first walk, as the modules along it (first repeated last)."""
+    found: list[list[str]] = []
+    finished: set[str] = set()
+    for start in sorted(graph):
+        if start in finished:
+            continue
+        path = [start]
+        branches = [iter(sorted(graph[start]))]
+        while branches:
+            following = next(branches[-1], None)
+            if following is None:
+                branches.pop()
+                finished.add(path.pop())
+            elif following in path:
+                found.append([*path[path.index(following) :], following])
+            elif following not in finished:
+                path.append(following)
+                branches.append(iter(sorted(graph[following])))
+    return found
+
+
+def test_the_core_imports_neither_the_shell_nor_rtb_nor_any_io() -> None:
+    problems = [
+        problem
+        for name, path in MODULES.items()
+        for problem in layer_problems(name, path.read_text(encoding="utf-8"))
+    ]
+    assert problems == []
+
+
+def test_no_module_imports_another_that_imports_it_back() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_layer_check_rejects_io_and_outer_layers_in_the_core() -> None:
+    for source in (
+        "import os\n",
+        "import time\n",
+        "from threading import Thread\n",
+        "import sys\nsys.stdout.write('x')\n",
+        "from sys import stdout\n",
+        "import msgpack\n",
+        "from breaker import worker\n",
+        "from breaker.protocol import Request\n",
+        "from breaker.rtb.sessions import Session\n",
+        "def late() -> None:\n    import anyio\n",
+    ):
+        assert layer_problems("breaker.core.window", source), source
+    assert layer_problems("breaker.worker", "from breaker.rtb import cli\n")
+
+
+def test_the_layer_check_lets_the_core_intern_strings_and_outer_layers_do_io() -> None:
+    assert layer_problems("breaker.core.fingerprints", "import sys\nsys.intern('x')\n") == []
+    assert layer_problems("breaker.rtb.cli", "import os\nimport sys\n") == []
+    assert layer_problems("breaker.worker", "import anyio\nfrom breaker.core import decision\n") == []
+
+
+def test_the_cycle_check_finds_mutual_and_longer_cycles() -> None:
+    assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
