@@ -32,6 +32,11 @@ from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
 from breaker.core.window import Window, digest, split
 
 AgentId = int | str
+
+#: How many recent short calls keep their fingerprints (shared by all agents), and how long their
+#: text arguments may be in all.
+ANALYSED_CALLS = 256
+ANALYSED_CHARS = 4096
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
 
 
@@ -73,8 +78,10 @@ class _Agent:
     """One agent's state: its window, the quotable results of its allowed calls, its turn."""
 
     window: Window
-    # Only call ids of allowed calls still in the window; None until the result arrives.
-    results: dict[str, str | None] = field(default_factory=dict)
+    # Only call ids of allowed calls still in the window; None until the result arrives. A result
+    # is kept raw (what quoting it reads, and its length): a denial quotes one now and then, and
+    # only then is it redacted and neutralised.
+    results: dict[str, tuple[str, int] | None] = field(default_factory=dict)
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
@@ -105,6 +112,9 @@ class Breaker:
         self._fingerprint = fingerprinter
         self._counted = re.compile(config.counted_tools_pattern())
         self._agents: dict[AgentId, _Agent] = {}
+        # Fingerprints of recent short calls by their arguments, least recently used first: a
+        # loop repeats its arguments by definition, and its repeats then cost no analysis.
+        self._analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -198,8 +208,8 @@ class Breaker:
     ) -> tuple[Notice, ...]:
         """A tool result arrived: keep it for quoting, judge it, or read it as a declined ask.
 
-        Only results of allowed calls still in the window are kept, already cut to what a denial
-        can quote; the result of a denied call (the denial itself) is never kept nor judged.
+        Only results of allowed calls still in the window are kept, cut to what a denial can
+        quote; the result of a denied call (the denial itself) is never kept nor judged.
         ``outcome`` holds the plain facts of the result (see ``outcomes.judge``). Returns the
         notices owed to the call: a failure notice first, then the repetition notice.
         """
@@ -214,9 +224,8 @@ class Breaker:
             return ()
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
-        quote: str | None = None
         if call_id in state.results:
-            quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
+            state.results[call_id] = (messages.quoted_prefix(text, self.config.resultPreviewChars), len(text))
         running = state.running.pop(call_id, None)
         if running is None:
             return ()
@@ -224,8 +233,7 @@ class Breaker:
         if running.capped:
             judged = judge(running.tool, outcome, text)
             if isinstance(judged, Failure):
-                if quote is None:
-                    quote = messages.quotable(text, self.config.resultPreviewChars)
+                quote = messages.quotable(text, self.config.resultPreviewChars)
                 warning = self._failure_notice(state, running.capped, judged, quote)
                 if warning is not None:
                     notices.append(warning)
@@ -323,7 +331,14 @@ class Breaker:
         kept, state.preflighted = state.preflighted, None
         if kept is not None and kept[0] == call:
             return kept[1]
-        fingerprints = self._fingerprint(call, self.config).fingerprints
+        key = _analysis_key(call)
+        fingerprints = self._analysed.pop(key, None) if key is not None else None
+        if fingerprints is None:
+            fingerprints = self._fingerprint(call, self.config).fingerprints
+        if key is not None:
+            self._analysed[key] = fingerprints
+            if len(self._analysed) > ANALYSED_CALLS:
+                del self._analysed[next(iter(self._analysed))]
         if keep:
             state.preflighted = (call, fingerprints)
         return fingerprints
@@ -415,17 +430,40 @@ class Breaker:
             state.streaks.end([key for key in state.streaks if digest(key) in left and not window.count(key)])
 
     def _previous_result(self, state: _Agent, hits: tuple[Hit, ...]) -> str | None:
-        """The result of the latest allowed call sharing a hit, else the agent's latest result."""
-        latest: str | None = None
+        """The result of the latest allowed call sharing a hit, else the agent's latest result,
+        made quotable."""
+        latest: tuple[str, int] | None = None
         for call_id, shares_a_hit in state.window.newest_first(hit.fingerprint.key for hit in hits):
             result = state.results.get(call_id)
             if result is None:
                 continue
             if shares_a_hit:
-                return result
+                latest = result
+                break
             if latest is None:
                 latest = result
-        return latest
+        if latest is None:
+            return None
+        prefix, length = latest
+        return messages.quotable(prefix, self.config.resultPreviewChars, length)
+
+
+def _analysis_key(call: ToolCall) -> tuple[object, ...] | None:
+    """What the fingerprints of ``call`` depend on, as a key, for flat arguments of at most
+    ANALYSED_CHARS characters (longer ones would cost more to hash than most analyses); None else.
+    Values keep their type, so ``1``, ``1.0`` and ``true`` never share a key."""
+    arguments = call.arguments
+    if not isinstance(arguments, dict):
+        return None
+    key: list[object] = [call.name]
+    size = 0
+    for name, value in arguments.items():
+        if isinstance(value, str):
+            size += len(value)
+        elif value is not None and not isinstance(value, (bool, int, float)):
+            return None
+        key.extend((name, type(value), value))
+    return tuple(key) if size <= ANALYSED_CHARS else None
 
 
 def _changed(state: _Agent) -> None:
