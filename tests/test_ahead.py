@@ -107,8 +107,11 @@ _STEPS = st.lists(
 )
 
 
+_CONFIGS = [{}, {"localHosts": "deny"}, {"warnAt": 3}, {"onLimit": "ask"}, {"sameResultLimit": 2}]
+
+
 @settings(max_examples=150, deadline=None)
-@given(steps=_STEPS, raw=st.sampled_from([{}, {"localHosts": "deny"}, {"warnAt": 3}, {"onLimit": "ask"}]))
+@given(steps=_STEPS, raw=st.sampled_from(_CONFIGS))
 def test_verdicts_given_ahead_are_the_verdicts_decide_gives(steps: list[Any], raw: dict[str, Any]) -> None:
     """preflight-then-decide (as rtb replay drives it) and precheck-then-commit agree on every
     verdict, every denial text and every notice, with results and human turns in between."""

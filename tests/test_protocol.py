@@ -80,11 +80,19 @@ def test_not_msgpack_not_a_map_and_no_id_are_answered_with_a_null_id() -> None:
         assert "integer id" in problem.error
 
 
-def test_trailing_bytes_after_the_map_are_malformed() -> None:
+def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_the_frames_id() -> None:
     problem = parse_request(msgpack.packb(GUARD) + b"\x00")
     assert isinstance(problem, BadRequest)
-    assert problem.id is None
+    assert problem.id == 7
     assert "ExtraData" in problem.error
+
+
+def test_error_texts_about_huge_fields_stay_short() -> None:
+    problem = parse_request(msgpack.packb({"id": 3, "op": "x" * 100_000}))
+    assert isinstance(problem, BadRequest)
+    assert len(problem.error) < 300
+    no_id = parse_request(msgpack.packb({"id": list(range(1_000)), "op": "stats"}))
+    assert no_id == BadRequest(None, "request needs an integer id, got a list")
 
 
 def test_unknown_op_and_wrong_types_keep_the_id() -> None:
@@ -175,6 +183,36 @@ def test_any_split_of_the_stream_decodes_the_same(cuts: list[int]) -> None:
     assert [request.id for request in decoded] == [1, 2, 3, 4, 5, 99]
     assert isinstance(decoded[-1], Result)
     assert decoded[-1].text == "é" * 50
+
+
+def test_an_oversized_frame_is_answered_with_its_id() -> None:
+    decoder = FrameDecoder(max_frame_bytes=100)
+    body = msgpack.packb({"id": 12, "op": "guard", "args": "z" * 1000})
+    problems = decoder.feed(struct.pack(">I", len(body)) + body[:20])
+    assert problems == [BadRequest(12, f"frame of {len(body)} bytes exceeds the limit of 100")]
+    assert [request.id for request in decoder.feed(body[20:] + frame(GUARD))] == [7]
+
+
+def test_a_too_short_length_prefix_is_answered_with_the_frames_id_and_the_next_frame_is_found() -> None:
+    decoder = FrameDecoder()
+    body = msgpack.packb({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": "x" * 50})
+    short = struct.pack(">I", len(body) - 20) + body
+    requests = decoder.feed(short + frame({**GUARD, "id": 22}) + frame({**GUARD, "id": 23}))
+    assert [request.id for request in requests] == [21, 22, 23]
+    assert isinstance(requests[0], BadRequest)
+    assert isinstance(requests[1], Guard)
+    assert decoder.pending == 0
+
+
+def test_an_id_key_inside_the_broken_frame_does_not_lose_the_frames_after_it() -> None:
+    decoder = FrameDecoder()
+    inner = {"id": 5, "x": "y" * 40}
+    body = msgpack.packb({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": inner})
+    short = struct.pack(">I", 8) + body
+    requests = decoder.feed(short + frame({**GUARD, "id": 22}))
+    assert requests[0].id == 21
+    assert requests[-1].id == 22
+    assert isinstance(requests[-1], Guard)
 
 
 def test_an_oversized_frame_is_skipped_without_buffering_and_the_stream_stays_in_step() -> None:

@@ -27,8 +27,9 @@ from breaker.core.config import BreakerConfig
 from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.progress import CALL_KINDS, SameResults
 from breaker.core.streaks import Streaks
-from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall
 from breaker.core.window import Window, digest, split
 
 AgentId = int | str
@@ -82,6 +83,9 @@ class _Agent:
     # is kept raw (what quoting it reads, and its length): a denial quotes one now and then, and
     # only then is it redacted and neutralised.
     results: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    # Call ids whose latest call was denied: their next result is the denial, never kept. (A
+    # harness may reuse one id for many calls; the allowed call's result under it stays quotable.)
+    denied: set[str] = field(default_factory=set)
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
@@ -90,6 +94,8 @@ class _Agent:
     # The last preflighted call and its raw fingerprints, for the guard of that call, which
     # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
     preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
+    # The run of one tool's identical results (sameResultLimit only, else None).
+    progress: SameResults | None = None
     # Call id -> the plan its precheck made since the last change a verdict reads (None: none).
     kept: dict[str, _Plan] | None = None
 
@@ -102,6 +108,7 @@ class _Plan:
     verdict: Allow | Deny
     fingerprints: tuple[Fingerprint, ...]  # those that count; an allowed call commits them all
     raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
+    commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
 
 
 class Breaker:
@@ -171,7 +178,6 @@ class Breaker:
                 turn.approved = True
             _changed(state)
         return self._apply(state, self._plan(state, call))
-
     def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
         """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
         kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
@@ -203,6 +209,7 @@ class Breaker:
             return None
         return self._apply(self._active(agent), plan)
 
+
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
     ) -> tuple[Notice, ...]:
@@ -222,8 +229,13 @@ class Breaker:
             # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
             return ()
+        if call_id in state.denied:
+            state.denied.discard(call_id)
+            return ()
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
+        if state.progress is not None:
+            state.progress.returned(call_id, text)
         if call_id in state.results:
             state.results[call_id] = (messages.quoted_prefix(text, self.config.resultPreviewChars), len(text))
         running = state.running.pop(call_id, None)
@@ -250,9 +262,11 @@ class Breaker:
             _changed(state)
             state.window.clear()
             state.results.clear()
+            state.denied.clear()
             state.turn = _Turn()
             state.streaks.clear()
             state.running.clear()
+            state.progress = None
 
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
@@ -282,25 +296,39 @@ class Breaker:
         hits = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
+            stall = self._stall(state, call, fingerprints)
+            if stall is not None:
+                # Like any denial it commits only what stopped it: the call.
+                assert state.progress is not None
+                previous = self._quotable_result(state.results.get(state.progress.returned_by))
+                message = messages.stall_denial(call.name, stall, previous, self.config)
+                stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped)
             notice = self._stage_notice(state, fingerprints)
-            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw)
-        hit_keys = _keys(hits, failures)
+            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, ())
+        hit_keys = tuple(_keys(hits, failures))
         refused = not state.turn.asked_measures.isdisjoint(hit_keys)
         previous = self._previous_result(state, hits)
         message = messages.denial(call.name, hits, previous, self.config, failures, refused)
-        return _Plan(call, Deny(message, hits, failures), fingerprints, raw)
+        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys)
 
     def _apply(self, state: _Agent, plan: _Plan) -> Allow | Deny:
-        """Commit what ``plan`` decided: every fingerprint of an allowed call, only the hits of a
+        """Commit what ``plan`` decided: every fingerprint of an allowed call, only what stopped a
         denied one."""
         _changed(state)
         call, verdict = plan.call, plan.verdict
         if isinstance(verdict, Deny):
-            state.results.pop(call.call_id, None)
-            self._commit(state, call.call_id, _keys(verdict.hits, verdict.failures))
+            if verdict.stall is not None:
+                state.results.pop(call.call_id, None)
+            elif call.call_id:
+                state.denied.add(call.call_id)
+            self._commit(state, call.call_id, plan.commits)
             return verdict
         self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints))
+        if state.progress is not None:
+            state.progress.ran(call.call_id, call.name, plan.fingerprints)
         if call.call_id:
+            state.denied.discard(call.call_id)
             state.results[call.call_id] = None
             self._await_result(state, call, plan.fingerprints, verdict.notice)
             if state.workspace is not None:
@@ -370,6 +398,17 @@ class Breaker:
                 found.append(FailureHit(fp, streak, limit))
         return tuple(found)
 
+    def _stall(self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Stall | None:
+        """No progress (``sameResultLimit``): the call repeats the previous one, and that tool
+        already returned one result this many times in a row."""
+        limit = self.config.sameResultLimit
+        if limit is None:
+            return None
+        if state.progress is None:
+            state.progress = SameResults()
+        count = state.progress.repeats(call.name, fingerprints)
+        return Stall(count, limit) if count >= limit else None
+
     def _stage_notice(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> Notice | None:
         """The advisory this allowed call earns: a capped fingerprint at exactly ``summarizeAt``
         (the stronger) or ``warnAt``, the most actionable one named when several cross at once."""
@@ -424,6 +463,7 @@ class Breaker:
         evicted_id, evicted_digests = evicted
         if not window.holds_call(evicted_id):
             state.results.pop(evicted_id, None)
+            state.denied.discard(evicted_id)
         if state.streaks:
             # A streak lives while its fingerprint is in the window.
             left = split(evicted_digests)
@@ -442,9 +482,13 @@ class Breaker:
                 break
             if latest is None:
                 latest = result
-        if latest is None:
+        return self._quotable_result(latest)
+
+    def _quotable_result(self, kept: tuple[str, int] | None) -> str | None:
+        """A result as kept (its quoted prefix and length), made safe to quote."""
+        if kept is None:
             return None
-        prefix, length = latest
+        prefix, length = kept
         return messages.quotable(prefix, self.config.resultPreviewChars, length)
 
 

@@ -13,11 +13,11 @@ Every pattern here runs in linear time: no nested unbounded quantifiers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from breaker.core.config import BreakerConfig
 from breaker.core.outcomes import Failure
-from breaker.core.verdicts import FailureHit, Hit, Notice
+from breaker.core.verdicts import FailureHit, Hit, Notice, Stall
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
@@ -31,8 +31,33 @@ _REDACTED = "[REDACTED]"
 
 _SECRET_NAMES = r"password|passwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|client[_-]?secret"
 
+#: A name that says its value is a secret, as a variable, flag or config key spells it: the
+#: secret word, then up to three more parts (SECRET_KEY, DB_PASS, AWS_SECRET_ACCESS_KEY,
+#: _authToken, AccountKey). Not preceded by a letter, so "bypass" or "mysecretary" are not names.
+_SECRET_ASSIGNED = (
+    r"(?i)(?<![a-z])((?:password|passwd|passphrase|pass(?![a-z])|pwd|secret|token|api[_-]?key|"
+    r"access[_-]?key|private[_-]?key|auth[_-]?token|credentials?|account[_-]?key|shared[_-]?access[_-]?key)"
+    r"(?:[_-][a-z0-9]{1,20}){0,3})"
+    # then = or :, spaced or not, and the value: quoted, or up to a separator
+    r"([ \t]{0,8}[=:][ \t]{0,8})('[^'\r\n]{0,4096}'|\"[^\"\r\n]{0,4096}\"|[^\s&'\",;#\\]{1,4096})"
+)
+
+
+def _redact_assigned(match: re.Match[str]) -> str:
+    value = match.group(3)
+    quote = value[0] if value[0] in "'\"" else ""
+    return f"{match.group(1)}{match.group(2)}{quote}{_REDACTED}{quote}"
+
+
+def _redact_base64_key(match: re.Match[str]) -> str:
+    """A bare 40-character key (AWS secret access keys): redacted when it mixes cases and digits,
+    as random keys do and hex digests (git, sha1) do not."""
+    text = match.group(0)
+    kinds = (str.isupper, str.islower, str.isdigit)
+    return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
+
 #: (pattern, replacement), applied in order.
-_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+_REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     # A private key block, up to its END line or, when the text was cut, to the end.
     (
         re.compile(
@@ -47,7 +72,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"(?i)\b(proxy-authorization|authorization|set-cookie|cookie|x-api-key|x-auth-token|"
             + _SECRET_NAMES
-            + r")([ \t]*:[ \t]*)[^\r\n'\"\\]+"
+            + r")([ \t]*:[ \t]*)[^\s'\"\\][^\r\n'\"\\]*"
         ),
         r"\1\2" + _REDACTED,
     ),
@@ -64,12 +89,42 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"(?i)(?<![a-z0-9])(token|apikey|" + _SECRET_NAMES + r")=[^&\s'\"#;\\]+"),
         r"\1=" + _REDACTED,
     ),
+    # Assignments and config keys: password='x', PASSWORD = x, SECRET_KEY=..., AccountKey=...
+    (re.compile(_SECRET_ASSIGNED), _redact_assigned),
+    # curl -u user:pass, --user=user:pass, --proxy-user user:pass
+    (
+        re.compile(
+            r"(?<![^\s])(-u|--user|--proxy-user)([ \t]{1,8}|=)(['\"]?)[^\s:'\"]{0,256}:[^\s'\"]{1,1024}"
+        ),
+        r"\1\2\3" + _REDACTED,
+    ),
+    # netrc: machine host login user password secret (over several lines too)
+    (
+        re.compile(r"(?i)(\bpassword[ \t\r\n]{1,16})(?![=:\[])[^\s]{1,1024}(?=[ \t\r\n]|\Z)"),
+        r"\1" + _REDACTED,
+    ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
     # Well-known token shapes that travel without a name in front of them.
     (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"), _REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,255}"), _REDACTED),
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), _REDACTED),
-    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
+    # JSON web tokens: header.payload.signature, both first parts base64url JSON ("eyJ")
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}"), _REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,255}"), _REDACTED),  # Slack
+    (re.compile(r"\bxapp-[A-Za-z0-9-]{10,255}"), _REDACTED),
+    (re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,255}"), _REDACTED),  # Stripe
+    (re.compile(r"\bwhsec_[A-Za-z0-9]{10,255}"), _REDACTED),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,255}"), _REDACTED),  # GitLab
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), _REDACTED),  # Google API key
+    (re.compile(r"\bya29\.[0-9A-Za-z_-]{10,2048}"), _REDACTED),  # Google OAuth access token
+    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), _REDACTED),
+    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host; a password may hold "@" and
+    # "/", so with a colon the userinfo runs to the last "@" before a host.
+    (
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@:'\"\\]{0,256}:[^\s'\"\\]{0,256}@(?=[a-z0-9\[])"),
+        r"\1" + _REDACTED + "@",
+    ),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@'\"\\]{1,256}@"), r"\1" + _REDACTED + "@"),
 )
 
@@ -99,6 +154,16 @@ def neutralise(text: str) -> str:
     text = _SPECIAL_OPEN.sub(_LEFT, text)
     text = _SPECIAL_CLOSE.sub(_RIGHT, text)
     return _BRACKET_TOKEN.sub("(", text)
+
+
+#: What a reader or a parser takes for the end of a line (str.splitlines' set).
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def quotable_inline(text: str, limit: int) -> str:
+    """:func:`quotable`, kept on one line: a tool name or a key quoted inside a sentence (a heredoc
+    in a ``cmd:`` key, a quoted ``-o`` path) cannot start a line that poses as the breaker's own."""
+    return _LINE_BREAKS.sub("\u23ce", quotable(text, limit))
 
 
 def quotable(text: str, limit: int, length: int | None = None) -> str:
@@ -140,7 +205,7 @@ def denial(
     """
     if not hits:
         return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
         f"within its last {config.window} tool calls.",
@@ -149,12 +214,7 @@ def denial(
         "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
         "this a new action: it is still the same action on the same resource.",
     ]
-    if previous_result is None:
-        lines.append("No result of the earlier attempt was recorded.")
-    else:
-        lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
-        lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
-        lines.append("(end of quoted result)")
+    lines.extend(_quoted("The earlier attempt returned", previous_result))
     source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
         f"Instead: work from {source}; if you need something different, change the resource itself "
@@ -169,9 +229,23 @@ def denial(
     return "\n".join(lines)
 
 
+def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
+    """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
+    name = quotable(tool, config.previewChars)
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
+        f"returned the same result {stall.count} times in a row (sameResultLimit: "
+        f"{format_number(stall.limit)}). Running it again cannot bring anything new.",
+        *_quoted("It returned each time", result),
+        "Instead: work from that result; change what you ask for (another argument, file, command or "
+        "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",
+    ]
+    return "\n".join(lines)
+
+
 def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
     """Why the operator is asked: which local target repeated, and what approving allows."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     repeated = "; ".join(_hit_line(hit, config) for hit in hits)
     return (
         f"Repeat Tool Breaker: this `{name}` call repeats a local target ({repeated}). "
@@ -184,7 +258,7 @@ def limit_ask_reason(
     tool: str, hits: Sequence[Hit], failures: Sequence[FailureHit], config: BreakerConfig
 ) -> str:
     """Why the operator is asked under ``onLimit: ask``, and what approving or declining does."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     reached = [_hit_line(hit, config) for hit in hits]
     reached.extend(f"{_failure_line(failure, config)} failures in a row" for failure in failures)
     return (
@@ -196,7 +270,7 @@ def limit_ask_reason(
 
 def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``warnAt``: a light nudge that the agent is repeating itself."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = (
         f"{NOTICE_PREFIX} you are repeating yourself: `{shown}` has come up {count} times in your "
         f"last {config.window} tool calls (calls carrying it are blocked at {format_number(cap)}). "
@@ -207,7 +281,7 @@ def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Noti
 
 def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``summarizeAt``: the demand to take stock and name the approaches not tried yet."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has now come up {count} times in your last {config.window} tool "
@@ -225,7 +299,7 @@ def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) ->
 
 def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfig) -> Notice:
     """``failWarnAt``: the same target keeps failing; read the error instead of retrying."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     blocked = (
         f" Calls carrying it are blocked after {format_number(config.failLimit)} failures in a row."
         if config.failLimit is not None
@@ -234,7 +308,7 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has failed {streak} times in a row; the last time "
-            f"{quotable(failure.describe(), config.previewChars)}.{blocked}",
+            f"{quotable_inline(failure.describe(), config.previewChars)}.{blocked}",
             "Repeating it is unlikely to change that. Before trying it again:",
             "1. Read the error above and say what it actually says.",
             "2. If it names a target (a URL, a path, a host, a command), check that the target exists "
@@ -247,14 +321,14 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
 
 def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
     """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     latest = max(failures, key=lambda hit: hit.streak.serial).streak
     lines = [
         f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
         "last attempts in a row, and trying it again as it is will not make it work.",
         "Failing (failures in a row / failLimit):",
         *(f"- {_failure_line(hit, config)}" for hit in failures),
-        f"The last failure: {quotable(latest.failure.describe(), config.previewChars)}. "
+        f"The last failure: {quotable_inline(latest.failure.describe(), config.previewChars)}. "
         "It returned (quoted, each line starts with '| '):",
         *(f"| {line}" for line in (latest.quote.splitlines() or [""])),
         "(end of quoted result)",
@@ -262,6 +336,17 @@ def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerCo
         "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
     ]
     return lines
+
+
+def _quoted(heading: str, result: str | None) -> list[str]:
+    """A quoted result (already :func:`quotable`), each line marked so it cannot pose as ours."""
+    if result is None:
+        return ["No result of the earlier attempt was recorded."]
+    return [
+        f"{heading} (quoted, each line starts with '| '):",
+        *(f"| {line}" for line in (result.splitlines() or [""])),
+        "(end of quoted result)",
+    ]
 
 
 def _refused_lines(refused: bool) -> list[str]:
@@ -274,12 +359,12 @@ def _refused_lines(refused: bool) -> list[str]:
 
 
 def _failure_line(hit: FailureHit, config: BreakerConfig) -> str:
-    key = quotable(hit.fingerprint.key, config.previewChars)
+    key = quotable_inline(hit.fingerprint.key, config.previewChars)
     return f"{key} {hit.streak.count}/{format_number(hit.limit)}"
 
 
 def _hit_line(hit: Hit, config: BreakerConfig) -> str:
-    return f"{quotable(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+    return f"{quotable_inline(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
 
 
 def _local_note(config: BreakerConfig) -> str:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decision quality in one table (npm run quality): this project's modes, the reference plugin 0.5.2
+# Decision quality in one table (npm run quality [-- --write-readme]): this project's modes, the reference plugin 0.5.2
 # and the published loop detectors, on the corpus, the evasions and ../shared/real-sessions.
 #
 # The reference plugin (dsh-repeat-tool-breaker@0.5.2 from npm) is installed into a temporary
@@ -18,9 +18,9 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short 
 if npm install --silent --no-audit --no-fund --prefix "$scratch/reference" dsh-repeat-tool-breaker@0.5.2 >/dev/null 2>&1; then
   echo "- reference: dsh-repeat-tool-breaker@0.5.2 from npm, its real guard with its own defaults"
   echo
-  "$python" tests/corpus/compare.py --reference "$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js"
+  "$python" tests/corpus/compare.py --reference "$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js" "$@"
 else
   echo "- reference: dsh-repeat-tool-breaker@0.5.2 could not be installed from npm; its row is not measured"
   echo
-  "$python" tests/corpus/compare.py
+  "$python" tests/corpus/compare.py "$@"
 fi
