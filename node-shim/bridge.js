@@ -153,7 +153,8 @@ export class WorkerBridge {
    * in proportion to it. A worker found dead is replaced and the request is sent once more to its
    * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
    * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
-   * least a quarter of the guard deadline: a healthy worker is never killed for the shim's time.
+   * least a quarter of the guard deadline, more for a large frame: a healthy worker is never killed
+   * for the shim's time.
    */
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
@@ -163,7 +164,8 @@ export class WorkerBridge {
       const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
         const id = this.send(message);
-        const deadline = Math.max(since + timeoutMs, clock() + guardTimeoutMs / 4);
+        const floor = Math.max(guardTimeoutMs / 4, this.sentBytes / RESTORE_BYTES_PER_MS);
+        const deadline = Math.max(since + timeoutMs, clock() + floor);
         const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
@@ -447,7 +449,9 @@ export class WorkerBridge {
   // events queued before it. Returns its id.
   send(message) {
     const id = this.nextId++;
-    this.outbox.push(encodeFrame({ id, ...message }));
+    const frame = encodeFrame({ id, ...message });
+    this.sentBytes = frame.length;
+    this.outbox.push(frame);
     if (message.reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
     else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
     return id;
