@@ -4,14 +4,24 @@ Framing
     A frame is a 4-byte big-endian unsigned length ``N`` followed by ``N`` bytes holding one
     msgpack map. Strings are UTF-8: the shim replaces lone UTF-16 surrogates with U+FFFD before
     encoding, and the worker decodes invalid UTF-8 with replacement too, so text never breaks a
-    frame. A frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered and answered
-    with an error, so one hostile argument cannot exhaust memory or desynchronise the stream.
+    frame. A frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered (only its
+    first ``ID_PEEK_BYTES`` are read, for its id) and answered with an error, so one hostile
+    argument cannot exhaust memory or desynchronise the stream.
+
+    Decoded, a msgpack value can cost far more than its bytes: an empty array is one byte on the
+    wire and ~180 bytes once decoded and fingerprinted. So a frame is counted before it is decoded
+    and refused, unbuilt, when it holds more than ``MAX_FRAME_VALUES`` values (containers, keys
+    and scalars each count one): a frame costs the worker its own bytes a few times over plus at
+    most that many values, whatever its shape.
 
 Requests (shim → worker)
     Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
     with exactly one reply carrying the same ``id``, in request order; a reply is
-    ``{id, ok: true, ...fields}`` or ``{id, ok: false, error: str}``. A frame whose ``id`` cannot
-    be read (not msgpack, not a map, no int ``id``) is answered with ``id: null``.
+    ``{id, ok: true, ...fields}`` or ``{id, ok: false, error: str}``. A frame that is refused
+    whole (oversized, too many values, not valid msgpack) still gets its ``id`` back when the
+    map's first ``ID_PEEK_BYTES`` hold it, as they do when ``id`` is the map's first key (the shim
+    writes it first); a frame whose ``id`` cannot be read (not a map, no int ``id``, an id past
+    the peek) is answered with ``id: null``.
 
     ============  ===================================  =========================================
     op            request fields                       ok reply fields
@@ -52,6 +62,14 @@ from breaker.core.messages import REDACTION_MARGIN, redact
 
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+#: No real request holds this many values (a tool call's arguments hold tens to hundreds), and
+#: this many decoded and fingerprinted cost the worker ~10 MB and ~0.1 s at worst.
+MAX_FRAME_VALUES = 50_000
+
+#: How much of a refused frame is read for its id: the map header, ``id`` and ``op`` fit many
+#: times over.
+ID_PEEK_BYTES = 256
 
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
@@ -145,12 +163,18 @@ class BadRequest:
     error: str
 
 
-def parse_request(body: bytes | memoryview) -> Request | BadRequest:
+def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
     """One frame body → a validated request, or the reason it is not one."""
+    if len(body) > max_values and holds_more_values_than(body, max_values):  # a value is >= 1 byte
+        return BadRequest(
+            peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values"
+        )
     try:
+        # unpackb's own limits follow the frame's length: no container can claim more entries
+        # than the frame has bytes, so none is allocated beyond what the count above allowed.
         message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
     except Exception as error:  # msgpack raises several unrelated types for bad input
-        return BadRequest(None, f"frame is not valid msgpack: {type(error).__name__}: {error}")
+        return BadRequest(peek_id(body), f"frame is not valid msgpack: {type(error).__name__}: {error}")
     if not isinstance(message, dict):
         return BadRequest(None, f"frame must hold a map, got {_type_name(message)}")
     request_id = message.get("id")
@@ -166,6 +190,95 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
         return _request_adapter.validate_python(message)
     except ValidationError as error:
         return BadRequest(request_id, f"{op}: {_describe(error)}")
+
+
+def peek_id(body: bytes | memoryview) -> int | None:
+    """The integer ``id`` of the map in ``body``, read from its first ``ID_PEEK_BYTES`` only."""
+    unpacker = msgpack.Unpacker(
+        raw=False, unicode_errors="replace", strict_map_key=False, max_buffer_size=ID_PEEK_BYTES
+    )
+    unpacker.feed(body[:ID_PEEK_BYTES])
+    try:
+        for _ in range(unpacker.read_map_header()):
+            if unpacker.unpack() == "id":
+                value = unpacker.unpack()
+                return value if isinstance(value, int) and not isinstance(value, bool) else None
+            unpacker.skip()
+    except Exception:  # not a map, cut off by the peek, or not msgpack at all: no id to be had
+        return None
+    return None
+
+
+#: msgpack's first byte of a value → how to step over it: (_FIXED, total size), (_SIZED, width of
+#: the length, bytes after the length before the data), (_SHORT_CONTAINER, entries),
+#: (_CONTAINER, width of the count, values per entry), or (_INVALID, 0).
+_FIXED, _SIZED, _SHORT_CONTAINER, _CONTAINER, _INVALID = range(5)
+
+
+def _value_steps() -> tuple[tuple[int, int, int], ...]:
+    steps: list[tuple[int, int, int]] = []
+    sized = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
+             0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}  # bin, ext (one type byte), str
+    fixed = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
+             0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+    containers = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # array16/32, map16/32
+    for byte in range(256):
+        if byte <= 0x7F or byte >= 0xE0:  # positive and negative fixint
+            steps.append((_FIXED, 1, 0))
+        elif byte <= 0x8F:  # fixmap: a key and a value per entry
+            steps.append((_SHORT_CONTAINER, 2 * (byte & 0x0F), 0))
+        elif byte <= 0x9F:  # fixarray
+            steps.append((_SHORT_CONTAINER, byte & 0x0F, 0))
+        elif byte <= 0xBF:  # fixstr
+            steps.append((_FIXED, 1 + (byte & 0x1F), 0))
+        elif byte in fixed:
+            steps.append((_FIXED, fixed[byte], 0))
+        elif byte in sized:
+            steps.append((_SIZED, *sized[byte]))
+        elif byte in containers:
+            steps.append((_CONTAINER, *containers[byte]))
+        else:  # 0xC1, never used
+            steps.append((_INVALID, 0, 0))
+    return tuple(steps)
+
+
+_VALUE_STEPS = _value_steps()
+
+
+def holds_more_values_than(body: bytes | memoryview, limit: int) -> bool:
+    """Whether the msgpack value in ``body`` holds more than ``limit`` values, nothing decoded.
+
+    Each container adds its entries to the count as soon as its header is read, so a walk never
+    goes past ``limit`` values whatever the frame claims. A malformed frame ends the walk with
+    the count so far: the decoder then fails at the same byte, having built no more.
+    """
+    size = len(body)
+    position = 0
+    unread = 1
+    seen = 1
+    while unread and position < size:
+        kind, first, second = _VALUE_STEPS[body[position]]
+        unread -= 1
+        if kind == _FIXED:
+            position += first
+            continue
+        if kind == _SIZED:
+            length = int.from_bytes(body[position + 1 : position + 1 + first], "big")
+            position += 1 + first + second + length
+            continue
+        if kind == _SHORT_CONTAINER:
+            entries = first
+            position += 1
+        elif kind == _CONTAINER:
+            entries = int.from_bytes(body[position + 1 : position + 1 + first], "big") * second
+            position += 1 + first
+        else:
+            return False
+        unread += entries
+        seen += entries
+        if seen > limit:
+            return True
+    return False
 
 
 def ok_reply(request_id: int, **fields: Any) -> Reply:
@@ -197,8 +310,11 @@ def encode_frame(message: Reply) -> bytes:
 class FrameDecoder:
     """Incremental: feed whatever a read returned, get every request it completed."""
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self, max_frame_bytes: int = MAX_FRAME_BYTES, max_frame_values: int = MAX_FRAME_VALUES
+    ) -> None:
         self._max_frame_bytes = max_frame_bytes
+        self._max_frame_values = max_frame_values
         self._buffer = bytearray()
         self._skipping = 0  # bytes of an oversized frame still to discard
 
@@ -218,19 +334,23 @@ class FrameDecoder:
         start = 0
         while len(buffer) - start >= HEADER_BYTES:
             (length,) = _HEADER.unpack_from(buffer, start)
+            body = start + HEADER_BYTES
+            end = body + length
             if length > self._max_frame_bytes:
-                available = len(buffer) - start - HEADER_BYTES
-                self._skipping = max(0, length - available)
-                start = min(len(buffer), start + HEADER_BYTES + length)
-                decoded.append(
-                    BadRequest(None, f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}")
-                )
+                peek_end = body + min(length, ID_PEEK_BYTES)
+                if len(buffer) < peek_end:
+                    break  # its id is in the bytes still to come
+                with memoryview(buffer) as view:
+                    request_id = peek_id(view[body:peek_end])
+                self._skipping = max(0, end - len(buffer))
+                start = min(len(buffer), end)
+                problem = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
+                decoded.append(BadRequest(request_id, problem))
                 continue
-            end = start + HEADER_BYTES + length
             if end > len(buffer):
                 break
             with memoryview(buffer) as view:
-                decoded.append(parse_request(view[start + HEADER_BYTES : end]))
+                decoded.append(parse_request(view[body:end], self._max_frame_values))
             start = end
         del buffer[:start]
         return decoded
