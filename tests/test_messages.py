@@ -38,35 +38,109 @@ def test_caps_print_whole_numbers_without_a_fraction(value: float, text: str) ->
 # --- redaction -------------------------------------------------------------------------------
 
 
+#: One case per secret format: (format, text that carries it, the secret that must not survive).
+SECRET_FORMATS = [
+    ("authorization-bearer", "curl -H 'Authorization: Bearer abc.def-123' https://x.org", "abc.def-123"),
+    ("authorization-basic", "Authorization: Basic dXNlcjpwYXNzd29yZA==\nok", "dXNlcjpwYXNzd29yZA"),
+    ("proxy-authorization", "Proxy-Authorization: Basic cHJveHk6cHc=", "cHJveHk6cHc"),
+    ("cookie", "Cookie: session=s3cr3tcookie; theme=dark", "s3cr3tcookie"),
+    ("set-cookie", "Set-Cookie: sid=cookievalue42; HttpOnly", "cookievalue42"),
+    ("x-api-key-header", "x-api-key: key-0123456789", "key-0123456789"),
+    ("x-auth-token-header", "X-Auth-Token: authtok-998877", "authtok-998877"),
+    ("query-token", "https://api.example.org/v1?token=tok123&page=2", "tok123"),
+    ("query-access-token", "https://api.example.org/v1?access_token=acc456", "acc456"),
+    ("query-api-key", "https://maps.example.org/?api_key=k789&q=ottawa", "k789"),
+    ("query-apikey", "https://maps.example.org/?apikey=k790", "k790"),
+    ("form-password", "curl -d 'user=bob&password=hunter2' https://x.org/login", "hunter2"),
+    ("option-password", "mysqldump --password=opt-pw-55 db", "opt-pw-55"),
+    ("client-secret", "client_secret=cs-0001 grant_type=x", "cs-0001"),
+    ("bare-secret", "secret=topsecretvalue", "topsecretvalue"),
+    ("password-single-quoted", "password='x-single-q'", "x-single-q"),
+    ("password-double-quoted", 'PASSWORD="x-double-q"', "x-double-q"),
+    ("password-spaced", "PASSWORD = x-spaced-pw", "x-spaced-pw"),
+    ("password-yaml-quoted", 'password: "yaml-pw-1"', "yaml-pw-1"),
+    ("secret-key-env", "SECRET_KEY=django-insecure-abc123", "django-insecure-abc123"),
+    ("db-pass-env", "DB_PASS=dbpass-777 DB_USER=app", "dbpass-777"),
+    ("db-password-camel", "dbPassword=camel-pw-9", "camel-pw-9"),
+    ("json-password", '{"password": "p\\"w0rd", "user": "bob"}', 'p\\"w0rd'),
+    ("json-authorization", '{"Authorization": "Bearer jsonbearer"}', "jsonbearer"),
+    ("json-aws-session", '{"SecretAccessKey": "aws/json+secret", "Expiration": "2026"}', "aws/json+secret"),
+    ("bearer-prose", "the header was bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "eyJhbGciOiJIUzI1NiJ9"),
+    ("url-password", "git clone https://alice:pa55word@github.com/org/repo", "pa55word"),
+    ("url-password-with-at", "git clone https://alice:p@ssw0rd@github.com/org/repo", "ssw0rd"),
+    ("url-password-with-slash", "psql postgres://app:ab/cd+ef@db.internal:5432/app", "ab/cd+ef"),
+    ("url-token-user", "https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/o/r", "ghp_abcdefghij"),
+    ("github-token", "export GH=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghij"),
+    ("github-fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv", "11ABCDEFG0123456789"),
+    ("openai-key", "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnop"),
+    ("anthropic-key", "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz in text", "abcdefghijklmnop"),
+    ("aws-access-key-id", "aws AKIAABCDEFGHIJKLMNOP done", "AKIAABCDEFGHIJKLMNOP"),
+    ("aws-temporary-key-id", "ASIAABCDEFGHIJKLMNOP", "ASIAABCDEFGHIJKLMNOP"),
+    ("aws-secret-credentials-file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPx", "wJalrXUtnFEMI"),
+    ("aws-secret-env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+    (
+        "jwt-bare",
+        "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "dozjgNryP4J3jVmNHl0w5N",
+    ),
+    ("slack-bot-token", "SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "AbCdEfGhIjKlMnOp"),
+    ("slack-app-token", "xapp-1-A0123456789-1234567890123-abcdef0123456789", "abcdef0123456789"),
+    ("stripe-secret-key", "stripe sk_live_51H8abcdefghijklmnopqrstu", "51H8abcdefghijklmnop"),
+    ("stripe-restricted-key", "rk_test_51H8abcdefghijklmnopqrstu", "51H8abcdefghijklmnop"),
+    ("stripe-webhook-secret", "whsec_abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstu"),
+    ("gitlab-token", "glpat-abcdefghij0123456789", "abcdefghij0123456789"),
+    ("google-api-key", "key=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234 x", "SyA-abcdefghijklmnop"),
+    ("google-api-key-bare", "maps AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "SyA-abcdefghijklmnop"),
+    ("google-oauth-token", "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz", "a0AfH6SMBabcdefghij"),
+    ("npm-token", "npm_abcdefghijklmnopqrstuvwxyz0123456789 published", "abcdefghijklmnopqrstuvwxyz0123"),
+    ("npmrc-auth-token", "//registry.npmjs.org/:_authToken=npmrc-tok-42", "npmrc-tok-42"),
+    (
+        "azure-account-key",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=q1w2e3r4t5y6+u7i8o9/p0==;EndpointSuffix=core",
+        "q1w2e3r4t5y6",
+    ),
+    ("curl-user", "curl -s -u alice:curl-pw-3 https://api.example.org/", "curl-pw-3"),
+    ("curl-long-user", "curl --user 'bob:long-pw-4' https://api.example.org/", "long-pw-4"),
+    ("netrc-one-line", "machine api.example.org login alice password netrc-pw-5", "netrc-pw-5"),
+    ("netrc-lines", "machine api.example.org\n  login alice\n  password netrc-pw-6\n", "netrc-pw-6"),
+]
+
+
 @pytest.mark.parametrize(
-    ("raw", "secret"),
-    [
-        ("curl -H 'Authorization: Bearer abc.def-123' https://x.org", "abc.def-123"),
-        ("Authorization: Basic dXNlcjpwYXNzd29yZA==\nok", "dXNlcjpwYXNzd29yZA"),
-        ("Cookie: session=s3cr3tcookie; theme=dark", "s3cr3tcookie"),
-        ("Set-Cookie: sid=cookievalue42; HttpOnly", "cookievalue42"),
-        ("x-api-key: key-0123456789", "key-0123456789"),
-        ("https://api.example.org/v1?token=tok123&page=2", "tok123"),
-        ("https://api.example.org/v1?access_token=acc456", "acc456"),
-        ("https://maps.example.org/?api_key=k789&q=ottawa", "k789"),
-        ("https://maps.example.org/?apikey=k790", "k790"),
-        ("curl -d 'user=bob&password=hunter2' https://x.org/login", "hunter2"),
-        ("client_secret=cs-0001 grant_type=x", "cs-0001"),
-        ("secret=topsecretvalue", "topsecretvalue"),
-        ('{"password": "p\\"w0rd", "user": "bob"}', 'p\\"w0rd'),
-        ('{"Authorization": "Bearer jsonbearer"}', "jsonbearer"),
-        ("the header was bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "eyJhbGciOiJIUzI1NiJ9"),
-        ("git clone https://alice:pa55word@github.com/org/repo", "pa55word"),
-        ("git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/o/r", "ghp_abcdefghij"),
-        ("export GH=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghij"),
-        ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnop"),
-        ("aws AKIAABCDEFGHIJKLMNOP done", "AKIAABCDEFGHIJKLMNOP"),
-    ],
+    ("raw", "secret"), [case[1:] for case in SECRET_FORMATS], ids=[case[0] for case in SECRET_FORMATS]
 )
 def test_secrets_are_redacted(raw: str, secret: str) -> None:
     redacted = redact(raw)
     assert secret not in redacted
     assert "[REDACTED" in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP/1.1 200 OK\nContent-Type: text/html\n<html><body>tokens: 5, page=2</body></html>",
+        "git push -u origin main",
+        "docker run -u 1000:1000 alpine id",
+        "==== 3 passed, 0 failed in 0.12s ====",
+        "passed=3 failed=0 bypass=on",
+        "PWD=/home/alice OLDPWD=/tmp",
+        "max_tokens=4096 token_count=17 tokenizer=gpt2",
+        "password_file=/run/secrets/db sort_key=name primary_key=id",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "https://medium.com/@alice/post-1 and http://localhost:8080/@me",
+        "https://example.org:8443/path@v2",
+        "npm install left-pad@1.3.0 && pip install requests==2.31.0",
+        "if password == expected: return True",
+        "The secretary filed the passport; the compass points north.",
+    ],
+    ids=[
+        "http-response", "git-push-u", "docker-user", "test-summary", "pass-words", "pwd",
+        "token-counters", "names-starting-with-a-secret-word", "git-sha", "at-in-url-paths",
+        "port-then-at", "package-versions", "comparison", "prose",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
 
 
 def test_a_private_key_block_is_redacted_whole_even_when_cut_before_its_end() -> None:
@@ -78,11 +152,11 @@ def test_a_private_key_block_is_redacted_whole_even_when_cut_before_its_end() ->
 def test_redaction_keeps_what_identifies_the_resource() -> None:
     text = "curl -s 'https://alice:pw@api.example.org/v1/items?page=2&token=t0k'"
     assert redact(text) == "curl -s 'https://[REDACTED]@api.example.org/v1/items?page=2&token=[REDACTED]'"
-
-
-def test_ordinary_text_is_left_alone() -> None:
-    text = "HTTP/1.1 200 OK\nContent-Type: text/html\n<html><body>tokens: 5, page=2</body></html>"
-    assert redact(text) == text
+    assert redact("https://alice:p@ss/w0rd@db.example.org:5432/app?x=1") == (
+        "https://[REDACTED]@db.example.org:5432/app?x=1"
+    )
+    assert redact("password='x' and PASSWORD=\"y\"") == "password='[REDACTED]' and PASSWORD=\"[REDACTED]\""
+    assert redact("curl -u alice:pw https://x.org/") == "curl -u alice:[REDACTED] https://x.org/"
 
 
 # --- markup ----------------------------------------------------------------------------------
@@ -151,6 +225,14 @@ def test_quoted_text_is_bounded_and_free_of_tool_call_markup(text: str, limit: i
         '"password": "' + "\\a" * 50_000,
         "<" + " " * 100_000,
         "a-" * 50_000 + "=",
+        "_" * 100_000,
+        "password='" * 10_000,
+        "a_password" * 10_000,
+        "x" * 39 + "_" + "y=" * 50_000,
+        "curl -u " * 12_000,
+        "https://a:" + "@" * 100_000,
+        "login a password " * 6_000,
+        "eyJ" + "a" * 100_000,
     ],
 )
 def test_every_pattern_runs_in_linear_time(hostile: str) -> None:

@@ -29,11 +29,46 @@ REDACTION_MARGIN = 256
 
 _REDACTED = "[REDACTED]"
 
-_SECRET_NAMES = r"password|passwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|client[_-]?secret"
+#: A name whose value is a secret ends with one of these: ``password``, ``DB_PASSWORD``,
+#: ``client_secret``, ``GITHUB_TOKEN``, ``_authToken``, ``x-api-key``, ``AccountKey``,
+#: ``aws_secret_access_key``, ``SECRET_KEY``, ``Authorization``, ``Set-Cookie``; ``pass`` and
+#: ``pwd`` only after a separator (``DB_PASS``, but not ``bypass`` or the shell's ``PWD``). A name
+#: that only starts with one (``token_count``, ``password_file``, ``max_tokens``) is not a secret.
+_KEY_KINDS = ("api", "access", "account", "private", "secret", "auth", "client", "master", "signing",
+              "encryption", "storage", "shared")
+_SECRET_ENDINGS = "|".join(
+    [
+        *(f"(?<={word})" for word in ("password", "passwd", "passphrase", "secret", "credential",
+                                       "credentials", "token", "authorization", "cookie")),
+        "(?<=[a-z0-9][_.\\-]pass)",
+        "(?<=[a-z0-9][_.\\-]pwd)",
+        "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
+    ]
+)
+#: A whole name (taken possessively, so the scan is linear), then a look back at how it ends.
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}+(?:{_SECRET_ENDINGS})"
+#: ``=`` (not ``==``) or ``:``, spaced or not.
+_ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
+_URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
 
-#: (pattern, replacement), applied in order.
+#: Tokens recognised by their shape alone: (issuer, pattern).
+_TOKEN_SHAPES = (
+    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"),
+    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}"),
+    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    # header.payload.signature, both JSON objects, so both start "eyJ".
+    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}"),
+    ("Stripe", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}"),
+    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
+    ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+)
+
+#: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
+#: names the formats it covers; ``tests/test_messages.py`` has one case per format.
 _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # A private key block, up to its END line or, when the text was cut, to the end.
+    # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -42,35 +77,46 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "[REDACTED PRIVATE KEY]",
     ),
-    # Header lines (and "name: value" secrets): the value runs to the end of line or quote.
+    # URL userinfo with a password, which may hold "@" or "/": the last "@" before the host ends
+    # it (https://user:p@ss/w@rd@host -> https://[REDACTED]@host). host:port is not a password.
     (
         re.compile(
-            r"(?i)\b(proxy-authorization|authorization|set-cookie|cookie|x-api-key|x-auth-token|"
-            + _SECRET_NAMES
-            + r")([ \t]*:[ \t]*)[^\r\n'\"\\]+"
+            rf"(?i){_URL_SCHEME}[^\s/?#@:'\"\\]{{1,256}}:(?!\d{{1,5}}(?:[/?#'\"\s]|\Z))"
+            r"[^\s'\"\\]{1,256}@(?=[^\s/?#@'\"\\]+(?:[/?#:'\"\s]|\Z))"
         ),
-        r"\1\2" + _REDACTED,
+        r"\1" + _REDACTED + "@",
     ),
-    # JSON members: "password": "value", "Authorization": "Bearer ...".
+    # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
+    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
+    # JSON members: "password": "value", "Authorization": "Bearer ...", "SecretAccessKey": "...".
     (
-        re.compile(
-            r"(?i)\"(authorization|cookie|set-cookie|x-api-key|token|" + _SECRET_NAMES + r")\""
-            r"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""
-        ),
+        re.compile(rf"(?i)\"({_SECRET_NAME})\"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""),
         r'"\1"\2"' + _REDACTED + '"',
     ),
-    # Query and form values: token=..., ?access_token=..., &api_key=..., --password=...
+    # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
+    # stay), assignments, options, query and form values, connection strings (token=x,
+    # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
+    # _authToken=x), and header lines or "name: value" secrets, to the end of the line or a quote.
     (
-        re.compile(r"(?i)(?<![a-z0-9])(token|apikey|" + _SECRET_NAMES + r")=[^&\s'\"#;\\]+"),
-        r"\1=" + _REDACTED,
+        re.compile(
+            rf"(?i)({_SECRET_NAME})(?:({_ASSIGN})([\"'])(?:(?!\3)[^\\\r\n]|\\.){{0,1024}}\3"
+            r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
+            r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
+        ),
+        r"\1\2\3\4\5" + _REDACTED + r"\3",
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
-    # Well-known token shapes that travel without a name in front of them.
-    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"), _REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,255}"), _REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), _REDACTED),
-    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@'\"\\]{1,256}@"), r"\1" + _REDACTED + "@"),
+    # curl -u user:pass, --user user:pass, --user=user:pass: the user stays.
+    (
+        re.compile(
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
+        ),
+        r"\1" + _REDACTED,
+    ),
+    # netrc entries: machine host login user password secret (on one line or several).
+    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    # Well-known token shapes that travel without a name in front of them, in one pass.
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
 )
 
 #: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
