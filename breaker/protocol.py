@@ -4,24 +4,28 @@ Framing
     A frame is a 4-byte big-endian unsigned length ``N`` followed by ``N`` bytes holding one
     msgpack map. Strings are UTF-8: the shim replaces lone UTF-16 surrogates with U+FFFD before
     encoding, and the worker decodes invalid UTF-8 with replacement too, so text never breaks a
-    frame. A frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered (only its
-    first ``ID_PEEK_BYTES`` are read, for its id) and answered with an error, so one hostile
-    argument cannot exhaust memory or desynchronise the stream.
+    frame. The shim writes ``id`` as the first key of every map, which lets the worker answer a
+    frame it cannot read with that frame's id and find the next frame after a broken one:
 
-    Decoded, a msgpack value can cost far more than its bytes: an empty array is one byte on the
-    wire and ~180 bytes once decoded and fingerprinted. So a frame is counted before it is decoded
-    and refused, unbuilt, when it holds more than ``MAX_FRAME_VALUES`` values (containers, keys
-    and scalars each count one): a frame costs the worker its own bytes a few times over plus at
-    most that many values, whatever its shape.
+    * a frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered and answered
+      with an error carrying its id (read from its first ``ID_PEEK_BYTES``), so one hostile
+      argument cannot exhaust memory or desynchronise the stream;
+    * a frame whose body is not msgpack (a length prefix shorter or longer than the body) is
+      answered with an error carrying its id, and when its declared end is not the start of a
+      frame, the stream is searched for the next one (a length, then a map whose first key is
+      ``id``);
+    * decoded, a msgpack value can cost far more than its bytes (an empty array is one byte on
+      the wire and ~180 bytes once decoded and fingerprinted), so a frame is counted before it
+      is decoded and refused, unbuilt and with its id, when it holds more than
+      ``MAX_FRAME_VALUES`` values (containers, keys and scalars each count one): a frame costs
+      the worker its own bytes a few times over plus at most that many values, whatever its
+      shape.
 
 Requests (shim → worker)
     Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
     with exactly one reply carrying the same ``id``, in request order; a reply is
-    ``{id, ok: true, ...fields}`` or ``{id, ok: false, error: str}``. A frame that is refused
-    whole (oversized, too many values, not valid msgpack) still gets its ``id`` back when the
-    map's first ``ID_PEEK_BYTES`` hold it, as they do when ``id`` is the map's first key (the shim
-    writes it first); a frame whose ``id`` cannot be read (not a map, no int ``id``, an id past
-    the peek) is answered with ``id: null``.
+    ``{id, ok: true, ...fields}`` or ``{id, ok: false, error: str}``. A frame whose ``id`` cannot
+    be read (no map with an int ``id`` first) is answered with ``id: null``.
 
     ============  ===================================  =========================================
     op            request fields                       ok reply fields
@@ -42,7 +46,8 @@ Requests (shim → worker)
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
-    names the key. Sending ``configure`` again replaces the breaker and its state. Unknown extra
+    names the key. A worker configures once: a second ``configure`` is refused (the shim starts a
+    new worker for a new configuration), so no stray frame can switch caps off. Unknown extra
     fields are ignored, so a newer shim can talk to this worker; a wrong field type is an error.
 
 An ordered pipe gives the ordering guarantee the shim relies on: an event (``result``, ``human``)
@@ -67,9 +72,9 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 #: this many decoded and fingerprinted cost the worker ~10 MB and ~0.1 s at worst.
 MAX_FRAME_VALUES = 50_000
 
-#: How much of a refused frame is read for its id: the map header, ``id`` and ``op`` fit many
-#: times over.
-ID_PEEK_BYTES = 256
+#: How much of a refused frame's head its id is read from: a map header, ``id`` and a 64-bit
+#: integer fit.
+ID_PEEK_BYTES = 32
 
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
@@ -79,6 +84,9 @@ _OP_SHOWN_CHARS = 40
 
 _HEADER = struct.Struct(">I")
 HEADER_BYTES = _HEADER.size
+_ID_KEY = b"\xa2id"
+#: The map heads a frame can start with (fixmap, map16, map32) by the bytes they take.
+_MAP_HEADS = {1: range(0x80, 0x90), 3: range(0xDE, 0xDF), 5: range(0xDF, 0xE0)}
 
 Reply = dict[str, Any]
 
@@ -161,6 +169,8 @@ class BadRequest:
 
     id: int | None
     error: str
+    #: The body was not msgpack: its length prefix may be wrong, so the stream may be out of step.
+    unreadable: bool = False
 
 
 def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
@@ -174,12 +184,13 @@ def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) 
         # than the frame has bytes, so none is allocated beyond what the count above allowed.
         message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
     except Exception as error:  # msgpack raises several unrelated types for bad input
-        return BadRequest(peek_id(body), f"frame is not valid msgpack: {type(error).__name__}: {error}")
+        error_text = f"frame is not valid msgpack: {type(error).__name__}: {str(error)[:200]}"
+        return BadRequest(peek_id(body), error_text, unreadable=True)
     if not isinstance(message, dict):
         return BadRequest(None, f"frame must hold a map, got {_type_name(message)}")
     request_id = message.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, int):
-        return BadRequest(None, f"request needs an integer id, got {request_id!r}")
+        return BadRequest(None, f"request needs an integer id, got {_brief(request_id)}")
     op = message.get("op")
     if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
         return BadRequest(request_id, f"op must be a string, got {_type_name(op)}")
@@ -193,20 +204,23 @@ def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) 
 
 
 def peek_id(body: bytes | memoryview) -> int | None:
-    """The integer ``id`` of the map in ``body``, read from its first ``ID_PEEK_BYTES`` only."""
-    unpacker = msgpack.Unpacker(
-        raw=False, unicode_errors="replace", strict_map_key=False, max_buffer_size=ID_PEEK_BYTES
-    )
-    unpacker.feed(body[:ID_PEEK_BYTES])
+    """The id of a frame from its first bytes (the shim writes it first), or None."""
+    return _peek_id(body)[1]
+
+
+def _peek_id(body: bytes | memoryview) -> tuple[bool, int | None]:
+    """(whether the head was enough to tell, the id): not yet when it ends before the id does."""
+    unpacker = msgpack.Unpacker(raw=False, unicode_errors="replace", max_buffer_size=ID_PEEK_BYTES)
+    unpacker.feed(bytes(body[:ID_PEEK_BYTES]))
     try:
-        for _ in range(unpacker.read_map_header()):
-            if unpacker.unpack() == "id":
-                value = unpacker.unpack()
-                return value if isinstance(value, int) and not isinstance(value, bool) else None
-            unpacker.skip()
-    except Exception:  # not a map, cut off by the peek, or not msgpack at all: no id to be had
-        return None
-    return None
+        if unpacker.read_map_header() < 1 or unpacker.unpack() != "id":
+            return True, None
+        request_id = unpacker.unpack()
+    except msgpack.OutOfData:
+        return len(body) >= ID_PEEK_BYTES, None
+    except Exception:  # not a map, not msgpack: no id to be had
+        return True, None
+    return True, request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else None
 
 
 #: msgpack's first byte of a value → how to step over it: (_FIXED, total size), (_SIZED, width of
@@ -317,6 +331,7 @@ class FrameDecoder:
         self._max_frame_values = max_frame_values
         self._buffer = bytearray()
         self._skipping = 0  # bytes of an oversized frame still to discard
+        self._searching = False  # out of step: looking for the start of the next frame
 
     @property
     def pending(self) -> int:
@@ -332,16 +347,24 @@ class FrameDecoder:
         buffer += data
         decoded: list[Request | BadRequest] = []
         start = 0
-        while len(buffer) - start >= HEADER_BYTES:
+        while True:
+            if self._searching:
+                found = self._next_frame(start)
+                if found is None:  # keep what could be the beginning of one
+                    start = max(start, len(buffer) - HEADER_BYTES - 5 - len(_ID_KEY))
+                    break
+                start = found
+                self._searching = False
+            if len(buffer) - start < HEADER_BYTES:
+                break
             (length,) = _HEADER.unpack_from(buffer, start)
             body = start + HEADER_BYTES
             end = body + length
             if length > self._max_frame_bytes:
-                peek_end = body + min(length, ID_PEEK_BYTES)
-                if len(buffer) < peek_end:
-                    break  # its id is in the bytes still to come
                 with memoryview(buffer) as view:
-                    request_id = peek_id(view[body:peek_end])
+                    told, request_id = _peek_id(view[body : min(end, len(buffer))])
+                if not told:
+                    break  # its id is in the bytes still to come
                 self._skipping = max(0, end - len(buffer))
                 start = min(len(buffer), end)
                 problem = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
@@ -350,10 +373,45 @@ class FrameDecoder:
             if end > len(buffer):
                 break
             with memoryview(buffer) as view:
-                decoded.append(parse_request(view[body:end], self._max_frame_values))
-            start = end
+                request = parse_request(view[body:end], self._max_frame_values)
+            decoded.append(request)
+            if isinstance(request, BadRequest) and request.unreadable and self._starts_frame(end) is False:
+                self._searching = True  # the length was wrong: the next frame starts elsewhere
+                start += 1
+            else:
+                start = end
         del buffer[:start]
         return decoded
+
+    def _starts_frame(self, position: int) -> bool | None:
+        """Whether a frame as the shim writes it starts at ``position``: a length within the limit,
+        then a map whose first key is ``id`` (None: too few bytes to tell)."""
+        buffer = self._buffer
+        if len(buffer) - position < HEADER_BYTES + 1:
+            return None
+        (length,) = _HEADER.unpack_from(buffer, position)
+        if length > self._max_frame_bytes:
+            return False
+        head = buffer[position + HEADER_BYTES]
+        for size, heads in _MAP_HEADS.items():
+            if head in heads:
+                key = position + HEADER_BYTES + size
+                if len(buffer) < key + len(_ID_KEY):
+                    return None
+                return buffer[key : key + len(_ID_KEY)] == _ID_KEY
+        return False
+
+    def _next_frame(self, start: int) -> int | None:
+        """The first position from ``start`` where a frame starts, found by its ``id`` key."""
+        buffer = self._buffer
+        search = start
+        while (key := buffer.find(_ID_KEY, search)) != -1:
+            for size in _MAP_HEADS:
+                position = key - size - HEADER_BYTES
+                if position >= start and self._starts_frame(position):
+                    return position
+            search = key + 1
+        return None
 
 
 def _describe(error: ValidationError) -> str:
@@ -366,3 +424,12 @@ def _describe(error: ValidationError) -> str:
 
 def _type_name(value: object) -> str:
     return "nil" if value is None else type(value).__name__
+
+
+def _brief(value: object) -> str:
+    """A field's value for an error text: short scalars as they are, anything else by its type."""
+    if isinstance(value, (str, int, float)) or value is None:
+        text = repr(value)
+        return text if len(text) <= 80 else f"{text[:80]}... ({_type_name(value)})"
+    return f"a {_type_name(value)}"
+

@@ -19,9 +19,11 @@ request costs no thread hop; every reply decoded from one read goes out in one `
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import logging
 import os
+import signal
 import sys
 import traceback
 
@@ -74,6 +76,8 @@ FORBIDDEN_EVENTS = frozenset(
     }
 )
 FORBIDDEN_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
+#: prctl(2): the signal the kernel sends this process when the thread that started it ends.
+PR_SET_PDEATHSIG = 1
 
 
 class RequestHandler:
@@ -121,6 +125,10 @@ class RequestHandler:
         return ok_reply(request.id)
 
     def _configure(self, request: Configure) -> Reply:
+        if self._breaker is not None:
+            # The shim starts a new worker for a new configuration; a second one could only come
+            # from a stray writer, and could switch every cap off.
+            return error_reply(request.id, "configure: this worker is configured already")
         try:
             config = load_config(request.config)
         except ConfigError as error:
@@ -201,7 +209,20 @@ def _write_all(fd: int, parts: list[bytes]) -> None:
             remainder = remainder[os.write(fd, remainder) :]
 
 
+def die_with_the_shim() -> None:
+    """Linux: once the shim's thread that started this worker ends, the kernel kills the worker,
+    even a stopped one (SIGSTOP), which would never read the end of its input."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the shim ended before the request was made
+        os._exit(0)
+
+
 def main() -> int:
+    die_with_the_shim()
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="repeat-tool-breaker worker: %(message)s"
     )

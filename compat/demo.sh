@@ -9,9 +9,10 @@ log="$home.setup.log"
 mkdir -p "$(dirname "$home")"
 
 echo "Setting up dsh 0.1.0-rc.8 with the plugin as a profile bundle in $home (first run: about a minute)"
+# The demo's dsh uses the worker environment of the user's own cache, prepared here if it is not
+# yet; the session-log reader runs in it too (zstandard is one of the package's dependencies).
+unset RTB_PYTHON
+export COMPAT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}"
 "$here/setup.sh" 0.1.0-rc.8 dir "$home" > "$log" 2>&1 || { tail -20 "$log"; exit 1; }
-
-# The plugin's install step made the checkout's .venv; the log reader also needs zstandard.
-python="$here/../.venv/bin/python"
-"$python" -c 'import zstandard' 2>/dev/null || "$python" -m pip install --quiet --disable-pip-version-check zstandard
+python="$(XDG_CACHE_HOME="$COMPAT_CACHE" node "$here/../node-shim/setup.js")"
 "$python" "$here/run.py" --home "$home" --scenario demo

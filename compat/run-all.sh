@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Every compat target in one go: each pinned dsh version x each way of mounting the plugin.
+# Every compat target in one go: each pinned dsh version x each way of mounting the plugin, then
+# each way of installing it (on the newest pinned dsh), from an empty cache.
 #
 #   compat/run-all.sh
 #
 # Environment:
 #   COMPAT_VERSIONS  default: every compat/dsh-*/ with a committed lock
 #   COMPAT_MODES     default: "dir pack overlay" (see compat/setup.sh)
+#   COMPAT_INSTALLS  default: "pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade overlay"; each is
+#                    a setup.sh mode with its own empty cache, judged by compat/install_paths.py
+#                    ("" skips them)
 #   COMPAT_WORK      where the throwaway DSH_HOMEs go (default: ${TMPDIR:-/tmp}/dsh-compat)
 #   PYTHON           the interpreter for run.py, which needs `zstandard` (default: python3, or
 #                    the checkout's .venv/bin/python when python3 lacks it)
 #   PLUGIN_DIR       the plugin to test (default: this checkout)
 #
-# Needs npm and Python 3.10+ with zstandard; Node 22 comes from the pinned installs.
+# The mount matrix shares one worker environment (COMPAT_WORK/cache), prepared by its first boot.
+# Needs npm and Python 3.10+ with zstandard; Node 22 and pnpm come from the npm registry.
 # Exit status: 0 only when every scenario of every target passed.
 set -uo pipefail
 
@@ -22,6 +27,7 @@ if [[ -z "${PYTHON:-}" ]] && ! python3 -c 'import zstandard' 2>/dev/null && [[ -
 fi
 work="${COMPAT_WORK:-${TMPDIR:-/tmp}/dsh-compat}"
 modes="${COMPAT_MODES:-dir pack overlay}"
+installs="${COMPAT_INSTALLS-pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade overlay}"
 versions="${COMPAT_VERSIONS:-$(for lock in "$here"/dsh-*/package-lock.json; do
   basename "$(dirname "$lock")" | sed 's/^dsh-//'
 done | sort -rV | tr '\n' ' ')}"
@@ -38,7 +44,8 @@ for version in $versions; do
   for mode in $modes; do
     home="$work/$version-$mode"
     started=$SECONDS
-    if "$here/setup.sh" "$version" "$mode" "$home" && "$python" "$here/run.py" --home "$home"; then
+    if COMPAT_CACHE="$work/cache" "$here/setup.sh" "$version" "$mode" "$home" &&
+      "$python" "$here/run.py" --home "$home"; then
       outcome=PASS
     else
       outcome=FAIL
@@ -47,6 +54,31 @@ for version in $versions; do
     summary+=("$outcome  dsh $version  $mode  $((SECONDS - started)) s")
   done
   summary+=("      dsh $version: $((SECONDS - version_started)) s in all")
+done
+
+# What compat/install_paths.py checks after each install; an empty cache is where each starts.
+install_checks() {
+  case "$1" in
+    npm-ignore-scripts) echo "--check first-boot --check pip-rtb" ;;
+    upgrade) echo "--check upgrade" ;;
+    overlay) echo "--check offline-boot --check old-python --check first-boot" ;;
+    *) echo "--check first-boot" ;;
+  esac
+}
+
+newest="${versions%% *}"
+for mode in $installs; do
+  home="$work/install-$mode"
+  started=$SECONDS
+  # shellcheck disable=SC2046 # the checks are words on purpose
+  if "$here/setup.sh" "$newest" "$mode" "$home" &&
+    "$python" "$here/install_paths.py" --home "$home" $(install_checks "$mode"); then
+    outcome=PASS
+  else
+    outcome=FAIL
+    failed+=("install/$mode")
+  fi
+  summary+=("$outcome  dsh $newest  install: $mode  $((SECONDS - started)) s")
 done
 
 echo

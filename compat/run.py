@@ -56,6 +56,10 @@ class Target:
     node_dir: Path
     mock_port: int
     patch: Path | None
+    profile: str
+    cache: Path  # the XDG_CACHE_HOME dsh runs with: where the plugin keeps its worker environment
+    plugin_dir: Path
+    upgrade_tarball: Path | None  # the `upgrade` mode's next version
 
     @classmethod
     def load(cls, home: Path) -> Target:
@@ -70,11 +74,19 @@ class Target:
             node_dir=Path(env["NODE_DIR"]),
             mock_port=int(env["MOCK_PORT"]),
             patch=Path(env["PATCH"]) if env.get("PATCH") else None,
+            profile=env["PROFILE"],
+            cache=Path(env["CACHE"]),
+            plugin_dir=Path(env["PLUGIN_DIR"]),
+            upgrade_tarball=Path(env["UPGRADE_TARBALL"]) if env.get("UPGRADE_TARBALL") else None,
         )
 
     @property
+    def profile_dir(self) -> Path:
+        return self.home / "profiles" / self.profile
+
+    @property
     def profile_patch(self) -> Path:
-        return self.home / "profiles" / "compat" / "cordis.patch.yml"
+        return self.profile_dir / "cordis.patch.yml"
 
     def env(self, extra: dict[str, str]) -> dict[str, str]:
         """The environment for dsh: Node 22 first on PATH, no proxy settings that could route around."""
@@ -86,6 +98,7 @@ class Target:
             PATH=f"{self.node_dir}{os.pathsep}{env.get('PATH', '')}",
             DSH_HOME=str(self.home),
             MOCK_API_KEY="compat",
+            XDG_CACHE_HOME=str(self.cache),
         )
         env.update(extra)
         return env
@@ -124,7 +137,7 @@ def run_dsh(
 ) -> DshRun:
     """Run dsh bounded by `timeout`; at the timeout, dsh and everything it spawned are killed."""
     patch = ["--patch", str(target.patch)] if target.patch else []
-    command = [str(target.dsh_bin), "--profile", "compat", *patch, *args]
+    command = [str(target.dsh_bin), "--profile", target.profile, *patch, *args]
     started = time.monotonic()
     with subprocess.Popen(
         command,
@@ -538,7 +551,8 @@ def expect_model_saw_the_logged_text(o: Outcome) -> None:
         )
 
 
-def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:
+def play(target: Target, scenario: Scenario, save_sessions: Path | None = None) -> Outcome:
+    """Run one scenario and judge it; the outcome holds the run, the session log and any failures."""
     work = target.home / "work" / scenario.name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -577,7 +591,12 @@ def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None)
         if save_sessions is not None:
             save_sessions.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(session, save_sessions / f"{scenario.name}.jsonl.zstd")
-    return report(scenario.name, outcome.failures, run)
+    return outcome
+
+
+def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:
+    outcome = play(target, scenario, save_sessions)
+    return report(scenario.name, outcome.failures, outcome.run)
 
 
 def report(name: str, failures: list[str], run: DshRun) -> bool:

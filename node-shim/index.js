@@ -2,24 +2,16 @@
 // call and the few events that matter to the Python worker (`python -m breaker.worker`) and
 // turns the answers into dsh's verdicts. See ARCHITECTURE.md and breaker/protocol.py.
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { boundedCopy } from './arguments.js';
 import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
+import { EnvironmentUnavailable, PACKAGE_ROOT, pythonEnvironment, startupFailure, workerInterpreter } from './environment.js';
 import { Journal } from './journal.js';
 import { boundedWriter } from './stderr.js';
 
 export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];
 
-/** The directory holding `breaker/`: the Python code shipped with this module is what runs. */
-const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const VENV_PYTHON = process.platform === 'win32'
-  ? join(PACKAGE_ROOT, '.venv', 'Scripts', 'python.exe')
-  : join(PACKAGE_ROOT, '.venv', 'bin', 'python');
-const WORKER_PACKAGES = 'msgpack anyio pydantic';
 /** Before the worker has validated `startTimeoutMs`, its first answer gets this long. */
 const BOOT_TIMEOUT_MS = 10_000;
 /** A result is quoted in a denial only in part; more than this never crosses the pipe. */
@@ -46,38 +38,6 @@ function logOnce(text) {
   if (reported.size >= REMEMBERED_FAILURES) reported.clear();
   reported.add(line);
   log(line);
-}
-
-function choosePython(config) {
-  if (typeof config?.python === 'string' && config.python.trim()) return config.python;
-  if (process.env.RTB_PYTHON) return process.env.RTB_PYTHON;
-  return existsSync(VENV_PYTHON) ? VENV_PYTHON : 'python3';
-}
-
-function workerEnvironment() {
-  const inherited = process.env.PYTHONPATH;
-  return { ...process.env, PYTHONPATH: inherited ? `${PACKAGE_ROOT}${delimiter}${inherited}` : PACKAGE_ROOT };
-}
-
-// Why the first worker could not answer, with the command that fixes it.
-function startupError(error, python) {
-  const setup = `npm run setup --prefix ${PACKAGE_ROOT}`;
-  if (error.code === 'ENOENT' || error.code === 'EACCES') {
-    return new Error(
-      `${name}: cannot run the Python interpreter ${JSON.stringify(python)} (${error.code}). ` +
-        `Install Python >= 3.10 and run \`${setup}\`, or set the \`python\` config key or RTB_PYTHON ` +
-        'to an interpreter.',
-    );
-  }
-  const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(error.stderr ?? '');
-  if (missing) {
-    return new Error(
-      `${name}: the Python worker cannot import ${missing[1]} (interpreter ${python}). ` +
-        `Run \`${setup}\`, or \`${python} -m pip install ${WORKER_PACKAGES}\`.`,
-    );
-  }
-  const stderr = error.stderr?.trim();
-  return new Error(`${name}: the Python worker did not start: ${error.message}${stderr ? `\n${stderr}` : ''}`);
 }
 
 // The text blocks of a tool result, cut at RESULT_TEXT_LIMIT without joining more than that.
@@ -119,13 +79,18 @@ function noticeMessage({ text, summary }) {
 }
 
 export function apply(ctx, config) {
-  const python = choosePython(config);
+  let python; // found, or prepared on the first boot that has no ready environment
+  try {
+    python = workerInterpreter({ configured: config?.python, log });
+  } catch (error) {
+    throw error instanceof EnvironmentUnavailable ? new Error(`${name}: ${error.message}`) : error;
+  }
   let journal; // created from the worker's settings once it has accepted the config
   const bridge = new WorkerBridge({
-    command: python,
+    command: python.command,
     args: ['-m', 'breaker.worker'],
     cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
-    env: workerEnvironment(),
+    env: pythonEnvironment(),
     log,
     replay: (agent) => journal.of(agent), // an agent's recent calls, before a new worker hears of it
   });
@@ -138,7 +103,7 @@ export function apply(ctx, config) {
     reply = bridge.boot(configure, bootTimeout);
   } catch (error) {
     bridge.close();
-    throw error instanceof WorkerUnavailable ? startupError(error, python) : error;
+    throw error instanceof WorkerUnavailable ? new Error(`${name}: ${startupFailure(error, python)}`) : error;
   }
   if (!reply.ok) {
     bridge.close();

@@ -20,12 +20,14 @@ stage() {
   fi
 }
 
+# The development environment: the package (editable) and its test tools. The plugin's own worker
+# environment is not made here: the compat boots prepare it the way a user's first boot does.
 install() {
-  node node-shim/setup.js &&
+  { [[ -x $py ]] || python3 -m venv .venv; } &&
     $py -m pip install --quiet --disable-pip-version-check --no-input -e ".[test]"
 }
 
-stage "worker environment (.venv) and test tools" install
+stage "development environment (.venv) and test tools" install
 if ((${#failed[@]})); then
   echo "cannot go on without the environment"
   exit 1

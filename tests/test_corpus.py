@@ -1,8 +1,10 @@
 """The labelled corpus as a regression check: every trajectory's first stop per mode, and the targets.
 
-tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never).
+tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never);
+tests/corpus/real-sessions-expected.tsv does the same for the real agent runs in
+../shared/real-sessions, in the defaults and the recommended mode (skipped where shared/ is absent).
 A change to the core that moves any of them fails here; if the move is deliberate, rerun
-``python tests/corpus/measure.py --write-expected`` and say why in the commit.
+``python tests/corpus/measure.py --write-expected``, review the diff and say why in the commit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -33,6 +36,7 @@ def _load(name: str) -> ModuleType:
 build = _load("build")
 measure = _load("measure")
 evasions = _load("evasions")
+sources = _load("sources")
 
 
 def test_the_committed_corpus_is_what_build_py_writes() -> None:
@@ -68,11 +72,13 @@ def test_the_corpus_has_forty_of_each_class_and_every_loop_has_a_start() -> None
     assert set(loops) == set(starts)
 
 
-EXPECTED = [
-    line.split("\t")
-    for line in (CORPUS / "expected.tsv").read_text().splitlines()
-    if line and not line.startswith("#")
-]
+def _rows(name: str) -> list[list[str]]:
+    """The tab-separated rows of an expectations file, without its comments."""
+    lines = (CORPUS / name).read_text().splitlines()
+    return [line.split("\t") for line in lines if line and not line.startswith("#")]
+
+
+EXPECTED = _rows("expected.tsv")
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +107,118 @@ def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() 
     assert aware.false_positives == 0
     assert scores["seed"].false_positives
     assert (scores["reference"].loops_caught or 0) < 0.95 * aware.loops
+
+
+# --- real agent sessions (../shared/real-sessions, read where it is, never copied) ----------------
+
+REAL_EXPECTED = _rows("real-sessions-expected.tsv")
+
+
+@pytest.fixture(scope="module")
+def real_first_stops() -> dict[str, dict[str, int | None]]:
+    real = sources.real_sessions()
+    if real is None:
+        pytest.skip(f"{sources.REAL_SESSIONS} is not there: the real-session regression check needs shared/")
+    stops: dict[str, dict[str, int | None]] = measure.first_stops(real.sessions, measure.REAL_MODES)
+    return stops
+
+
+def test_every_real_session_and_mode_has_an_expectation(
+    real_first_stops: dict[str, dict[str, int | None]],
+) -> None:
+    expected = {(session, mode) for session, mode, _ in REAL_EXPECTED}
+    measured = {(session, mode) for session, by_mode in real_first_stops.items() for mode in by_mode}
+    assert measured == expected, "rerun python tests/corpus/measure.py --write-expected and review the diff"
+
+
+@pytest.mark.parametrize("row", REAL_EXPECTED, ids=[f"{row[0]}:{row[1]}" for row in REAL_EXPECTED])
+def test_each_real_session_first_stops_where_expected(
+    row: list[str], real_first_stops: dict[str, dict[str, int | None]]
+) -> None:
+    session, mode, cell = row
+    assert real_first_stops[session][mode] == (None if cell == "-" else int(cell))
+
+
+# --- the published detectors, as anchors.py re-implements them (measurement only) -----------------
+
+anchors = _load("anchors")
+
+
+def steps(*commands: str, failing: bool = False, description: str | None = None) -> list[Any]:
+    """One agent's bash calls, each answered alike (exit 1 when ``failing``)."""
+    result = "boom\n[exit code: 1]" if failing else "ok"
+    facts = {"isError": False, "exitCode": 1 if failing else 0}
+    return [
+        anchors.Step(
+            "agent", number, "bash",
+            {"command": command, **({"description": f"{description} {number}"} if description else {})},
+            result, False, facts, False,
+        )
+        for number, command in enumerate(commands, start=1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("detector", "stopped_call"),
+    [
+        ("roo_code", 4),  # the 4th identical call is refused before it runs
+        ("gemini_cli", 5),  # the 5th identical request ends the turn
+        ("cline_stop", 6),  # the 5th runs, the task then stops for the user
+        ("openhands", 5),  # 4 identical action/observation pairs, judged before the next step
+        ("cline_warning", 3),  # advisory: a notice with the 3rd
+        ("official_reminder", 3),  # advisory: a notice with the 3rd
+    ],
+)
+def test_each_anchor_acts_where_its_source_says(detector: str, stopped_call: int) -> None:
+    calls = steps(*["make"] * 8)
+    act = getattr(anchors, detector)(calls)
+    assert act is not None and calls[act.index].number == stopped_call
+
+
+def test_an_anchor_never_acts_on_calls_that_differ_back_to_back() -> None:
+    calls = steps(*["make", "make test"] * 6)
+    acted = [anchor.name for anchor in anchors.ANCHORS if anchor.first(calls) is not None]
+    assert acted == ["OpenHands StuckDetector"]  # its A-B-A-B rule, and only it
+
+
+def test_openhands_stops_three_identical_errors_and_not_three_failing_commands() -> None:
+    failed, edit = "Error: old_string not found", {"file_path": "a.py"}
+    errors = [anchors.Step("agent", n, "edit", edit, failed, True, {}, False) for n in range(1, 6)]
+    act = anchors.openhands(errors)
+    assert act is not None and errors[act.index].number == 4
+    assert anchors.openhands(steps("make", "make", "make", "ls", failing=True)) is None
+
+
+def test_the_description_counts_only_for_the_harnesses_that_compare_it() -> None:
+    calls = steps(*["make"] * 8, description="try")
+    acted = {anchor.short for anchor in anchors.ANCHORS if anchor.first(calls) is not None}
+    assert acted == {"Roo Code", "Gemini CLI", "Cline stop", "Cline warning"}
+
+
+# --- the comparison's scoring (compare.py) ---------------------------------------------------------
+
+compare = _load("compare")
+
+
+@pytest.mark.parametrize(
+    ("stop", "catch", "false_stop"),
+    [(None, None, False), (3, None, True), (4, 1, False), (7, 4, False), (8, None, False)],
+)
+def test_a_loop_is_caught_only_by_a_first_stop_inside_it(
+    stop: int | None, catch: int | None, false_stop: bool
+) -> None:
+    """The loop runs from call 4 to 7: a stop at 3 stopped the work before it, one at 8 came after."""
+    session = sources.Session("run", Path("run.jsonl"), ("run",), ())
+    source = sources.Source("real sessions", [session], {"run": sources.Labelled("loop", 4, 7)})
+    act = None if stop is None else compare.FirstAct("run", stop, "rule")
+    scored = compare.score(compare.System("s", "s", lambda _: act), source)
+    assert scored.loops == 1
+    assert scored.catches == ({} if catch is None else {"run": catch})
+    assert ("run" in scored.false_stops) == false_stop
+
+
+def test_any_stop_in_an_unlabelled_run_is_a_false_stop() -> None:
+    session = sources.Session("run", Path("run.jsonl"), ("run",), ())
+    stops_at_40 = compare.System("s", "s", lambda _: compare.FirstAct("run", 40, "rule"))
+    scored = compare.score(stops_at_40, sources.Source("x", [session], {}))
+    assert (scored.ordinary, list(scored.false_stops)) == (1, ["run"])

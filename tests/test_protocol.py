@@ -82,7 +82,7 @@ def test_not_msgpack_not_a_map_and_no_id_are_answered_with_a_null_id() -> None:
         assert "integer id" in problem.error
 
 
-def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_its_id() -> None:
+def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_the_frames_id() -> None:
     problem = parse_request(msgpack.packb(GUARD) + b"\x00")
     assert isinstance(problem, BadRequest)
     assert problem.id == 7
@@ -91,7 +91,7 @@ def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_its_id() -
 
 def test_an_undecodable_frame_is_answered_with_the_id_at_its_head() -> None:
     cut_short = msgpack.packb(GUARD)[:-3]
-    assert parse_request(cut_short) == BadRequest(7, parse_request(cut_short).error)
+    assert parse_request(cut_short) == BadRequest(7, parse_request(cut_short).error, unreadable=True)
     broken = msgpack.packb({"id": 8, "op": "guard", "args": "XX"}).replace(b"\xa2XX", b"\xc1XX")
     problem = parse_request(broken)
     assert isinstance(problem, BadRequest)
@@ -103,15 +103,15 @@ def test_an_undecodable_frame_is_answered_with_the_id_at_its_head() -> None:
     ("body", "expected"),
     [
         (msgpack.packb({"id": 5, "op": "guard"}), 5),
-        (msgpack.packb({"op": "guard", "agent": 2, "id": 6}), 6),  # not first, still within the peek
-        (msgpack.packb({"op": "x" * 300, "id": 6}), None),  # past the peek
+        (msgpack.packb({"id": 2**63, "op": "guard"}), 2**63),
+        (msgpack.packb({"op": "guard", "id": 6}), None),  # the shim writes it first
         (msgpack.packb({"id": "5"}), None),
         (msgpack.packb({"id": True}), None),
         (msgpack.packb([5]), None),
         (b"\xc1", None),
         (b"", None),
     ],
-    ids=["first", "later", "past-the-peek", "text", "bool", "not-a-map", "invalid", "empty"],
+    ids=["first", "wide", "not-first", "text", "bool", "not-a-map", "invalid", "empty"],
 )
 def test_peek_id_reads_an_integer_id_from_the_head_only(body: bytes, expected: int | None) -> None:
     assert peek_id(body) == expected
@@ -163,6 +163,14 @@ def test_a_container_claiming_more_entries_than_allowed_is_refused_at_its_header
     assert isinstance(problem, BadRequest)
     assert problem.id == 3
     assert "holds more than 50 values" in problem.error
+
+
+def test_error_texts_about_huge_fields_stay_short() -> None:
+    problem = parse_request(msgpack.packb({"id": 3, "op": "x" * 100_000}))
+    assert isinstance(problem, BadRequest)
+    assert len(problem.error) < 300
+    no_id = parse_request(msgpack.packb({"id": list(range(1_000)), "op": "stats"}))
+    assert no_id == BadRequest(None, "request needs an integer id, got a list")
 
 
 def test_unknown_op_and_wrong_types_keep_the_id() -> None:
@@ -255,12 +263,42 @@ def test_any_split_of_the_stream_decodes_the_same(cuts: list[int]) -> None:
     assert decoded[-1].text == "é" * 50
 
 
+def test_an_oversized_frame_is_answered_with_its_id() -> None:
+    decoder = FrameDecoder(max_frame_bytes=100)
+    body = msgpack.packb({"id": 12, "op": "guard", "args": "z" * 1000})
+    problems = decoder.feed(struct.pack(">I", len(body)) + body[:20])
+    assert problems == [BadRequest(12, f"frame of {len(body)} bytes exceeds the limit of 100")]
+    assert [request.id for request in decoder.feed(body[20:] + frame(GUARD))] == [7]
+
+
+def test_a_too_short_length_prefix_is_answered_with_the_frames_id_and_the_next_frame_is_found() -> None:
+    decoder = FrameDecoder()
+    body = msgpack.packb({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": "x" * 50})
+    short = struct.pack(">I", len(body) - 20) + body
+    requests = decoder.feed(short + frame({**GUARD, "id": 22}) + frame({**GUARD, "id": 23}))
+    assert [request.id for request in requests] == [21, 22, 23]
+    assert isinstance(requests[0], BadRequest)
+    assert isinstance(requests[1], Guard)
+    assert decoder.pending == 0
+
+
+def test_an_id_key_inside_the_broken_frame_does_not_lose_the_frames_after_it() -> None:
+    decoder = FrameDecoder()
+    inner = {"id": 5, "x": "y" * 40}
+    body = msgpack.packb({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": inner})
+    short = struct.pack(">I", 8) + body
+    requests = decoder.feed(short + frame({**GUARD, "id": 22}))
+    assert requests[0].id == 21
+    assert requests[-1].id == 22
+    assert isinstance(requests[-1], Guard)
+
+
 def test_an_oversized_frame_is_answered_with_its_id_and_skipped_to_its_last_byte() -> None:
     decoder = FrameDecoder(max_frame_bytes=100)
     oversized = frame({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": "z" * 1000})
     length = len(oversized) - 4
-    assert decoder.feed(oversized[:50]) == []  # the id is read from the frame's head, once it is there
-    problems = decoder.feed(oversized[50:300])
+    assert decoder.feed(oversized[:6]) == []  # its id is read from its head, once that is there
+    problems = decoder.feed(oversized[6:300])
     assert problems == [BadRequest(21, f"frame of {length} bytes exceeds the limit of 100")]
     assert decoder.pending == len(oversized) - 300
     assert decoder.feed(oversized[300:700]) == []

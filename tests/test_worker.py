@@ -274,6 +274,44 @@ def test_worker_memory_per_frame_is_a_small_multiple_of_the_frame(arguments: obj
     assert peak <= _memory_bound(frame_bytes), shown
 
 
+async def test_an_oversized_frame_is_answered_with_the_id_it_starts_with() -> None:
+    async with configured() as pipe:
+        start = msgpack.packb({"id": 77, "op": "guard"})[:5]
+        await pipe.write(struct.pack(">I", MAX_FRAME_BYTES + 1) + start)
+        refused = await pipe.reply()
+        assert refused["id"] == 77
+        assert "exceeds the limit" in refused["error"]
+
+
+async def test_a_too_short_length_prefix_costs_its_own_call_only() -> None:
+    async with configured() as pipe:
+        body = msgpack.packb({"id": 40, "op": "guard", **bash(1, "c", "echo " + "x" * 60)})
+        await pipe.write(struct.pack(">I", len(body) - 30) + body)
+        assert (await pipe.reply())["id"] == 40
+        assert (await pipe.call("guard", **bash(1, "d", "ls")))["deny"] is None
+        assert (await pipe.call("stats"))["ok"] is True
+
+
+async def test_an_op_of_the_wrong_type_costs_one_reply_and_keeps_the_others_of_its_read() -> None:
+    async with configured() as pipe:
+        odd_ops = frame({"id": 60, "op": ["guard"]}) + frame({"id": 61, "op": {"x": 1}})
+        await pipe.write(odd_ops + frame({"id": 62, "op": "stats"}))
+        replies = [await pipe.reply() for _ in range(3)]
+        assert [(reply["id"], reply["ok"]) for reply in replies] == [(60, False), (61, False), (62, True)]
+        assert (await pipe.call("stats"))["ok"] is True
+
+
+async def test_a_configured_worker_refuses_a_second_configure_and_keeps_its_caps() -> None:
+    async with configured() as pipe:
+        refused = await pipe.call("configure", config={"limits": {"exact": None}})
+        assert refused["ok"] is False
+        assert refused["error"] == "configure: this worker is configured already"
+        calls = [bash(1, f"c{index}", "cat notes.txt") for index in range(5)]
+        verdicts = [(await pipe.call("guard", **call))["deny"] for call in calls]
+        assert verdicts[:4] == [None] * 4
+        assert verdicts[4].startswith("REPEAT_TOOL_BLOCKED:")
+
+
 async def test_input_ending_inside_a_frame_is_reported_then_the_worker_exits_cleanly() -> None:
     async with configured() as pipe:
         await pipe.write(frame({"id": 9, "op": "stats"})[:-2])

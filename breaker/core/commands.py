@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from breaker.core.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
-from breaker.core.findings import Findings
+from breaker.core.findings import Findings, is_file
 from breaker.core.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
 from breaker.core.urls import CanonicalUrl
 from breaker.core.wrappers import strip_prefix
@@ -25,6 +25,9 @@ _NO_VERB_WORDS = frozenset({"fi", "done", "esac", "}", "for", "case", "select", 
 _DYNAMIC = re.compile(r"[$`(]")
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _STDOUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "1>|"})
+#: Commands that only copy the text they are given (their words, a heredoc) to their output.
+_DATA_WRITERS = frozenset({"echo", "printf", "cat", "tee"})
+_PIPES = frozenset({"|", "|&"})
 _OPERATORS_ABSORBING_SEMICOLON = frozenset({";", "&&", "||", "|", "|&", "&", "("})
 
 
@@ -46,11 +49,16 @@ def analyze_shell(command: str, aliases: Mapping[str, str]) -> ShellAnalysis:
     script = lex_shell(command[:MAX_LEXED_CHARS])
     rendered: list[str] = []
     first_verb = ""
-    for part in script.parts:
+    data_bodies: set[int] = set()
+    parts = script.parts
+    for at, part in enumerate(parts):
         if isinstance(part, str):
             _append_operator(rendered, part)
             continue
-        text, verb = _simple_command(part, found)
+        piped = at + 1 < len(parts) and parts[at + 1] in _PIPES
+        text, verb, as_data = _simple_command(part, found, piped=piped)
+        if as_data:
+            data_bodies.update(part.heredocs)
         if not first_verb:
             first_verb = verb
         if text:
@@ -58,8 +66,10 @@ def analyze_shell(command: str, aliases: Mapping[str, str]) -> ShellAnalysis:
     while rendered and rendered[-1] == ";":
         rendered.pop()
     line = " ".join(rendered)
-    for body in script.heredocs:
+    for at, body in enumerate(script.heredocs):
+        found.as_data = at in data_bodies
         line += "\n" + found.canonical_text(body)
+    found.as_data = False
     tail = command[MAX_LEXED_CHARS:]
     if tail:
         found.scan_only(tail)
@@ -84,8 +94,11 @@ def _append_operator(rendered: list[str], operator: str) -> None:
         rendered.append(operator)
 
 
-def _simple_command(command: SimpleCommand, found: Findings) -> tuple[str, str]:
-    """The normalised text of one simple command, and its verb ("" when none)."""
+def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> tuple[str, str, bool]:
+    """The normalised text of one simple command, its verb ("" when none), and whether it only
+    writes data: a writer (``echo``, ``printf``, ``cat``, ``tee``) whose output goes into a file and
+    not on down a pipe. The URLs in its words and heredocs are then text it stores in that file,
+    not resources it touches (a heredoc fed to ``python3 -`` or piped into ``sh`` is run)."""
     words = command.words
     kept, start = strip_prefix(words, found)
     verb = ""
@@ -98,6 +111,7 @@ def _simple_command(command: SimpleCommand, found: Findings) -> tuple[str, str]:
     if start < len(words):
         kept.append(found.render(words[start]))
     arguments = words[start + 1 :]
+    as_data = found.as_data = verb in _DATA_WRITERS and not piped and _writes_a_file(verb, arguments, command)
     fetcher = FETCHERS.get(verb)
     if fetcher is not None:
         found.fetches = True
@@ -108,7 +122,15 @@ def _simple_command(command: SimpleCommand, found: Findings) -> tuple[str, str]:
         if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
             found.add_sink(target)
         kept.append(operator + found.render(target))
-    return " ".join(kept), verb
+    found.as_data = False
+    return " ".join(kept), verb, as_data
+
+
+def _writes_a_file(verb: str, arguments: Sequence[str], command: SimpleCommand) -> bool:
+    """Whether a writer's output goes into a file: a stdout redirection, or a file ``tee`` names."""
+    if any(operator in _STDOUT_REDIRECTS and is_file(target) for operator, target in command.redirects):
+        return True
+    return verb == "tee" and any(not word.startswith("-") and is_file(word) for word in arguments)
 
 
 def _generic_args(words: Sequence[str], found: Findings, *, is_tee: bool) -> list[str]:

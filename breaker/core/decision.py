@@ -22,8 +22,9 @@ from breaker.core.config import BreakerConfig
 from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.progress import CALL_KINDS, SameResults
 from breaker.core.streaks import Streaks
-from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall
 from breaker.core.window import Window, digest, split
 
 AgentId = int | str
@@ -70,6 +71,9 @@ class _Agent:
     window: Window
     # Only call ids of allowed calls still in the window; None until the result arrives.
     results: dict[str, str | None] = field(default_factory=dict)
+    # Call ids whose latest call was denied: their next result is the denial, never kept. (A
+    # harness may reuse one id for many calls; the allowed call's result under it stays quotable.)
+    denied: set[str] = field(default_factory=set)
     turn: _Turn = field(default_factory=_Turn)
     streaks: Streaks = field(default_factory=Streaks)
     running: dict[str, _Running] = field(default_factory=dict)
@@ -78,6 +82,8 @@ class _Agent:
     # The last preflighted call and its raw fingerprints, for the guard of that call, which
     # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
     preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
+    # The run of one tool's identical results (sameResultLimit only, else None).
+    progress: SameResults | None = None
 
 
 class Breaker:
@@ -144,16 +150,23 @@ class Breaker:
         hits = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
+            stall = self._stall(state, call, fingerprints)
+            if stall is not None:
+                return self._deny_stall(state, call, fingerprints, stall)
             notice = self._stage_notice(state, fingerprints)
             self._commit(state, call.call_id, (fp.key for fp in fingerprints))
+            if state.progress is not None:
+                state.progress.ran(call.call_id, call.name, fingerprints)
             if call.call_id:
+                state.denied.discard(call.call_id)
                 state.results[call.call_id] = None
                 self._await_result(state, call, fingerprints, notice)
                 if state.workspace is not None:
                     state.workspace.expect(call.call_id)
             return ALLOW if notice is None else Allow(notice)
         previous = self._previous_result(state, hits)
-        state.results.pop(call.call_id, None)
+        if call.call_id:
+            state.denied.add(call.call_id)
         hit_keys = _keys(hits, failures)
         refused = not turn.asked_measures.isdisjoint(hit_keys)
         self._commit(state, call.call_id, hit_keys)
@@ -178,8 +191,13 @@ class Breaker:
             # declined onLimit ask needs nothing more: its measures are never asked again.)
             state.turn.refused = True
             return ()
+        if call_id in state.denied:
+            state.denied.discard(call_id)
+            return ()
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
+        if state.progress is not None:
+            state.progress.returned(call_id, text)
         quote: str | None = None
         if call_id in state.results:
             quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
@@ -207,9 +225,11 @@ class Breaker:
         if state is not None:
             state.window.clear()
             state.results.clear()
+            state.denied.clear()
             state.turn = _Turn()
             state.streaks.clear()
             state.running.clear()
+            state.progress = None
 
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
@@ -285,6 +305,27 @@ class Breaker:
                 found.append(FailureHit(fp, streak, limit))
         return tuple(found)
 
+    def _stall(self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Stall | None:
+        """No progress (``sameResultLimit``): the call repeats the previous one, and that tool
+        already returned one result this many times in a row."""
+        limit = self.config.sameResultLimit
+        if limit is None:
+            return None
+        if state.progress is None:
+            state.progress = SameResults()
+        count = state.progress.repeats(call.name, fingerprints)
+        return Stall(count, limit) if count >= limit else None
+
+    def _deny_stall(
+        self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint], stall: Stall
+    ) -> Deny:
+        """Deny a call for no progress; like any denial it commits only what stopped it: the call."""
+        assert state.progress is not None
+        previous = state.results.get(state.progress.returned_by)
+        state.results.pop(call.call_id, None)
+        self._commit(state, call.call_id, [fp.key for fp in fingerprints if fp.kind in CALL_KINDS])
+        return Deny(messages.stall_denial(call.name, stall, previous, self.config), (), stall=stall)
+
     def _stage_notice(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> Notice | None:
         """The advisory this allowed call earns: a capped fingerprint at exactly ``summarizeAt``
         (the stronger) or ``warnAt``, the most actionable one named when several cross at once."""
@@ -339,6 +380,7 @@ class Breaker:
         evicted_id, evicted_digests = evicted
         if not window.holds_call(evicted_id):
             state.results.pop(evicted_id, None)
+            state.denied.discard(evicted_id)
         if state.streaks:
             # A streak lives while its fingerprint is in the window.
             left = split(evicted_digests)

@@ -30,10 +30,12 @@ _UNNORMALISED_PATH = re.compile(r"(?:^|/)\.\.?(?:/|\Z)|//|./\Z")
 class Findings:
     """Accumulates URLs, sinks, verbs and removals over the simple commands of one line."""
 
-    __slots__ = ("aliases", "fetches", "removed", "sinks", "urls", "verbs")
+    __slots__ = ("aliases", "as_data", "fetches", "removed", "sinks", "urls", "verbs")
 
     def __init__(self, aliases: Mapping[str, str]) -> None:
         self.aliases = aliases
+        # While True, the text rendered is only written into a file: its URLs are not recorded.
+        self.as_data = False
         self.urls: dict[CanonicalUrl, None] = {}
         self.sinks: dict[str, None] = {}
         self.verbs: dict[str, None] = {}
@@ -73,7 +75,7 @@ class Findings:
         return url.resource
 
     def add_sink(self, path: str) -> None:
-        if not path or path in _GENERIC_SINKS or path.startswith(_GENERIC_SINK_PREFIXES):
+        if not is_file(path):
             return
         if _UNNORMALISED_PATH.search(path):
             path = posixpath.normpath(path)
@@ -88,8 +90,13 @@ class Findings:
         return url.resource + trailer
 
     def _add_url(self, url: CanonicalUrl) -> None:
-        if len(self.urls) < MAX_URLS:
+        if not self.as_data and len(self.urls) < MAX_URLS:
             self.urls[url] = None
+
+
+def is_file(path: str) -> bool:
+    """Whether a destination names a file (``/dev/null``, ``-`` and the like say nothing)."""
+    return bool(path) and path not in _GENERIC_SINKS and not path.startswith(_GENERIC_SINK_PREFIXES)
 
 
 def quote(word: str) -> str:

@@ -13,11 +13,11 @@ Every pattern here runs in linear time: no nested unbounded quantifiers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from breaker.core.config import BreakerConfig
 from breaker.core.outcomes import Failure
-from breaker.core.verdicts import FailureHit, Hit, Notice
+from breaker.core.verdicts import FailureHit, Hit, Notice, Stall
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
@@ -65,9 +65,19 @@ _TOKEN_SHAPES = (
     ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
 )
 
+
+
+def _redact_base64_key(match: re.Match[str]) -> str:
+    """A bare 40-character key (AWS secret access keys): redacted when it mixes cases and digits,
+    as random keys do and hex digests (git, sha1) do not."""
+    text = match.group(0)
+    kinds = (str.isupper, str.islower, str.isdigit)
+    return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
+
+
 #: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
 #: names the formats it covers; ``tests/test_messages.py`` has one case per format.
-_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+_REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
@@ -106,15 +116,18 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"\1\2\3\4\5" + _REDACTED + r"\3",
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
-    # curl -u user:pass, --user user:pass, --user=user:pass: the user stays.
+    # curl -u user:pass, --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
     (
         re.compile(
-            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)"
+            r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
         ),
         r"\1" + _REDACTED,
     ),
     # netrc entries: machine host login user password secret (on one line or several).
     (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
     # Well-known token shapes that travel without a name in front of them, in one pass.
     (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
 )
@@ -145,6 +158,16 @@ def neutralise(text: str) -> str:
     text = _SPECIAL_OPEN.sub(_LEFT, text)
     text = _SPECIAL_CLOSE.sub(_RIGHT, text)
     return _BRACKET_TOKEN.sub("(", text)
+
+
+#: What a reader or a parser takes for the end of a line (str.splitlines' set).
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def quotable_inline(text: str, limit: int) -> str:
+    """:func:`quotable`, kept on one line: a tool name or a key quoted inside a sentence (a heredoc
+    in a ``cmd:`` key, a quoted ``-o`` path) cannot start a line that poses as the breaker's own."""
+    return _LINE_BREAKS.sub("\u23ce", quotable(text, limit))
 
 
 def quotable(text: str, limit: int) -> str:
@@ -179,7 +202,7 @@ def denial(
     """
     if not hits:
         return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
         f"within its last {config.window} tool calls.",
@@ -188,12 +211,7 @@ def denial(
         "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
         "this a new action: it is still the same action on the same resource.",
     ]
-    if previous_result is None:
-        lines.append("No result of the earlier attempt was recorded.")
-    else:
-        lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
-        lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
-        lines.append("(end of quoted result)")
+    lines.extend(_quoted("The earlier attempt returned", previous_result))
     source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
         f"Instead: work from {source}; if you need something different, change the resource itself "
@@ -208,9 +226,23 @@ def denial(
     return "\n".join(lines)
 
 
+def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
+    """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
+    name = quotable(tool, config.previewChars)
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
+        f"returned the same result {stall.count} times in a row (sameResultLimit: "
+        f"{format_number(stall.limit)}). Running it again cannot bring anything new.",
+        *_quoted("It returned each time", result),
+        "Instead: work from that result; change what you ask for (another argument, file, command or "
+        "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",
+    ]
+    return "\n".join(lines)
+
+
 def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
     """Why the operator is asked: which local target repeated, and what approving allows."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     repeated = "; ".join(_hit_line(hit, config) for hit in hits)
     return (
         f"Repeat Tool Breaker: this `{name}` call repeats a local target ({repeated}). "
@@ -223,7 +255,7 @@ def limit_ask_reason(
     tool: str, hits: Sequence[Hit], failures: Sequence[FailureHit], config: BreakerConfig
 ) -> str:
     """Why the operator is asked under ``onLimit: ask``, and what approving or declining does."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     reached = [_hit_line(hit, config) for hit in hits]
     reached.extend(f"{_failure_line(failure, config)} failures in a row" for failure in failures)
     return (
@@ -235,7 +267,7 @@ def limit_ask_reason(
 
 def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``warnAt``: a light nudge that the agent is repeating itself."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = (
         f"{NOTICE_PREFIX} you are repeating yourself: `{shown}` has come up {count} times in your "
         f"last {config.window} tool calls (calls carrying it are blocked at {format_number(cap)}). "
@@ -246,7 +278,7 @@ def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Noti
 
 def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``summarizeAt``: the demand to take stock and name the approaches not tried yet."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has now come up {count} times in your last {config.window} tool "
@@ -264,7 +296,7 @@ def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) ->
 
 def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfig) -> Notice:
     """``failWarnAt``: the same target keeps failing; read the error instead of retrying."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     blocked = (
         f" Calls carrying it are blocked after {format_number(config.failLimit)} failures in a row."
         if config.failLimit is not None
@@ -273,7 +305,7 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has failed {streak} times in a row; the last time "
-            f"{quotable(failure.describe(), config.previewChars)}.{blocked}",
+            f"{quotable_inline(failure.describe(), config.previewChars)}.{blocked}",
             "Repeating it is unlikely to change that. Before trying it again:",
             "1. Read the error above and say what it actually says.",
             "2. If it names a target (a URL, a path, a host, a command), check that the target exists "
@@ -286,14 +318,14 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
 
 def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
     """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     latest = max(failures, key=lambda hit: hit.streak.serial).streak
     lines = [
         f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
         "last attempts in a row, and trying it again as it is will not make it work.",
         "Failing (failures in a row / failLimit):",
         *(f"- {_failure_line(hit, config)}" for hit in failures),
-        f"The last failure: {quotable(latest.failure.describe(), config.previewChars)}. "
+        f"The last failure: {quotable_inline(latest.failure.describe(), config.previewChars)}. "
         "It returned (quoted, each line starts with '| '):",
         *(f"| {line}" for line in (latest.quote.splitlines() or [""])),
         "(end of quoted result)",
@@ -301,6 +333,17 @@ def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerCo
         "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
     ]
     return lines
+
+
+def _quoted(heading: str, result: str | None) -> list[str]:
+    """A quoted result (already :func:`quotable`), each line marked so it cannot pose as ours."""
+    if result is None:
+        return ["No result of the earlier attempt was recorded."]
+    return [
+        f"{heading} (quoted, each line starts with '| '):",
+        *(f"| {line}" for line in (result.splitlines() or [""])),
+        "(end of quoted result)",
+    ]
 
 
 def _refused_lines(refused: bool) -> list[str]:
@@ -313,12 +356,12 @@ def _refused_lines(refused: bool) -> list[str]:
 
 
 def _failure_line(hit: FailureHit, config: BreakerConfig) -> str:
-    key = quotable(hit.fingerprint.key, config.previewChars)
+    key = quotable_inline(hit.fingerprint.key, config.previewChars)
     return f"{key} {hit.streak.count}/{format_number(hit.limit)}"
 
 
 def _hit_line(hit: Hit, config: BreakerConfig) -> str:
-    return f"{quotable(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+    return f"{quotable_inline(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
 
 
 def _local_note(config: BreakerConfig) -> str:

@@ -42,6 +42,12 @@ class SimpleCommand:
 
     words: list[str] = field(default_factory=list)
     redirects: list[tuple[str, str]] = field(default_factory=list)
+    heredocs: list[int] = field(default_factory=list)  # which of the script's heredoc bodies it reads
+
+
+#: A heredoc opened on the current line: its delimiter, whether tabs are stripped (``<<-``), and
+#: the simple command that reads it.
+_Heredoc = tuple[str, bool, SimpleCommand]
 
 
 @dataclass(slots=True)
@@ -60,7 +66,7 @@ def lex_shell(text: str) -> ShellScript:
     """
     parts: list[SimpleCommand | str] = []
     heredocs: list[str] = []
-    pending_heredocs: list[tuple[str, bool]] = []
+    pending_heredocs: list[_Heredoc] = []
     command = SimpleCommand()
     stops = _plain_stops(text)
     n = len(text)
@@ -117,7 +123,7 @@ def _plain_stops(text: str) -> bytes | None:
     return text.encode("ascii").translate(_PLAIN_STOP_TABLE)
 
 
-def _lex_word(text: str, i: int, command: SimpleCommand, pending_heredocs: list[tuple[str, bool]]) -> int:
+def _lex_word(text: str, i: int, command: SimpleCommand, pending_heredocs: list[_Heredoc]) -> int:
     """Add the word at ``i`` to ``command`` (or the redirection it is the fd of); where it ends."""
     word, end, quoted = _read_word(text, i)
     if end == i:  # unreachable by construction; guarantees progress regardless
@@ -139,7 +145,7 @@ def _close(command: SimpleCommand, parts: list[SimpleCommand | str], operator: s
 
 
 def _read_redirect(
-    text: str, i: int, fd: str, command: SimpleCommand, pending_heredocs: list[tuple[str, bool]]
+    text: str, i: int, fd: str, command: SimpleCommand, pending_heredocs: list[_Heredoc]
 ) -> int:
     operator = _REDIRECT.match(text, i)
     assert operator is not None
@@ -148,17 +154,18 @@ def _read_redirect(
         i += 1
     target, i, _ = _read_word(text, i)
     if operator.group() in ("<<", "<<-"):
-        pending_heredocs.append((target, operator.group() == "<<-"))
+        pending_heredocs.append((target, operator.group() == "<<-", command))
     command.redirects.append((fd + operator.group(), target))
     return i
 
 
 def _read_heredoc_bodies(
-    text: str, i: int, pending: list[tuple[str, bool]], heredocs: list[str]
+    text: str, i: int, pending: list[_Heredoc], heredocs: list[str]
 ) -> int:
     """Consume the bodies of the heredocs opened on the line that just ended."""
     n = len(text)
-    for delimiter, strip_tabs in pending:
+    for delimiter, strip_tabs, reader in pending:
+        reader.heredocs.append(len(heredocs))
         start = i
         body_end = n
         if not strip_tabs:

@@ -110,7 +110,7 @@ class ReadProblem:
 
 
 class MissingZstandard(RuntimeError):
-    """Reading a ``.zstd`` log needs the optional ``zstandard`` package."""
+    """Reading a ``.zstd`` log needs ``zstandard``: a dependency, missing from an interpreter set by hand."""
 
 
 def session_id_for(path: Path) -> str:
@@ -329,7 +329,7 @@ def _zstandard() -> Any:
     except ImportError:
         raise MissingZstandard(
             "reading .zstd session logs needs the zstandard package: "
-            "pip install zstandard (or pip install 'dsh-repeat-tool-breaker[replay]')"
+            "it is a dependency of dsh-repeat-tool-breaker; this interpreter lacks it: pip install zstandard"
         ) from None
 
 

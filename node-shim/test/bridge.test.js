@@ -141,3 +141,38 @@ test('after a crash with many live agents, only the calling agent is restored be
   assert.equal(bridge.call(guardOf(8, 'c3')).deny, null);
   assert.match(bridge.call(guardOf(8, 'c4')).deny, /^REPEAT_TOOL_BLOCKED:/, 'so does the next agent\'s');
 });
+
+test('a frame over the 64 MB limit is refused for its own call only: the worker lives, the stream stays in step', () => {
+  const { bridge, lines } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  const worker = bridge.pid;
+  const started = performance.now();
+  const refused = bridge.call({ op: 'guard', agent: 1, call: 'big', name: 'write', args: 'x'.repeat(65 * 1024 * 1024) });
+  assert.equal(refused.ok, false);
+  assert.match(refused.error, /exceeds the limit/);
+  assert.ok(performance.now() - started < 2000, `${(performance.now() - started).toFixed(0)} ms`);
+  const verdicts = [];
+  for (let index = 0; index < 5; index++) {
+    verdicts.push(bridge.call({ op: 'guard', agent: 2, call: `c${index}`, name: 'bash', args: { command: 'ls' } }).deny);
+  }
+  assert.deepEqual(verdicts.map((deny) => deny === null), [true, true, true, true, false]);
+  assert.equal(bridge.pid, worker);
+  assert.deepEqual(lines, []);
+});
+
+test('a worker that is stopped when its Node process dies does not outlive it', async () => {
+  const program = `
+    import { WorkerBridge } from ${JSON.stringify(join(PACKAGE_ROOT, 'node-shim', 'bridge.js'))};
+    const bridge = new WorkerBridge({ command: ${JSON.stringify(PYTHON)}, args: ['-m', 'breaker.worker'],
+      cwd: ${JSON.stringify(PACKAGE_ROOT)}, env: { ...process.env, PYTHONPATH: ${JSON.stringify(PACKAGE_ROOT)} }, log: () => {} });
+    bridge.boot({ op: 'configure', config: null }, 10_000);
+    console.log(bridge.pid);
+    setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const worker = await new Promise((resolve) => child.stdout.once('data', (chunk) => resolve(Number(chunk))));
+  process.kill(worker, 'SIGSTOP');
+  child.kill('SIGKILL');
+  const gone = await waitUntil(() => !isAlive(worker) || /^State:\s+Z/m.test(readFileSync(`/proc/${worker}/status`, 'utf8')), 3000);
+  if (!gone) process.kill(worker, 'SIGKILL');
+  assert.ok(gone, 'the stopped worker was killed with its shim');
+});

@@ -1,7 +1,7 @@
 // The plugin end to end: a fake dsh pipeline (fake-dsh.js) driving the real shim, which drives
 // the real Python worker and the real breaker core.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,16 +210,26 @@ test('config errors throw from apply, naming the key', () => {
 test('a missing interpreter or missing Python packages throw with the command that fixes it', () => {
   const dsh = new FakeDsh();
   assert.throws(() => apply(dsh.ctx, { python: '/nonexistent/python3' }), (error) => {
-    assert.match(error.message, /cannot run the Python interpreter "\/nonexistent\/python3" \(ENOENT\)/);
-    assert.match(error.message, /npm run setup --prefix /);
+    assert.match(error.message, /cannot run the Python interpreter "\/nonexistent\/python3" \(ENOENT\) from the `python` config key/);
+    assert.match(error.message, /point the `python` config key at a Python >= 3\.10, or unset it/);
     return true;
   });
   // An interpreter without its site-packages: pydantic, msgpack and anyio are all missing.
   const bare = join(mkdtempSync(join(tmpdir(), 'rtb-bare-python-')), 'python');
   writeFileSync(bare, `#!/bin/sh\nexec ${process.env.RTB_PYTHON || 'python3'} -S "$@"\n`, { mode: 0o755 });
   assert.throws(() => apply(dsh.ctx, { python: bare }), (error) => {
-    assert.match(error.message, /the Python worker cannot import \w+ \(interpreter .*\)/);
-    assert.ok(error.message.includes(`${bare} -m pip install msgpack anyio pydantic`));
+    assert.match(error.message, /the Python worker cannot import \w+ \(interpreter .* from the `python` config key\)/);
+    assert.ok(error.message.includes(`${bare} -m pip install "msgpack>=1.0" "anyio>=4.0" "pydantic>=2.5"`), error.message);
+    return true;
+  });
+});
+
+test('an interpreter older than 3.10 is named as such, not as the traceback it gives', (t) => {
+  const old = ['python3.9', ...['3.9.18', '3.9'].map((v) => join(process.env.PYENV_ROOT || '/root/.pyenv', 'versions', v, 'bin', 'python3'))]
+    .find((command) => spawnSync(command, ['-c', 'import sys; assert sys.version_info[:2] == (3, 9)']).status === 0);
+  if (!old) return t.skip('no Python 3.9 on this machine');
+  assert.throws(() => apply(new FakeDsh().ctx, { python: old }), (error) => {
+    assert.match(error.message, /^repeat-tool-breaker: the worker needs Python >= 3\.10, but .* \(from the `python` config key\) is Python 3\.9: /);
     return true;
   });
 });

@@ -7,7 +7,8 @@ prints for that mode's own window and cap.
 
     python tests/corpus/measure.py             # the table (markdown), as docs/decision-quality.md quotes it
     python tests/corpus/measure.py --sessions  # plus every session's first stop per mode
-    python tests/corpus/measure.py --write-expected   # refresh expected.tsv after a deliberate change
+    python tests/corpus/measure.py --write-expected   # refresh expected.tsv and real-sessions-expected.tsv
+                                                      # after a deliberate change (review the diff)
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sources import Source, read_folder, real_sessions
+
 from breaker.core.config import load_config
 from breaker.rtb.replay import replay_session
-from breaker.rtb.sessions import Session, find_session_files, group_sessions, read_session
+from breaker.rtb.sessions import Session
 from breaker.rtb.sweep import (
     SWEPT_KINDS,
     Label,
@@ -33,6 +36,10 @@ from breaker.rtb.sweep import (
 HERE = Path(__file__).resolve().parent
 MODES = ("seed", "reference", "state-aware")
 EXPECTED = HERE / "expected.tsv"
+#: The modes whose first stop on every real session is kept (real-sessions-expected.tsv): the
+#: defaults and the recommended mode.
+REAL_MODES = ("seed", "state-aware")
+REAL_EXPECTED = HERE / "real-sessions-expected.tsv"
 
 
 def mode_config(mode: str) -> dict[str, Any]:
@@ -50,19 +57,11 @@ def mode_setting(mode: str) -> Setting:
 
 
 def corpus() -> tuple[list[Session], dict[str, Label], dict[str, int]]:
-    files, problems = find_session_files([HERE / "sessions"])
-    logs = []
-    for file in files:
-        log, file_problems = read_session(file)
-        problems.extend(file_problems)
-        logs.append(log)
-    if problems:
-        raise ValueError("; ".join(str(problem) for problem in problems))
     text = (HERE / "labels.tsv").read_text()
     labels, label_problems = parse_labels(text)
     if label_problems:
         raise ValueError(f"labels.tsv: {label_problems}")
-    return group_sessions(logs), labels, parse_loop_starts(text)
+    return read_folder(HERE / "sessions"), labels, parse_loop_starts(text)
 
 
 def scores() -> dict[str, SettingScore]:
@@ -73,11 +72,16 @@ def scores() -> dict[str, SettingScore]:
     }
 
 
-def first_stops() -> dict[str, dict[str, int | None]]:
-    """Every session's first stopped call (the agent's call number) per mode; None = never stopped."""
-    sessions, _, _ = corpus()
+def first_stops(
+    sessions: list[Session] | None = None, modes: tuple[str, ...] = MODES
+) -> dict[str, dict[str, int | None]]:
+    """Every session's first stopped call (the agent's call number) per mode; None = never stopped.
+
+    By default, the corpus's sessions in every mode.
+    """
+    sessions = corpus()[0] if sessions is None else sessions
     stops: dict[str, dict[str, int | None]] = {session.session_id: {} for session in sessions}
-    for mode in MODES:
+    for mode in modes:
         config = load_config(mode_config(mode))
         for session in sessions:
             first = replay_session(session, config).first_stop
@@ -118,16 +122,35 @@ def settings_text(mode: str) -> str:
         words.append(f"identity: {config.identity}")
     if config.failLimit is not None:
         words.append(f"failLimit: {config.failLimit:g}")
+    if config.sameResultLimit is not None:
+        words.append(f"sameResultLimit: {config.sameResultLimit:g}")
     return ", ".join(words)
+
+
+def real_expected_text(source: Source) -> str:
+    """One line per real session and mode: the call that mode first stops, ``-`` for none."""
+    rows = ["# session\tmode\tfirst stop (derived from ../shared/real-sessions; measure.py --write-expected)"]
+    for session_id, by_mode in sorted(first_stops(source.sessions, REAL_MODES).items()):
+        for mode in REAL_MODES:
+            stop = by_mode[mode]
+            rows.append(f"{session_id}\t{mode}\t{'-' if stop is None else stop}")
+    return "\n".join(rows) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", action="store_true", help="also list every session's first stop")
-    parser.add_argument("--write-expected", action="store_true", help="rewrite expected.tsv")
+    parser.add_argument(
+        "--write-expected", action="store_true", help="rewrite expected.tsv and real-sessions-expected.tsv"
+    )
     args = parser.parse_args()
     if args.write_expected:
         EXPECTED.write_text(expected_text())
+        real = real_sessions()
+        if real is None:
+            print("real-sessions-expected.tsv kept: ../shared/real-sessions is not there")
+        else:
+            REAL_EXPECTED.write_text(real_expected_text(real))
     print(table(scores()), end="")
     if args.sessions:
         print()
