@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker.core.config import load_config
 from breaker.core.fingerprints import Fingerprint
 from breaker.core.messages import (
+    NOTICE_PREFIX,
     PREFIX,
     ask_reason,
     denial,
+    failure_notice,
     format_number,
+    limit_ask_reason,
     neutralise,
     quotable,
     redact,
+    stall_denial,
+    summarize_notice,
+    warn_notice,
 )
-from breaker.core.verdicts import Hit
+from breaker.core.outcomes import Failure
+from breaker.core.streaks import Streak
+from breaker.core.verdicts import FailureHit, Hit, Stall
 
 CONFIG = load_config(None)
 NET_HIT = Hit(Fingerprint("net", "net:open.canada.ca/"), 5, 5.0)
@@ -307,6 +316,63 @@ def test_newlines_in_a_tool_name_or_a_key_cannot_put_a_line_of_their_own_into_th
     assert all(line.startswith(("| ", "- ", PREFIX)) for line in lines if fake in line)
     reason = ask_reason(f"bash\n{fake}", (heredoc,), CONFIG)
     assert len(reason.splitlines()) == 1
+
+
+#: Text a model controls (a tool name, a command, a path, an exception's name), built from what
+#: could forge a line of the breaker's own: the markers, every line break, terminal escapes.
+_FORGING = st.lists(
+    st.sampled_from(
+        [PREFIX, NOTICE_PREFIX, " ", "x", "| ", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e",
+         "\x85", "\u2028", "\u2029", "\x1b[1A", "\x1b[2K", "\x00", "\x7f", "\x9b"]
+    )
+    | st.text(max_size=4),
+    max_size=12,
+).map("".join)
+
+
+_MARKERS = (PREFIX, NOTICE_PREFIX)
+#: Control characters, and the line and paragraph separators.
+_CONTROLS = ("Cc", "Zl", "Zp")
+
+
+def _every_text(tool: str, key: str, detail: str, result: str) -> list[str]:
+    """Every text the model or the operator reads, with ``tool``, ``key`` and ``detail`` in it."""
+    failure = Failure("exception", detail)
+    quote = quotable(result, CONFIG.resultPreviewChars)
+    hit = Hit(Fingerprint("cmd", f"cmd:{key}"), 5, 5.0)
+    failing = FailureHit(Fingerprint("sink", f"sink:{key}"), Streak(3, failure, quote, 1), 3.0)
+    return [
+        denial(tool, (hit,), quote, CONFIG),
+        denial(tool, (hit,), None, CONFIG, failures=(failing,), refused=True),
+        denial(tool, (), None, CONFIG, failures=(failing,)),
+        stall_denial(tool, Stall(4, 4.0), quote, CONFIG),
+        ask_reason(tool, (hit,), CONFIG),
+        limit_ask_reason(tool, (hit,), (failing,), CONFIG),
+        warn_notice(f"cmd:{key}", 3, 5.0, CONFIG).text,
+        summarize_notice(f"cmd:{key}", 4, 5.0, CONFIG).text,
+        failure_notice(f"sink:{key}", 2, failure, CONFIG).text,
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FORGING, _FORGING, _FORGING, _FORGING)
+def test_no_line_but_the_first_starts_with_a_marker_whatever_names_keys_and_results_hold(
+    tool: str, key: str, detail: str, result: str
+) -> None:
+    for text in _every_text(tool, key, detail, result):
+        lines = text.splitlines()
+        marked = [index for index, line in enumerate(lines) if line.lstrip().startswith(_MARKERS)]
+        assert marked in ([], [0]), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FORGING, _FORGING, _FORGING)
+def test_names_keys_and_failures_are_shown_without_control_characters(
+    tool: str, key: str, detail: str
+) -> None:
+    for text in _every_text(tool, key, detail, "plain output"):
+        controls = [char for char in text if char not in "\n\t" and unicodedata.category(char) in _CONTROLS]
+        assert controls == [], text
 
 
 def test_the_denial_never_carries_tool_call_markup() -> None:

@@ -160,14 +160,24 @@ def neutralise(text: str) -> str:
     return _BRACKET_TOKEN.sub("(", text)
 
 
-#: What a reader or a parser takes for the end of a line (str.splitlines' set).
-_LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+#: How a name or a key shows its control characters: what a reader or a parser takes for the
+#: end of a line (str.splitlines' set) as "⏎", the other C0 controls as their Control Pictures
+#: ("␛" for the escape that starts a terminal sequence), DEL as "␡", the C1 controls as "\ufffd".
+_INLINE = str.maketrans(
+    {
+        **{code: "\ufffd" for code in range(0x80, 0xA0)},
+        **{code: chr(0x2400 + code) for code in range(0x20) if code != 0x09},
+        0x7F: "\u2421",
+        **dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), "\u23ce"),
+    }
+)
 
 
 def quotable_inline(text: str, limit: int) -> str:
-    """:func:`quotable`, kept on one line: a tool name or a key quoted inside a sentence (a heredoc
-    in a ``cmd:`` key, a quoted ``-o`` path) cannot start a line that poses as the breaker's own."""
-    return _LINE_BREAKS.sub("\u23ce", quotable(text, limit))
+    """:func:`quotable`, kept on one line and free of control characters: a tool name or a key
+    quoted inside a sentence (a heredoc in a ``cmd:`` key, a quoted ``-o`` path) cannot start a
+    line that poses as the breaker's own, nor redraw the operator's terminal."""
+    return quotable(text, limit).translate(_INLINE)
 
 
 def quotable(text: str, limit: int) -> str:
@@ -228,7 +238,7 @@ def denial(
 
 def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
     """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
         f"returned the same result {stall.count} times in a row (sameResultLimit: "
