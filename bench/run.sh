@@ -36,6 +36,9 @@ node bench/guard.mjs "$reference" "$calls"
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5
 
+echo; echo "## Worst guard latency under each fault"; echo
+node --expose-gc bench/faults.mjs
+
 echo; echo "## Whole turn in a real dsh"; echo
 if [ -x compat/dsh-0.1.0-rc.8/node_modules/.bin/dsh ]; then
   bash compat/setup.sh 0.1.0-rc.8 dir "$scratch/dsh-home" >/dev/null

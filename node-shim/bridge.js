@@ -124,7 +124,8 @@ export class WorkerBridge {
    * in proportion to it. A worker found dead is replaced and the request is sent once more to its
    * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
    * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
-   * least a quarter of the guard deadline: a healthy worker is never killed for the shim's time.
+   * least a quarter of the guard deadline, more for a large frame: a healthy worker is never killed
+   * for the shim's time.
    */
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
@@ -134,7 +135,8 @@ export class WorkerBridge {
       const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
         const id = this.send(message);
-        const deadline = Math.max(since + timeoutMs, clock() + guardTimeoutMs / 4);
+        const floor = Math.max(guardTimeoutMs / 4, this.sentBytes / RESTORE_BYTES_PER_MS);
+        const deadline = Math.max(since + timeoutMs, clock() + floor);
         const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
@@ -305,6 +307,7 @@ export class WorkerBridge {
   send(message) {
     const id = this.nextId++;
     let frame = encodeFrame({ id, ...message });
+    this.sentBytes = frame.length;
     const direct = Atomics.load(this.state, 1);
     if (direct >= 0 && frame.length <= DIRECT_LIMIT && Atomics.load(this.state, 2) === 0) {
       let written = 0;

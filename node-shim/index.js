@@ -16,8 +16,6 @@ export const inject = ['tools'];
 const BOOT_TIMEOUT_MS = 10_000;
 /** A result is quoted in a denial only in part; more than this never crosses the pipe. */
 const RESULT_TEXT_LIMIT = 64 * 1024;
-/** The share of the guard deadline the argument copy may take; the worker has the rest. */
-const COPY_SHARE = 0.5;
 /** A logged failure is cut to this; the texts remembered for logging once are this many at most. */
 const LOGGED_CHARS = 300;
 const REMEMBERED_FAILURES = 100;
@@ -141,10 +139,10 @@ export function apply(ctx, config) {
     return agentIdOf(exec?.agent, options);
   }
 
-  // The request for one call and what it weighs (for the journal); the copy of its arguments
-  // gets a share of the deadline that started at `since`.
+  // The request for one call and what it weighs (for the journal). The copy is bounded by counts;
+  // only one still running at the call's deadline (started at `since`) gives up.
   function callMessage(op, exec, agent, since) {
-    const { value: args, weight } = boundedCopy(exec.arguments, { deadline: since + COPY_SHARE * guardTimeoutMs, clock });
+    const { value: args, weight } = boundedCopy(exec.arguments, { deadline: since + guardTimeoutMs, clock });
     const call = String(exec.callId ?? '');
     const name = String(exec.name);
     return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
