@@ -322,7 +322,8 @@ class Breaker:
         """Deny a call for no progress; like any denial it commits only what stopped it: the call."""
         assert state.progress is not None
         previous = state.results.get(state.progress.returned_by)
-        state.results.pop(call.call_id, None)
+        if call.call_id:
+            state.denied.add(call.call_id)
         self._commit(state, call.call_id, [fp.key for fp in fingerprints if fp.kind in CALL_KINDS])
         return Deny(messages.stall_denial(call.name, stall, previous, self.config), (), stall=stall)
 
