@@ -200,3 +200,17 @@ def test_a_call_is_denied_exactly_when_its_tool_gave_one_result_limit_times_and_
         for action, outcome in steps
     ]
     assert denied == expected_denials(steps, 4)
+
+
+def test_a_harness_that_reuses_one_call_id_gets_the_same_verdicts() -> None:
+    """The denial's own result (under the reused id) is neither a result of the run nor quoted."""
+    breaker = Breaker(ONLY_SAME_RESULTS)
+    verdicts = []
+    for _ in range(7):
+        verdict = breaker.decide("a", ToolCall("submit", {"flag": "flag{x}"}, "same-id"))
+        text = "Error: " + verdict.message if isinstance(verdict, Deny) else "Wrong flag!"
+        breaker.record_result("a", "same-id", text)
+        verdicts.append(verdict)
+    assert [type(verdict) for verdict in verdicts] == [Allow] * 4 + [Deny] * 3
+    last = verdicts[-1]
+    assert isinstance(last, Deny) and "| Wrong flag!" in last.message

@@ -318,9 +318,7 @@ class Breaker:
         _changed(state)
         call, verdict = plan.call, plan.verdict
         if isinstance(verdict, Deny):
-            if verdict.stall is not None:
-                state.results.pop(call.call_id, None)
-            elif call.call_id:
+            if call.call_id:
                 state.denied.add(call.call_id)
             self._commit(state, call.call_id, plan.commits)
             return verdict
