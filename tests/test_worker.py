@@ -328,3 +328,19 @@ async def test_end_of_input_and_shutdown_both_exit_zero() -> None:
         await pipe.write(frame({"id": 5, "op": "shutdown"}) + frame({"id": 6, "op": "stats"}))
         assert await pipe.reply() == {"id": 5, "ok": True}
         assert await pipe.exit_code() == 0
+
+
+async def test_the_state_aware_mode_stops_the_same_answer_a_fifth_time_through_the_pipe() -> None:
+    """No progress reaches the core through the result op, as the failure track does: the live
+    gate decides what tests/test_same_results.py's replay of the same calls decides (a variant,
+    then the same flag again and again, "Wrong flag!" each time: the 4th identical one stops)."""
+    async with configured({"identity": "state-aware"}) as pipe:
+        verdicts = []
+        for index, flag in enumerate(["flat{x}"] + ["flag{x}"] * 5):
+            call = {"agent": 1, "call": f"s{index}", "name": "submit", "args": {"flag": flag}}
+            reply = await pipe.call("guard", **call)
+            verdicts.append(reply["deny"])
+            text = "Error: " + reply["deny"] if reply["deny"] else "Wrong flag!"
+            assert (await pipe.call("result", agent=1, call=f"s{index}", text=text))["ok"]
+        assert [deny is None for deny in verdicts] == [True, True, True, True, False, False]
+        assert "the same result 4 times in a row" in verdicts[4]
