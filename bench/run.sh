@@ -33,6 +33,9 @@ echo '```'
 echo; echo "## Guard round trip, ours vs reference 0.5.2"; echo
 node bench/guard.mjs "$reference" "$calls"
 
+echo; echo "## Worker memory per hostile frame"; echo
+"$python" bench/frame_memory.py --mb 16
+
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5
 

@@ -7,6 +7,8 @@ the defaults; ``identity: state-aware`` brings it at 4.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +17,9 @@ from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
 from breaker.core.fingerprints import ToolCall
 from breaker.core.verdicts import Allow, Deny
+from breaker.rtb.replay import replay_events
+from breaker.rtb.sessions import parse_log
+from breaker.rtb.trajectories import Trajectory
 
 #: Only the no-progress rule decides: the caps are off.
 UNCAPPED = {"exact": None, "cmd": None, "net": None, "sink": None}
@@ -200,3 +205,29 @@ def test_a_call_is_denied_exactly_when_its_tool_gave_one_result_limit_times_and_
         for action, outcome in steps
     ]
     assert denied == expected_denials(steps, 4)
+
+
+def test_a_harness_that_reuses_one_call_id_gets_the_same_verdicts() -> None:
+    """The denial's own result (under the reused id) is neither a result of the run nor quoted."""
+    breaker = Breaker(ONLY_SAME_RESULTS)
+    verdicts = []
+    for _ in range(7):
+        verdict = breaker.decide("a", ToolCall("submit", {"flag": "flag{x}"}, "same-id"))
+        text = "Error: " + verdict.message if isinstance(verdict, Deny) else "Wrong flag!"
+        breaker.record_result("a", "same-id", text)
+        verdicts.append(verdict)
+    assert [type(verdict) for verdict in verdicts] == [Allow] * 4 + [Deny] * 3
+    last = verdicts[-1]
+    assert isinstance(last, Deny) and "| Wrong flag!" in last.message
+
+
+def test_a_replayed_session_is_stopped_where_the_live_gate_stops_it() -> None:
+    """rtb replay feeds recorded results through the same record_result: the same call is stopped."""
+    trajectory = Trajectory()
+    trajectory.human("find the flag")
+    for flag in ["flat{x}"] + ["flag{x}"] * 5:
+        trajectory.call("submit", {"flag": flag}, "Wrong flag!")
+    log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("eps.jsonl"))
+    replayed = replay_events(log.events, load_config({"identity": "state-aware"}))
+    assert [call.verdict for call in replayed] == ["allowed"] * 4 + ["denied"] * 2
+    assert "the same result 4 times in a row" in replayed[4].message

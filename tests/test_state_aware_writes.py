@@ -10,6 +10,8 @@ command) is the same action again. An append builds on what the file held.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from breaker.core.config import default_config, load_config
 from breaker.core.decision import Breaker
@@ -139,3 +141,21 @@ def test_loop_a_appending_one_line_again_and_again_is_still_caught_at_five() -> 
 )
 def test_what_counts_as_a_change_that_worked(text: str, worked: bool) -> None:
     assert succeeded(text) is worked
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), min_size=1, max_size=12))
+def test_a_writes_key_names_what_the_file_held_when_it_was_written(writes: list[tuple[int, bool]]) -> None:
+    """Two writes share a sink key exactly when the file held the same thing before each: what
+    the last write that landed put there (nothing, before the first)."""
+    workspace = Workspace()
+    keys, held_before, held = [], [], None
+    for n, (version, lands) in enumerate(writes):
+        command = f"echo 'v = {version}' > conf.py"
+        held_before.append(held)
+        keys.append(write(workspace, command, f"c{n}", "" if lands else "\n[exit code: 1]"))
+        if lands:
+            held = version
+    for i in range(len(writes)):
+        for j in range(len(writes)):
+            assert (keys[i] == keys[j]) == (held_before[i] == held_before[j])

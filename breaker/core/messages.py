@@ -29,24 +29,42 @@ REDACTION_MARGIN = 256
 
 _REDACTED = "[REDACTED]"
 
-_SECRET_NAMES = r"password|passwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|client[_-]?secret"
+#: A name whose value is a secret ends with one of these: ``password``, ``DB_PASSWORD``,
+#: ``client_secret``, ``GITHUB_TOKEN``, ``_authToken``, ``x-api-key``, ``AccountKey``,
+#: ``aws_secret_access_key``, ``SECRET_KEY``, ``Authorization``, ``Set-Cookie``; ``pass`` and
+#: ``pwd`` only after a separator (``DB_PASS``, but not ``bypass`` or the shell's ``PWD``). A name
+#: that only starts with one (``token_count``, ``password_file``, ``max_tokens``) is not a secret.
+_KEY_KINDS = ("api", "access", "account", "private", "secret", "auth", "client", "master", "signing",
+              "encryption", "storage", "shared")
+_SECRET_ENDINGS = "|".join(
+    [
+        *(f"(?<={word})" for word in ("password", "passwd", "passphrase", "secret", "credential",
+                                       "credentials", "token", "authorization", "cookie")),
+        "(?<=[a-z0-9][_.\\-]pass)",
+        "(?<=[a-z0-9][_.\\-]pwd)",
+        "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
+    ]
+)
+#: A whole name (taken possessively, so the scan is linear), then a look back at how it ends.
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}+(?:{_SECRET_ENDINGS})"
+#: ``=`` (not ``==``) or ``:``, spaced or not.
+_ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
+_URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
 
-#: A name that says its value is a secret, as a variable, flag or config key spells it: the
-#: secret word, then up to three more parts (SECRET_KEY, DB_PASS, AWS_SECRET_ACCESS_KEY,
-#: _authToken, AccountKey). Not preceded by a letter, so "bypass" or "mysecretary" are not names.
-_SECRET_ASSIGNED = (
-    r"(?i)(?<![a-z])((?:password|passwd|passphrase|pass(?![a-z])|pwd|secret|token|api[_-]?key|"
-    r"access[_-]?key|private[_-]?key|auth[_-]?token|credentials?|account[_-]?key|shared[_-]?access[_-]?key)"
-    r"(?:[_-][a-z0-9]{1,20}){0,3})"
-    # then = or :, spaced or not, and the value: quoted, or up to a separator
-    r"([ \t]{0,8}[=:][ \t]{0,8})('[^'\r\n]{0,4096}'|\"[^\"\r\n]{0,4096}\"|[^\s&'\",;#\\]{1,4096})"
+#: Tokens recognised by their shape alone: (issuer, pattern).
+_TOKEN_SHAPES = (
+    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"),
+    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}"),
+    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    # header.payload.signature, both JSON objects, so both start "eyJ".
+    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}"),
+    ("Stripe", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}"),
+    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
+    ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
 )
 
-
-def _redact_assigned(match: re.Match[str]) -> str:
-    value = match.group(3)
-    quote = value[0] if value[0] in "'\"" else ""
-    return f"{match.group(1)}{match.group(2)}{quote}{_REDACTED}{quote}"
 
 
 def _redact_base64_key(match: re.Match[str]) -> str:
@@ -56,9 +74,11 @@ def _redact_base64_key(match: re.Match[str]) -> str:
     kinds = (str.isupper, str.islower, str.isdigit)
     return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
 
-#: (pattern, replacement), applied in order.
+
+#: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
+#: names the formats it covers; ``tests/test_messages.py`` has one case per format.
 _REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
-    # A private key block, up to its END line or, when the text was cut, to the end.
+    # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -67,65 +87,49 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]],
         ),
         "[REDACTED PRIVATE KEY]",
     ),
-    # Header lines (and "name: value" secrets): the value runs to the end of line or quote.
+    # URL userinfo with a password, which may hold "@" or "/": the last "@" before the host ends
+    # it (https://user:p@ss/w@rd@host -> https://[REDACTED]@host). host:port is not a password.
     (
         re.compile(
-            r"(?i)\b(proxy-authorization|authorization|set-cookie|cookie|x-api-key|x-auth-token|"
-            + _SECRET_NAMES
-            + r")([ \t]*:[ \t]*)[^\s'\"\\][^\r\n'\"\\]*"
+            rf"(?i){_URL_SCHEME}[^\s/?#@:'\"\\]{{1,256}}:(?!\d{{1,5}}(?:[/?#'\"\s]|\Z))"
+            r"[^\s'\"\\]{1,256}@(?=[^\s/?#@'\"\\]+(?:[/?#:'\"\s]|\Z))"
         ),
-        r"\1\2" + _REDACTED,
-    ),
-    # JSON members: "password": "value", "Authorization": "Bearer ...".
-    (
-        re.compile(
-            r"(?i)\"(authorization|cookie|set-cookie|x-api-key|token|" + _SECRET_NAMES + r")\""
-            r"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""
-        ),
-        r'"\1"\2"' + _REDACTED + '"',
-    ),
-    # Query and form values: token=..., ?access_token=..., &api_key=..., --password=...
-    (
-        re.compile(r"(?i)(?<![a-z0-9])(token|apikey|" + _SECRET_NAMES + r")=[^&\s'\"#;\\]+"),
-        r"\1=" + _REDACTED,
-    ),
-    # Assignments and config keys: password='x', PASSWORD = x, SECRET_KEY=..., AccountKey=...
-    (re.compile(_SECRET_ASSIGNED), _redact_assigned),
-    # curl -u user:pass, --user=user:pass, --proxy-user user:pass
-    (
-        re.compile(
-            r"(?<![^\s])(-u|--user|--proxy-user)([ \t]{1,8}|=)(['\"]?)[^\s:'\"]{0,256}:[^\s'\"]{1,1024}"
-        ),
-        r"\1\2\3" + _REDACTED,
-    ),
-    # netrc: machine host login user password secret (over several lines too)
-    (
-        re.compile(r"(?i)(\bpassword[ \t\r\n]{1,16})(?![=:\[])[^\s]{1,1024}(?=[ \t\r\n]|\Z)"),
-        r"\1" + _REDACTED,
-    ),
-    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
-    # Well-known token shapes that travel without a name in front of them.
-    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"), _REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,255}"), _REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), _REDACTED),
-    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
-    # JSON web tokens: header.payload.signature, both first parts base64url JSON ("eyJ")
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,4096}"), _REDACTED),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,255}"), _REDACTED),  # Slack
-    (re.compile(r"\bxapp-[A-Za-z0-9-]{10,255}"), _REDACTED),
-    (re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,255}"), _REDACTED),  # Stripe
-    (re.compile(r"\bwhsec_[A-Za-z0-9]{10,255}"), _REDACTED),
-    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,255}"), _REDACTED),  # GitLab
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), _REDACTED),  # Google API key
-    (re.compile(r"\bya29\.[0-9A-Za-z_-]{10,2048}"), _REDACTED),  # Google OAuth access token
-    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), _REDACTED),
-    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host; a password may hold "@" and
-    # "/", so with a colon the userinfo runs to the last "@" before a host.
-    (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@:'\"\\]{0,256}:[^\s'\"\\]{0,256}@(?=[a-z0-9\[])"),
         r"\1" + _REDACTED + "@",
     ),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@'\"\\]{1,256}@"), r"\1" + _REDACTED + "@"),
+    # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
+    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
+    # JSON members: "password": "value", "Authorization": "Bearer ...", "SecretAccessKey": "...".
+    (
+        re.compile(rf"(?i)\"({_SECRET_NAME})\"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""),
+        r'"\1"\2"' + _REDACTED + '"',
+    ),
+    # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
+    # stay), assignments, options, query and form values, connection strings (token=x,
+    # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
+    # _authToken=x), and header lines or "name: value" secrets, to the end of the line or a quote.
+    (
+        re.compile(
+            rf"(?i)({_SECRET_NAME})(?:({_ASSIGN})([\"'])(?:(?!\3)[^\\\r\n]|\\.){{0,1024}}\3"
+            r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
+            r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
+        ),
+        r"\1\2\3\4\5" + _REDACTED + r"\3",
+    ),
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
+    # curl -u user:pass, --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
+    (
+        re.compile(
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)"
+            r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
+        ),
+        r"\1" + _REDACTED,
+    ),
+    # netrc entries: machine host login user password secret (on one line or several).
+    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
+    # Well-known token shapes that travel without a name in front of them, in one pass.
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
 )
 
 #: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
@@ -156,25 +160,42 @@ def neutralise(text: str) -> str:
     return _BRACKET_TOKEN.sub("(", text)
 
 
-#: What a reader or a parser takes for the end of a line (str.splitlines' set).
-_LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+#: How a name or a key shows its control characters: what a reader or a parser takes for the
+#: end of a line (str.splitlines' set) as "⏎", the other C0 controls as their Control Pictures
+#: ("␛" for the escape that starts a terminal sequence), DEL as "␡", the C1 controls as "\ufffd".
+_INLINE = str.maketrans(
+    {
+        **{code: "\ufffd" for code in range(0x80, 0xA0)},
+        **{code: chr(0x2400 + code) for code in range(0x20) if code != 0x09},
+        0x7F: "\u2421",
+        **dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), "\u23ce"),
+    }
+)
 
 
 def quotable_inline(text: str, limit: int) -> str:
-    """:func:`quotable`, kept on one line: a tool name or a key quoted inside a sentence (a heredoc
-    in a ``cmd:`` key, a quoted ``-o`` path) cannot start a line that poses as the breaker's own."""
-    return _LINE_BREAKS.sub("\u23ce", quotable(text, limit))
+    """:func:`quotable`, kept on one line and free of control characters: a tool name or a key
+    quoted inside a sentence (a heredoc in a ``cmd:`` key, a quoted ``-o`` path) cannot start a
+    line that poses as the breaker's own, nor redraw the operator's terminal."""
+    return quotable(text, limit).translate(_INLINE)
 
 
-def quotable(text: str, limit: int) -> str:
+def quotable(text: str, limit: int, length: int | None = None) -> str:
     """``text`` made safe to quote and cut to ``limit`` characters, saying so when it was cut.
 
-    Only a bounded prefix is examined, so a huge tool output costs no more than a short one.
+    Only a bounded prefix is examined, so a huge tool output costs no more than a short one; that
+    prefix (:func:`quoted_prefix`) and the whole ``length`` give the same answer as the whole text.
     """
-    cleaned = neutralise(redact(text[: limit + REDACTION_MARGIN]))
-    if len(text) <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
+    length = len(text) if length is None else length
+    cleaned = neutralise(redact(quoted_prefix(text, limit)))
+    if length <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
         return cleaned
-    return f"{cleaned[:limit]}… [cut at {limit} of {len(text)} characters]"
+    return f"{cleaned[:limit]}… [cut at {limit} of {length} characters]"
+
+
+def quoted_prefix(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`quotable` reads: what to keep of a text quoted later."""
+    return text[: limit + REDACTION_MARGIN]
 
 
 def format_number(value: float) -> str:
@@ -224,7 +245,7 @@ def denial(
 
 def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
     """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
         f"returned the same result {stall.count} times in a row (sameResultLimit: "
