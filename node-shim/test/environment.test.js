@@ -14,6 +14,7 @@ import {
   cacheHome,
   environmentDir,
   packageIdentity,
+  pythonEnvironment,
   readDependencies,
   workerInterpreter,
 } from '../environment.js';
@@ -104,6 +105,14 @@ test('the environment is keyed by the version and the dependency list', () => {
   assert.notEqual(environmentDir({ version: '1.0.0', dependencies: ['a>=2', 'b'] }, env), base);
   assert.notEqual(environmentDir({ version: '1.0.0', dependencies: ['a>=1', 'b', 'c'] }, env), base);
   assert.deepEqual(packageIdentity().dependencies, readDependencies(readFileSync(join(PACKAGE_ROOT, 'pyproject.toml'), 'utf8')));
+});
+
+test("Python runs this package's breaker/ first and keeps its bytecode in the cache, not beside the sources", () => {
+  const env = pythonEnvironment({ XDG_CACHE_HOME: '/c', PYTHONPATH: '/elsewhere' }, '/pkg');
+  assert.equal(env.PYTHONPATH, '/pkg:/elsewhere');
+  assert.equal(env.PYTHONPYCACHEPREFIX, '/c/dsh-repeat-tool-breaker/bytecode');
+  assert.equal(pythonEnvironment({ HOME: '/h' }, '/pkg').PYTHONPATH, '/pkg');
+  assert.equal(pythonEnvironment({ HOME: '/h', PYTHONPYCACHEPREFIX: '/mine' }, '/pkg').PYTHONPYCACHEPREFIX, '/mine');
 });
 
 test('the python config key, then RTB_PYTHON, are used as they are', () => {
