@@ -4,7 +4,7 @@
 // compat harness prepares the real dependency list against a real dsh.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
@@ -143,6 +143,17 @@ test('the first call prepares the environment once, says so with the time taken,
   assert.deepEqual(workerInterpreter({ env, log, root }), first);
   assert.equal(lines.length, 2, 'a ready environment is not announced again');
   assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker')), [`1.0.0-${first.dir.split('-').at(-1)}`]);
+});
+
+test('an environment whose Python has gone is prepared again', () => {
+  const root = fakePackage();
+  const env = offline();
+  const first = workerInterpreter({ env, log: () => {}, root });
+  rmSync(first.command);
+  const { lines, log } = recorder();
+  assert.deepEqual(workerInterpreter({ env, log, root }), first);
+  assert.match(lines[0], /no longer has a working Python: preparing it again/);
+  assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
 });
 
 test('an upgrade with another dependency list gets a fresh environment and leaves the old one', () => {
