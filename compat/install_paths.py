@@ -46,10 +46,10 @@ def environments(target: Target) -> list[Path]:
 
 
 def leftovers(target: Target) -> list[Path]:
-    """Anything in the plugin's cache folder but complete environments and the bytecode cache."""
+    """Anything in the plugin's cache folder that is not a complete environment."""
     folder = target.cache / "dsh-repeat-tool-breaker"
     found = set(folder.glob("*")) if folder.is_dir() else set()
-    return sorted(found - set(environments(target)) - {folder / "bytecode"})
+    return sorted(found - set(environments(target)))
 
 
 def announcements(run: DshRun) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
@@ -89,7 +89,7 @@ def rtb_command(target: Target) -> tuple[list[str], Path]:
 
 
 def user_env(target: Target) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RTB_PYTHON", "PYTHONDONTWRITEBYTECODE")}
+    env = {k: v for k, v in os.environ.items() if k != "RTB_PYTHON"}
     env["XDG_CACHE_HOME"] = str(target.cache)
     return env
 
@@ -154,8 +154,9 @@ def check_first_boot(target: Target) -> bool:
 
 
 def files_under(folder: Path) -> set[Path]:
-    """Every file below `folder`, following the link a package manager may have put there."""
-    return {path for path in folder.resolve().rglob("*") if path.is_file()}
+    """Every file below `folder` (following the link a package manager may have put there) but
+    Python's own bytecode cache, which Python writes beside the sources wherever it may."""
+    return {p for p in folder.resolve().rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
 def installed_package(target: Target) -> Path:

@@ -94,7 +94,6 @@ class Target:
         # The worker must come from the plugin's own install step, as it would for a user.
         env.pop("RTB_PYTHON", None)
         env.pop("DSH_PERMISSION_MODE", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python writes bytecode: see where it goes
         env.update(
             PATH=f"{self.node_dir}{os.pathsep}{env.get('PATH', '')}",
             DSH_HOME=str(self.home),

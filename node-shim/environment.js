@@ -93,11 +93,6 @@ export function environmentDir({ version, dependencies }, env = process.env) {
   return join(cacheHome(env), CACHE_FOLDER, `${version}-${digest.slice(0, 12)}`);
 }
 
-/** Where Python keeps the bytecode of this package's processes (see pythonEnvironment). */
-function bytecodeCache(env) {
-  return join(cacheHome(env), CACHE_FOLDER, 'bytecode');
-}
-
 function interpreterOf(dir) {
   return process.platform === 'win32' ? join(dir, 'Scripts', 'python.exe') : join(dir, 'bin', 'python');
 }
@@ -190,7 +185,7 @@ function prepare(dir, identity, env) {
     runStep(
       interpreterOf(partial),
       ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-input', ...identity.dependencies],
-      { PYTHONPYCACHEPREFIX: bytecodeCache(env), ...env }, // compiled where the worker will look
+      env,
       `installing the worker's Python packages (${identity.dependencies.join(' ')})`,
       retry,
     );
@@ -243,18 +238,10 @@ export function workerInterpreter({ configured, env = process.env, log, root = P
   return { command, chosenBy: 'environment', dir };
 }
 
-/**
- * The environment a Python process of this package runs with: its own `breaker/` importable
- * first, and its bytecode cached in the per-user cache rather than beside the sources, so the
- * package folder (maybe read-only, maybe hard links into a store) is never written.
- */
+/** The environment a Python process of this package runs with: its own `breaker/` importable first. */
 export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT) {
   const inherited = env.PYTHONPATH;
-  return {
-    PYTHONPYCACHEPREFIX: bytecodeCache(env),
-    ...env,
-    PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root,
-  };
+  return { ...env, PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root };
 }
 
 /** What to do about an interpreter that does not work, by who chose it. */
