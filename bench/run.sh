@@ -33,8 +33,14 @@ echo '```'
 echo; echo "## Guard round trip, ours vs reference 0.5.2"; echo
 node bench/guard.mjs "$reference" "$calls"
 
+echo; echo "## Worker memory per hostile frame"; echo
+"$python" bench/frame_memory.py --mb 16
+
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5
+
+echo; echo "## Worst guard latency under each fault"; echo
+node --expose-gc bench/faults.mjs
 
 echo; echo "## Whole turn in a real dsh"; echo
 if [ -x compat/dsh-0.1.0-rc.8/node_modules/.bin/dsh ]; then

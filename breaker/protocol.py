@@ -8,12 +8,18 @@ Framing
     frame it cannot read with that frame's id and find the next frame after a broken one:
 
     * a frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered and answered
-      with an error carrying its id, so one hostile argument cannot exhaust memory or
-      desynchronise the stream;
+      with an error carrying its id (read from its first ``ID_PEEK_BYTES``), so one hostile
+      argument cannot exhaust memory or desynchronise the stream;
     * a frame whose body is not msgpack (a length prefix shorter or longer than the body) is
       answered with an error carrying its id, and when its declared end is not the start of a
       frame, the stream is searched for the next one (a length, then a map whose first key is
       ``id``);
+    * decoded, a msgpack value can cost far more than its bytes (an empty array is one byte on
+      the wire and ~180 bytes once decoded and fingerprinted), so a frame is counted before it
+      is decoded and refused, unbuilt and with its id, when it holds more than
+      ``MAX_FRAME_VALUES`` values (containers, keys and scalars each count one): a frame costs
+      the worker its own bytes a few times over plus at most that many values, whatever its
+      shape.
 
 Requests (shim → worker)
     Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
@@ -29,7 +35,12 @@ Requests (shim → worker)
                                                        maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
                   args: any
-    preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)
+    preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
+                                                       bool (``Breaker.precheck``: the ask, else
+                                                       the guard's verdict as of now when
+                                                       ``decided``, kept for ``commit``)
+    commit        agent: int, call: str                -                 (``Breaker.commit``: the
+                                                       kept verdict of that call takes effect)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
                   outcome: map | nil                   some are owed (``record_result``)
     human         agent: int                           -                 (``human_message``)
@@ -37,6 +48,17 @@ Requests (shim → worker)
     stats         -                                    stats: map
     shutdown      -                                    - (then the worker exits 0)
     ============  ===================================  =========================================
+
+    ``reply`` (optional) says where the reply goes: absent, on stdout in request order (the shim
+    blocks for it); ``"later"``, on the worker's second reply stream, in request order (the
+    shim's event loop reads it; ``--later-replies FD`` names it, else stdout serves); ``"errors"``,
+    nowhere unless the request failed, and then on that second stream (events nobody waits for).
+
+    ``preflight`` serves ``tools/pre-execute``, which dsh awaits before the guard: the shim uses a
+    ``decided`` verdict in the guard, without a round trip, only when nothing else was sent for
+    that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
+    guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
+    changes nothing (a replacement worker rebuilt that call from the journal's ``guard``).
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
@@ -62,6 +84,14 @@ from breaker.core.messages import REDACTION_MARGIN, redact
 #: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 
+#: No real request holds this many values (a tool call's arguments hold tens to hundreds), and
+#: this many decoded and fingerprinted cost the worker ~10 MB and ~0.1 s at worst.
+MAX_FRAME_VALUES = 50_000
+
+#: How much of a refused frame's head its id is read from: a map header, ``id`` and a 64-bit
+#: integer fit.
+ID_PEEK_BYTES = 32
+
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
 
@@ -77,10 +107,15 @@ _MAP_HEADS = {1: range(0x80, 0x90), 3: range(0xDE, 0xDF), 5: range(0xDF, 0xE0)}
 Reply = dict[str, Any]
 
 
+#: Where a request's reply goes (see the module docstring); None: on stdout.
+ReplyMode = Literal["later", "errors"] | None
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
     id: int
+    reply: ReplyMode = None
 
 
 class Configure(_Request):
@@ -103,6 +138,12 @@ class Preflight(_Request):
     call: str
     name: str
     args: Any = None
+
+
+class Commit(_Request):
+    op: Literal["commit"]
+    agent: int
+    call: str
 
 
 class Result(_Request):
@@ -132,12 +173,13 @@ class Shutdown(_Request):
     op: Literal["shutdown"]
 
 
-Request = Configure | Guard | Preflight | Result | Human | Forget | Stats | Shutdown
+Request = Configure | Guard | Preflight | Commit | Result | Human | Forget | Stats | Shutdown
 
 _REQUEST_TYPES: dict[str, type[_Request]] = {
     "configure": Configure,
     "guard": Guard,
     "preflight": Preflight,
+    "commit": Commit,
     "result": Result,
     "human": Human,
     "forget": Forget,
@@ -157,11 +199,19 @@ class BadRequest:
     error: str
     #: The body was not msgpack: its length prefix may be wrong, so the stream may be out of step.
     unreadable: bool = False
+    #: Where its reply goes, when the frame said so in a readable way.
+    reply: ReplyMode = None
 
 
-def parse_request(body: bytes | memoryview) -> Request | BadRequest:
+def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
     """One frame body → a validated request, or the reason it is not one."""
+    if len(body) > max_values and holds_more_values_than(body, max_values):  # a value is >= 1 byte
+        return BadRequest(
+            peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values"
+        )
     try:
+        # unpackb's own limits follow the frame's length: no container can claim more entries
+        # than the frame has bytes, so none is allocated beyond what the count above allowed.
         message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
     except Exception as error:  # msgpack raises several unrelated types for bad input
         error_text = f"frame is not valid msgpack: {type(error).__name__}: {str(error)[:200]}"
@@ -172,28 +222,109 @@ def parse_request(body: bytes | memoryview) -> Request | BadRequest:
     if isinstance(request_id, bool) or not isinstance(request_id, int):
         return BadRequest(None, f"request needs an integer id, got {_brief(request_id)}")
     op = message.get("op")
+    reply = message.get("reply")
+    mode: ReplyMode = reply if reply in ("later", "errors") else None
     if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
-        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}")
+        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}", reply=mode)
     if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})")
+        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})", reply=mode)
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:
-        return BadRequest(request_id, f"{op}: {_describe(error)}")
+        return BadRequest(request_id, f"{op}: {_describe(error)}", reply=mode)
 
 
 def peek_id(body: bytes | memoryview) -> int | None:
     """The id of a frame from its first bytes (the shim writes it first), or None."""
-    unpacker = msgpack.Unpacker(raw=False, unicode_errors="replace", max_buffer_size=64)
-    unpacker.feed(bytes(body[:32]))
+    return _peek_id(body)[1]
+
+
+def _peek_id(body: bytes | memoryview) -> tuple[bool, int | None]:
+    """(whether the head was enough to tell, the id): not yet when it ends before the id does."""
+    unpacker = msgpack.Unpacker(raw=False, unicode_errors="replace", max_buffer_size=ID_PEEK_BYTES)
+    unpacker.feed(bytes(body[:ID_PEEK_BYTES]))
     try:
         if unpacker.read_map_header() < 1 or unpacker.unpack() != "id":
-            return None
+            return True, None
         request_id = unpacker.unpack()
-    except Exception:  # too short, not a map, not msgpack: no id to be had
-        return None
-    return request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else None
+    except msgpack.OutOfData:
+        return len(body) >= ID_PEEK_BYTES, None
+    except Exception:  # not a map, not msgpack: no id to be had
+        return True, None
+    return True, request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else None
+
+
+#: msgpack's first byte of a value → how to step over it: (_FIXED, total size), (_SIZED, width of
+#: the length, bytes after the length before the data), (_SHORT_CONTAINER, entries),
+#: (_CONTAINER, width of the count, values per entry), or (_INVALID, 0).
+_FIXED, _SIZED, _SHORT_CONTAINER, _CONTAINER, _INVALID = range(5)
+
+
+def _value_steps() -> tuple[tuple[int, int, int], ...]:
+    steps: list[tuple[int, int, int]] = []
+    sized = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
+             0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}  # bin, ext (one type byte), str
+    fixed = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
+             0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+    containers = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # array16/32, map16/32
+    for byte in range(256):
+        if byte <= 0x7F or byte >= 0xE0:  # positive and negative fixint
+            steps.append((_FIXED, 1, 0))
+        elif byte <= 0x8F:  # fixmap: a key and a value per entry
+            steps.append((_SHORT_CONTAINER, 2 * (byte & 0x0F), 0))
+        elif byte <= 0x9F:  # fixarray
+            steps.append((_SHORT_CONTAINER, byte & 0x0F, 0))
+        elif byte <= 0xBF:  # fixstr
+            steps.append((_FIXED, 1 + (byte & 0x1F), 0))
+        elif byte in fixed:
+            steps.append((_FIXED, fixed[byte], 0))
+        elif byte in sized:
+            steps.append((_SIZED, *sized[byte]))
+        elif byte in containers:
+            steps.append((_CONTAINER, *containers[byte]))
+        else:  # 0xC1, never used
+            steps.append((_INVALID, 0, 0))
+    return tuple(steps)
+
+
+_VALUE_STEPS = _value_steps()
+
+
+def holds_more_values_than(body: bytes | memoryview, limit: int) -> bool:
+    """Whether the msgpack value in ``body`` holds more than ``limit`` values, nothing decoded.
+
+    Each container adds its entries to the count as soon as its header is read, so a walk never
+    goes past ``limit`` values whatever the frame claims. A malformed frame ends the walk with
+    the count so far: the decoder then fails at the same byte, having built no more.
+    """
+    size = len(body)
+    position = 0
+    unread = 1
+    seen = 1
+    while unread and position < size:
+        kind, first, second = _VALUE_STEPS[body[position]]
+        unread -= 1
+        if kind == _FIXED:
+            position += first
+            continue
+        if kind == _SIZED:
+            length = int.from_bytes(body[position + 1 : position + 1 + first], "big")
+            position += 1 + first + second + length
+            continue
+        if kind == _SHORT_CONTAINER:
+            entries = first
+            position += 1
+        elif kind == _CONTAINER:
+            entries = int.from_bytes(body[position + 1 : position + 1 + first], "big") * second
+            position += 1 + first
+        else:
+            return False
+        unread += entries
+        seen += entries
+        if seen > limit:
+            return True
+    return False
 
 
 def ok_reply(request_id: int, **fields: Any) -> Reply:
@@ -225,8 +356,11 @@ def encode_frame(message: Reply) -> bytes:
 class FrameDecoder:
     """Incremental: feed whatever a read returned, get every request it completed."""
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self, max_frame_bytes: int = MAX_FRAME_BYTES, max_frame_values: int = MAX_FRAME_VALUES
+    ) -> None:
         self._max_frame_bytes = max_frame_bytes
+        self._max_frame_values = max_frame_values
         self._buffer = bytearray()
         self._skipping = 0  # bytes of an oversized frame still to discard
         self._searching = False  # out of step: looking for the start of the next frame
@@ -256,20 +390,22 @@ class FrameDecoder:
             if len(buffer) - start < HEADER_BYTES:
                 break
             (length,) = _HEADER.unpack_from(buffer, start)
+            body = start + HEADER_BYTES
+            end = body + length
             if length > self._max_frame_bytes:
-                available = len(buffer) - start - HEADER_BYTES
                 with memoryview(buffer) as view:
-                    request_id = peek_id(view[start + HEADER_BYTES : start + HEADER_BYTES + 32])
-                self._skipping = max(0, length - available)
-                start = min(len(buffer), start + HEADER_BYTES + length)
-                error = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
-                decoded.append(BadRequest(request_id, error))
+                    told, request_id = _peek_id(view[body : min(end, len(buffer))])
+                if not told:
+                    break  # its id is in the bytes still to come
+                self._skipping = max(0, end - len(buffer))
+                start = min(len(buffer), end)
+                problem = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
+                decoded.append(BadRequest(request_id, problem))
                 continue
-            end = start + HEADER_BYTES + length
             if end > len(buffer):
                 break
             with memoryview(buffer) as view:
-                request = parse_request(view[start + HEADER_BYTES : end])
+                request = parse_request(view[body:end], self._max_frame_values)
             decoded.append(request)
             if isinstance(request, BadRequest) and request.unreadable and self._starts_frame(end) is False:
                 self._searching = True  # the length was wrong: the next frame starts elsewhere

@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -139,10 +140,11 @@ def run_dsh(
     patch = ["--patch", str(target.patch)] if target.patch else []
     command = [str(target.dsh_bin), "--profile", target.profile, *patch, *args]
     started = time.monotonic()
-    with subprocess.Popen(
+    # dsh leaves spill and subprocess folders in its TMPDIR: a private one, removed after the run
+    with tempfile.TemporaryDirectory(prefix="dsh-compat-tmp-") as scratch, subprocess.Popen(
         command,
         cwd=cwd,
-        env=target.env(extra_env),
+        env={**target.env(extra_env), "TMPDIR": scratch},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

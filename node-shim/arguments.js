@@ -8,8 +8,9 @@
 // the argument: past `values` values or `textUnits` UTF-16 units of text the rest of a container
 // or a string is replaced by a marker that says how much was cut. The limits are counts, not
 // times, so the same arguments always give the same copy and a loop on a huge call is still seen
-// as a loop. Only a copy that overruns `deadline` anyway (one object with millions of keys, whose
-// key list alone costs hundreds of milliseconds) is replaced as a whole by TOO_COSTLY.
+// as a loop. Only a copy that overruns `deadline` anyway (one object with millions of keys listed
+// over and over, each listing costing hundreds of milliseconds) is replaced as a whole by
+// TOO_COSTLY.
 
 /** Enough for any real tool call (a 10 MB write, an edit list of thousands of items). */
 export const COPY_LIMITS = Object.freeze({ values: 20_000, textUnits: 16 * 1024 * 1024, depth: 256 });

@@ -193,3 +193,32 @@ def test_the_description_counts_only_for_the_harnesses_that_compare_it() -> None
     calls = steps(*["make"] * 8, description="try")
     acted = {anchor.short for anchor in anchors.ANCHORS if anchor.first(calls) is not None}
     assert acted == {"Roo Code", "Gemini CLI", "Cline stop", "Cline warning"}
+
+
+# --- the comparison's scoring (compare.py) ---------------------------------------------------------
+
+compare = _load("compare")
+
+
+@pytest.mark.parametrize(
+    ("stop", "catch", "false_stop"),
+    [(None, None, False), (3, None, True), (4, 1, False), (7, 4, False), (8, None, False)],
+)
+def test_a_loop_is_caught_only_by_a_first_stop_inside_it(
+    stop: int | None, catch: int | None, false_stop: bool
+) -> None:
+    """The loop runs from call 4 to 7: a stop at 3 stopped the work before it, one at 8 came after."""
+    session = sources.Session("run", Path("run.jsonl"), ("run",), ())
+    source = sources.Source("real sessions", [session], {"run": sources.Labelled("loop", 4, 7)})
+    act = None if stop is None else compare.FirstAct("run", stop, "rule")
+    scored = compare.score(compare.System("s", "s", lambda _: act), source)
+    assert scored.loops == 1
+    assert scored.catches == ({} if catch is None else {"run": catch})
+    assert ("run" in scored.false_stops) == false_stop
+
+
+def test_any_stop_in_an_unlabelled_run_is_a_false_stop() -> None:
+    session = sources.Session("run", Path("run.jsonl"), ("run",), ())
+    stops_at_40 = compare.System("s", "s", lambda _: compare.FirstAct("run", 40, "rule"))
+    scored = compare.score(stops_at_40, sources.Source("x", [session], {}))
+    assert (scored.ordinary, list(scored.false_stops)) == (1, ["run"])

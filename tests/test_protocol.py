@@ -20,8 +20,10 @@ from breaker.protocol import (
     encode_frame,
     encode_frame_parts,
     error_reply,
+    holds_more_values_than,
     ok_reply,
     parse_request,
+    peek_id,
 )
 
 
@@ -85,6 +87,82 @@ def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_the_frames
     assert isinstance(problem, BadRequest)
     assert problem.id == 7
     assert "ExtraData" in problem.error
+
+
+def test_an_undecodable_frame_is_answered_with_the_id_at_its_head() -> None:
+    cut_short = msgpack.packb(GUARD)[:-3]
+    assert parse_request(cut_short) == BadRequest(7, parse_request(cut_short).error, unreadable=True)
+    broken = msgpack.packb({"id": 8, "op": "guard", "args": "XX"}).replace(b"\xa2XX", b"\xc1XX")
+    problem = parse_request(broken)
+    assert isinstance(problem, BadRequest)
+    assert problem.id == 8
+    assert problem.error.startswith("frame is not valid msgpack")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (msgpack.packb({"id": 5, "op": "guard"}), 5),
+        (msgpack.packb({"id": 2**63, "op": "guard"}), 2**63),
+        (msgpack.packb({"op": "guard", "id": 6}), None),  # the shim writes it first
+        (msgpack.packb({"id": "5"}), None),
+        (msgpack.packb({"id": True}), None),
+        (msgpack.packb([5]), None),
+        (b"\xc1", None),
+        (b"", None),
+    ],
+    ids=["first", "wide", "not-first", "text", "bool", "not-a-map", "invalid", "empty"],
+)
+def test_peek_id_reads_an_integer_id_from_the_head_only(body: bytes, expected: int | None) -> None:
+    assert peek_id(body) == expected
+
+
+def _values(value: object) -> int:
+    """The reference count: every container, key and scalar is one value."""
+    if isinstance(value, dict):
+        return 1 + sum(_values(key) + _values(item) for key, item in value.items())
+    if isinstance(value, list):
+        return 1 + sum(_values(item) for item in value)
+    return 1
+
+
+_ANY_MSGPACK = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=300)
+    | st.binary(max_size=300)
+    | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=20)),
+    lambda children: (
+        st.lists(children, max_size=20)
+        | st.dictionaries(st.text(max_size=4) | st.integers(-(2**63), 2**64 - 1), children, max_size=20)
+    ),
+    max_leaves=60,
+)
+
+
+@given(_ANY_MSGPACK, st.integers(1, 80))
+def test_the_value_count_agrees_with_the_decoded_value(value: object, limit: int) -> None:
+    body = msgpack.packb(value, use_bin_type=True)
+    assert holds_more_values_than(body, limit) == (_values(value) > limit)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [[[]] * 200, [{}] * 200, [None] * 200, ["ab"] * 200, [[[[]]]] * 50],
+    ids=["empty-arrays", "empty-maps", "nils", "short-strings", "nested-arrays"],
+)
+def test_a_frame_of_too_many_values_is_refused_unbuilt_with_its_id(arguments: list[object]) -> None:
+    body = msgpack.packb({**GUARD, "args": arguments})
+    problem = parse_request(body, max_values=150)
+    assert problem == BadRequest(7, f"frame of {len(body)} bytes holds more than 150 values")
+    assert isinstance(parse_request(body, max_values=_values(msgpack.unpackb(body))), Guard)
+
+
+def test_a_container_claiming_more_entries_than_allowed_is_refused_at_its_header() -> None:
+    head = b"".join(msgpack.packb(part) for part in ("id", 3, "op", "guard", "args"))
+    body = b"\x83" + head + b"\xdd" + (10**9).to_bytes(4, "big") + b"\x00" * 100
+    problem = parse_request(body, max_values=50)
+    assert isinstance(problem, BadRequest)
+    assert problem.id == 3
+    assert "holds more than 50 values" in problem.error
 
 
 def test_error_texts_about_huge_fields_stay_short() -> None:
@@ -215,13 +293,23 @@ def test_an_id_key_inside_the_broken_frame_does_not_lose_the_frames_after_it() -
     assert isinstance(requests[-1], Guard)
 
 
-def test_an_oversized_frame_is_skipped_without_buffering_and_the_stream_stays_in_step() -> None:
+def test_an_oversized_frame_is_answered_with_its_id_and_skipped_to_its_last_byte() -> None:
     decoder = FrameDecoder(max_frame_bytes=100)
-    oversized = struct.pack(">I", 1000) + b"z" * 1000
-    problems = decoder.feed(oversized[:50])
-    assert problems == [BadRequest(None, "frame of 1000 bytes exceeds the limit of 100")]
-    assert decoder.pending == 1000 - 46
-    assert decoder.feed(oversized[50:700]) == []
+    oversized = frame({"id": 21, "op": "guard", "agent": 1, "call": "c", "name": "bash", "args": "z" * 1000})
+    length = len(oversized) - 4
+    assert decoder.feed(oversized[:6]) == []  # its id is read from its head, once that is there
+    problems = decoder.feed(oversized[6:300])
+    assert problems == [BadRequest(21, f"frame of {length} bytes exceeds the limit of 100")]
+    assert decoder.pending == len(oversized) - 300
+    assert decoder.feed(oversized[300:700]) == []
     after = decoder.feed(oversized[700:] + frame(GUARD))
     assert [request.id for request in after] == [7]
     assert decoder.pending == 0
+
+
+def test_an_oversized_frame_without_a_readable_id_is_answered_with_a_null_id() -> None:
+    decoder = FrameDecoder(max_frame_bytes=100)
+    oversized = struct.pack(">I", 1000) + b"z" * 1000
+    problems = decoder.feed(oversized + frame(GUARD))
+    assert problems[0] == BadRequest(None, "frame of 1000 bytes exceeds the limit of 100")
+    assert [request.id for request in problems[1:]] == [7]

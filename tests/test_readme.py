@@ -1,6 +1,6 @@
-"""The README quotes the defaults table of breaker/core/config.py; this keeps the quote in step.
+"""The README quotes the defaults tables of breaker/core/config.py; this keeps the quotes in step.
 
-Run with UPDATE_README=1 to rewrite the quoted block from ``DEFAULTS``.
+Run with UPDATE_README=1 to rewrite the quoted blocks from ``DEFAULTS`` and ``MODE_DEFAULTS``.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from breaker.core.config import DEFAULTS
+from breaker.core.config import DEFAULTS, MODE_DEFAULTS
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN, END = "<!-- defaults:begin -->", "<!-- defaults:end -->"
+MODE_BEGIN, MODE_END = "<!-- mode-defaults:begin -->", "<!-- mode-defaults:end -->"
 
 
 def _scalar(value: Any) -> str:
@@ -50,16 +51,33 @@ def render_defaults() -> str:
     return "\n".join(lines)
 
 
-def _quoted_block(text: str) -> str:
-    start = text.index(BEGIN) + len(BEGIN)
-    return text[start : text.index(END)].strip("\n")
+def render_mode_defaults() -> str:
+    """What each identity mode brings, as the keys a row would otherwise restate."""
+    lines = ["```yaml"]
+    for mode, overrides in MODE_DEFAULTS.items():
+        lines.append(f"# identity: {mode}")
+        lines.extend(f"{key}: {_scalar(value)}" for key, value in overrides.items())
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def _quoted_block(text: str, begin: str, end: str) -> str:
+    start = text.index(begin) + len(begin)
+    return text[start : text.index(end)].strip("\n")
+
+
+def _check_quote(begin: str, end: str, expected: str) -> None:
+    text = README.read_text(encoding="utf-8")
+    if os.environ.get("UPDATE_README") == "1":
+        start = text.index(begin) + len(begin)
+        text = text[:start] + "\n" + expected + "\n" + text[text.index(end) :]
+        README.write_text(text, encoding="utf-8")
+    assert _quoted_block(text, begin, end) == expected
 
 
 def test_readme_quotes_the_defaults_of_config_py() -> None:
-    text = README.read_text(encoding="utf-8")
-    expected = render_defaults()
-    if os.environ.get("UPDATE_README") == "1":
-        start = text.index(BEGIN) + len(BEGIN)
-        text = text[:start] + "\n" + expected + "\n" + text[text.index(END) :]
-        README.write_text(text, encoding="utf-8")
-    assert _quoted_block(text) == expected
+    _check_quote(BEGIN, END, render_defaults())
+
+
+def test_readme_quotes_what_each_identity_mode_brings() -> None:
+    _check_quote(MODE_BEGIN, MODE_END, render_mode_defaults())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,7 +16,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
-from breaker.protocol import MAX_FRAME_BYTES
+from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
+from breaker.worker import RequestHandler
 
 pytestmark = pytest.mark.anyio
 
@@ -209,12 +211,67 @@ async def test_a_request_with_a_list_or_map_op_is_refused_and_its_neighbours_in_
         assert (await pipe.call("guard", **bash(1, "c5", "ls")))["ok"] is True
 
 
-async def test_an_oversized_frame_is_refused_as_soon_as_its_header_arrives() -> None:
+async def test_an_argument_over_the_frame_limit_is_refused_with_its_id_and_the_next_call_answered() -> None:
     async with configured() as pipe:
-        await pipe.write(struct.pack(">I", MAX_FRAME_BYTES + 1))
+        await pipe.write(frame({"id": 70, "op": "guard", **bash(1, "c1", "x" * MAX_FRAME_BYTES)}))
         refused = await pipe.reply()
-        assert refused["id"] is None
+        assert refused["id"] == 70
         assert "exceeds the limit" in refused["error"]
+        assert (await pipe.call("guard", **bash(1, "c2", "ls")))["ok"] is True
+
+
+@pytest.mark.parametrize("empty", [[], {}], ids=["empty-arrays", "empty-maps"])
+async def test_a_megabyte_of_empty_containers_is_refused_with_its_id_and_the_next_call_answered(
+    empty: object,
+) -> None:
+    async with configured() as pipe:
+        await pipe.write(frame({"id": 71, "op": "guard", "agent": 1, "call": "c", "name": "bash",
+                                "args": [empty] * (1 << 20)}))
+        refused = await pipe.reply()
+        assert refused["id"] == 71
+        assert f"holds more than {MAX_FRAME_VALUES} values" in refused["error"]
+        assert (await pipe.call("guard", **bash(1, "c2", "ls")))["ok"] is True
+
+
+def _peak_bytes_to_handle(arguments: object) -> tuple[int, int, dict[str, Any]]:
+    """(frame size, peak bytes allocated while decoding and deciding it, the reply), in process."""
+    handler = RequestHandler()
+    handler.handle(parse_request(msgpack.packb({"id": 1, "op": "configure"})))
+    body = msgpack.packb({"id": 2, "op": "guard", **bash(1, "c", "ls"), "args": arguments})
+    tracemalloc.start()
+    try:
+        reply = handler.handle(parse_request(body))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return len(body), peak, reply
+
+
+#: What a frame may cost the worker: its bytes a few times over (decoded text, its canonical
+#: form) plus a fixed allowance per value it may hold (decoded, the costliest take ~180 bytes).
+def _memory_bound(frame_bytes: int) -> int:
+    return 4 * frame_bytes + 256 * MAX_FRAME_VALUES
+
+
+@pytest.mark.parametrize(
+    ("arguments", "answered"),
+    [
+        ([[]] * (1 << 20), False),
+        ([{}] * (1 << 20), False),
+        ([[]] * (MAX_FRAME_VALUES - 20), True),
+        ([{}] * (MAX_FRAME_VALUES - 20), True),
+        ([{"a": {"b": []}}] * (MAX_FRAME_VALUES // 6 - 4), True),
+        ("x" * (4 << 20), True),
+    ],
+    ids=["1MB-of-empty-arrays", "1MB-of-empty-maps", "empty-arrays-at-the-limit", "empty-maps-at-the-limit",
+         "nested-maps-at-the-limit", "a-4MB-string"],
+)
+def test_worker_memory_per_frame_is_a_small_multiple_of_the_frame(arguments: object, answered: bool) -> None:
+    frame_bytes, peak, reply = _peak_bytes_to_handle(arguments)
+    assert reply["id"] == 2
+    assert reply["ok"] is answered
+    shown = f"{peak / 2**20:.1f} MB for a {frame_bytes / 2**20:.2f} MB frame"
+    assert peak <= _memory_bound(frame_bytes), shown
 
 
 async def test_an_oversized_frame_is_answered_with_the_id_it_starts_with() -> None:
@@ -271,3 +328,19 @@ async def test_end_of_input_and_shutdown_both_exit_zero() -> None:
         await pipe.write(frame({"id": 5, "op": "shutdown"}) + frame({"id": 6, "op": "stats"}))
         assert await pipe.reply() == {"id": 5, "ok": True}
         assert await pipe.exit_code() == 0
+
+
+async def test_the_state_aware_mode_stops_the_same_answer_a_fifth_time_through_the_pipe() -> None:
+    """No progress reaches the core through the result op, as the failure track does: the live
+    gate decides what tests/test_same_results.py's replay of the same calls decides (a variant,
+    then the same flag again and again, "Wrong flag!" each time: the 4th identical one stops)."""
+    async with configured({"identity": "state-aware"}) as pipe:
+        verdicts = []
+        for index, flag in enumerate(["flat{x}"] + ["flag{x}"] * 5):
+            call = {"agent": 1, "call": f"s{index}", "name": "submit", "args": {"flag": flag}}
+            reply = await pipe.call("guard", **call)
+            verdicts.append(reply["deny"])
+            text = "Error: " + reply["deny"] if reply["deny"] else "Wrong flag!"
+            assert (await pipe.call("result", agent=1, call=f"s{index}", text=text))["ok"]
+        assert [deny is None for deny in verdicts] == [True, True, True, True, False, False]
+        assert "the same result 4 times in a row" in verdicts[4]

@@ -29,7 +29,8 @@ FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "v
 DEFAULTS: dict[str, Any] = {
     "window": 12,
     "localHosts": "ask",
-    # What makes two calls the same action; "state-aware" is opt-in (docs/decision-quality.md).
+    # What makes two calls the same action; "state-aware" is opt-in and brings MODE_DEFAULTS
+    # (docs/decision-quality.md).
     "identity": "exact",
     "previewChars": 400,
     "resultPreviewChars": 800,
@@ -67,6 +68,9 @@ DEFAULTS: dict[str, Any] = {
     "summarizeAt": None,
     "failWarnAt": None,
     "failLimit": None,
+    # No progress: after this many identical results in a row from one tool, the same call again
+    # is denied (off here; identity: state-aware brings it).
+    "sameResultLimit": None,
     "includeLocal": False,
     # A backstop against a harness that never reports its agents gone: past this many agents,
     # the one idle the longest is forgotten.
@@ -76,6 +80,13 @@ DEFAULTS: dict[str, Any] = {
     "onWorkerFailure": "allow",
     "guardTimeoutMs": 500,
     "startTimeoutMs": 10000,
+}
+
+#: What an ``identity`` mode brings with it, over DEFAULTS, unless the row restates the key: the
+#: window and limits measured best for the mode (docs/decision-quality.md), so that one key
+#: switches it on. ``exact`` brings nothing: the defaults are the seed's.
+MODE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "state-aware": {"window": 16, "failLimit": 3, "sameResultLimit": 4},
 }
 
 #: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
@@ -122,6 +133,7 @@ class BreakerConfig(BaseModel):
     summarizeAt: int | None
     failWarnAt: int | None
     failLimit: float | None
+    sameResultLimit: float | None
     includeLocal: bool
     python: str | None
     onWorkerFailure: WorkerFailurePolicy
@@ -180,12 +192,15 @@ def default_config() -> BreakerConfig:
 
 
 def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
-    """Merge ``raw`` over DEFAULTS and validate it, raising ConfigError naming the bad key."""
+    """Merge ``raw`` over DEFAULTS (and its ``identity`` mode's MODE_DEFAULTS) and validate it,
+    raising ConfigError naming the bad key."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(f"config must be a mapping of keys to values, got {_type_name(raw)}")
-    merged: dict[str, Any] = {key: value for key, value in DEFAULTS.items()}
+    mode = raw.get("identity")
+    base = {**DEFAULTS, **(MODE_DEFAULTS.get(mode, {}) if isinstance(mode, str) else {})}
+    merged: dict[str, Any] = dict(base)
     for key, value in raw.items():
         if not isinstance(key, str):
             raise ConfigError(f"config keys must be strings, got {key!r}")
@@ -196,7 +211,7 @@ def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
         if key not in DEFAULTS:
             raise ConfigError(_unknown_key_message(key, list(DEFAULTS) + list(IGNORED_KEYS)))
         if key in MERGED_KEYS:
-            merged[key] = _merge_one_level(key, DEFAULTS[key], value)
+            merged[key] = _merge_one_level(key, base[key], value)
         else:
             merged[key] = value
     return _validate(merged)
@@ -245,6 +260,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         summarizeAt=_stage(merged, "summarizeAt"),
         failWarnAt=_stage(merged, "failWarnAt"),
         failLimit=_cap("failLimit", merged["failLimit"], "one failure is not a streak"),
+        sameResultLimit=_cap("sameResultLimit", merged["sameResultLimit"], "one result is not a run"),
         includeLocal=include_local,
         python=python,
         onWorkerFailure=on_failure,  # type: ignore[arg-type]
@@ -360,7 +376,8 @@ def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def _cap(name: str, cap: Any, why_two: str) -> float | None:
-    """A cap (a ``limits`` entry, ``failLimit``): null for none, else a finite number >= 2."""
+    """A cap (a ``limits`` entry, ``failLimit``, ``sameResultLimit``): null for none, else a finite
+    number >= 2."""
     if cap is None:
         return None
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):

@@ -10,14 +10,19 @@ every place except the ones the call itself writes, so
 * running the test again after an edit is a new action (the edited file's token moved);
 * a call that only rewrites its own output (``echo tick >> counter``, ``gen > out.json``) is
   not new to itself: its own place is left out, so loop A still counts;
+* a shell write's ``sink:`` is the exception: it is keyed by what its file holds now, so a
+  script rewritten with new content over a write that landed is a new write (a bash-only agent
+  iterating on ``reproduce_issue.py``), while a rewrite over one that did not land is the same
+  write again. An append (``>>``) builds on what the file held, so it always makes new content;
 * a change that only undoes an earlier one is no change: an edit whose old and new strings
   reverse the previous edit of that file, or content the file already held, leaves the keys
   as they were. A flip-flop (A→B, test, B→A, test, ...) keeps running the same test and is
   caught.
 
 Only a change that worked moves a token: the call's result decides (dsh's ``Error: …`` texts,
-a shell's ``[exit code: N]`` / ``[killed by signal: X]`` markers). Public network targets are
-left as they are: a remote resource does not depend on the local workspace.
+a shell's ``[exit code: N]`` / ``[killed by signal: X]`` markers, a shell that could not find a
+command it was told to run). Public network targets are left as they are: a remote resource
+does not depend on the local workspace.
 
 Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` places per agent.
 """
@@ -25,13 +30,15 @@ Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` place
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from breaker.core.canonical import canonical_json
 from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
-from breaker.core.shell import lex_shell
+from breaker.core.shell import ShellScript, lex_shell
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024
@@ -48,6 +55,15 @@ _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
 #: dsh renders a failed shell command with one of these markers as the last line.
 _SHELL_FAILED = re.compile(r"\n\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*\Z")
+#: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
+#: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
+_COMMAND_NOT_FOUND = re.compile(
+    r"^[\w/.-]*sh: (?:(?:line \d+: )?[^\n:]{1,256}: command not found"
+    r"|\d+: [^\n:]{1,256}: not found|command not found: [^\n]{1,256})$",
+    re.MULTILINE,
+)
+#: Redirections that append to their file rather than replace it.
+_APPENDING = (">>", "&>>")
 #: Commands that change the workspace without a redirect: verb -> the subcommands that do (empty: all).
 MUTATING_COMMANDS: dict[str, frozenset[str]] = {
     verb: frozenset(subcommands.split())
@@ -90,6 +106,7 @@ class Effect:
     places: tuple[str, ...]
     tokens: tuple[str, ...] = ()
     edit: Edit = ()
+    appends: frozenset[str] = frozenset()  # the places it appends to: their new content builds on the old
 
 
 NO_EFFECT = Effect(())
@@ -117,21 +134,24 @@ class Workspace:
         self._last: tuple[str, Effect] = ("", NO_EFFECT)
 
     def identify(self, call: ToolCall, fingerprints: Iterable[Fingerprint]) -> tuple[Fingerprint, ...]:
-        """``fingerprints`` keyed by the workspace state, leaving out the places ``call`` writes."""
+        """``fingerprints`` keyed by the workspace state, leaving out the places ``call`` writes;
+        a ``sink:`` is keyed by what its own file holds as well."""
         fingerprints = tuple(fingerprints)
         effect = effect_of(call, fingerprints)
         self._last = (call.call_id, effect)
         state = self._xor
         for name in effect.places:
-            place = self._places.get(name)
-            if place is not None and place.identity is not None:
-                state ^= _digest(name, place.identity)
-        if state == 0:
-            return fingerprints  # nothing changed yet (outside its own places): the plain keys
-        suffix = f" @workspace:{state:016x}"
-        return tuple(
-            fp if not _keyed(fp) else Fingerprint(fp.kind, fp.key + suffix, fp.local) for fp in fingerprints
-        )
+            state ^= self._digest_of(name, "identity")
+        keyed: list[Fingerprint] = []
+        for fp in fingerprints:
+            fp_state = state
+            if fp.kind == "sink":
+                fp_state ^= self._digest_of(_sink_place(fp), "content")
+            if fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
+                keyed.append(fp)
+            else:
+                keyed.append(Fingerprint(fp.kind, f"{fp.key} @workspace:{fp_state:016x}", fp.local))
+        return tuple(keyed)
 
     def expect(self, call_id: str) -> None:
         """The call last identified was allowed: its effect waits for the call's result."""
@@ -157,6 +177,8 @@ class Workspace:
                     del place.edits[:-MAX_EDITS]
                     token = _hash(["edit", place.content, effect.edit])
             else:
+                if name in effect.appends:
+                    token = _hash(["append", place.content, token])
                 place.edits.clear()
             self._hold(name, place, token)
         while len(self._places) > MAX_PLACES:
@@ -172,6 +194,12 @@ class Workspace:
             place.held.clear()
         place.held.add(token)
         self._rekey(name, place, token)
+
+    def _digest_of(self, name: str, token: Literal["content", "identity"]) -> int:
+        """The digest of one place's ``content`` or ``identity`` token (0: unchanged)."""
+        place = self._places.get(name)
+        held = None if place is None else place.content if token == "content" else place.identity
+        return 0 if held is None else _digest(name, held)
 
     def _rekey(self, name: str, place: _Place, identity: str | None) -> None:
         if place.identity is not None:
@@ -204,7 +232,11 @@ def reverse(edit: Edit) -> Edit:
 
 def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
-    return not text.startswith("Error") and _SHELL_FAILED.search(text[-200:]) is None
+    return (
+        not text.startswith("Error")
+        and _SHELL_FAILED.search(text[-200:]) is None
+        and _COMMAND_NOT_FOUND.search(text) is None
+    )
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
@@ -214,15 +246,33 @@ def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Finger
         return NO_EFFECT
     fingerprints = tuple(fingerprints)
     cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
-    places = ["file:" + fp.key.removeprefix("sink:") for fp in fingerprints if fp.kind == "sink"]
-    if _mutates(command):
+    places = [_sink_place(fp) for fp in fingerprints if fp.kind == "sink"]
+    script = lex_shell(command)
+    if _mutates(script):
         places.append("run:" + cmd_key)
     token = _hash(["run", cmd_key])
-    return Effect(tuple(places), (token,) * len(places))
+    return Effect(tuple(places), (token,) * len(places), appends=frozenset(places) & _appended(script))
 
 
-def _mutates(command: str) -> bool:
-    for part in lex_shell(command).parts:
+def _sink_place(fp: Fingerprint) -> str:
+    return "file:" + fp.key.removeprefix("sink:")
+
+
+def _appended(script: ShellScript) -> frozenset[str]:
+    """The files a command line appends to (``>>``, ``tee -a``), as places (spelled both as
+    written and normalised, as a ``sink:`` may be)."""
+    targets: list[str] = []
+    for part in script.parts:
+        if isinstance(part, str):
+            continue
+        targets.extend(target for operator, target in part.redirects if operator.endswith(_APPENDING))
+        if part.words and part.words[0] == "tee" and "-a" in part.words:
+            targets.extend(word for word in part.words[1:] if not word.startswith("-"))
+    return frozenset("file:" + path for target in targets for path in (target, posixpath.normpath(target)))
+
+
+def _mutates(script: ShellScript) -> bool:
+    for part in script.parts:
         if isinstance(part, str) or not part.words:
             continue
         verb, *rest = part.words

@@ -13,11 +13,11 @@ Every pattern here runs in linear time: no nested unbounded quantifiers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from breaker.core.config import BreakerConfig
 from breaker.core.outcomes import Failure
-from breaker.core.verdicts import FailureHit, Hit, Notice
+from breaker.core.verdicts import FailureHit, Hit, Notice, Stall
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
@@ -29,11 +29,56 @@ REDACTION_MARGIN = 256
 
 _REDACTED = "[REDACTED]"
 
-_SECRET_NAMES = r"password|passwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|client[_-]?secret"
+#: A name whose value is a secret ends with one of these: ``password``, ``DB_PASSWORD``,
+#: ``client_secret``, ``GITHUB_TOKEN``, ``_authToken``, ``x-api-key``, ``AccountKey``,
+#: ``aws_secret_access_key``, ``SECRET_KEY``, ``Authorization``, ``Set-Cookie``; ``pass`` and
+#: ``pwd`` only after a separator (``DB_PASS``, but not ``bypass`` or the shell's ``PWD``). A name
+#: that only starts with one (``token_count``, ``password_file``, ``max_tokens``) is not a secret.
+_KEY_KINDS = ("api", "access", "account", "private", "secret", "auth", "client", "master", "signing",
+              "encryption", "storage", "shared")
+_SECRET_ENDINGS = "|".join(
+    [
+        *(f"(?<={word})" for word in ("password", "passwd", "passphrase", "secret", "credential",
+                                       "credentials", "token", "authorization", "cookie")),
+        "(?<=[a-z0-9][_.\\-]pass)",
+        "(?<=[a-z0-9][_.\\-]pwd)",
+        "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
+    ]
+)
+#: A whole name (taken possessively, so the scan is linear), then a look back at how it ends.
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}+(?:{_SECRET_ENDINGS})"
+#: ``=`` (not ``==``) or ``:``, spaced or not.
+_ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
+_URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
 
-#: (pattern, replacement), applied in order.
-_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # A private key block, up to its END line or, when the text was cut, to the end.
+#: Tokens recognised by their shape alone: (issuer, pattern).
+_TOKEN_SHAPES = (
+    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"),
+    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}"),
+    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    # header.payload.signature, both JSON objects, so both start "eyJ".
+    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}"),
+    ("Stripe", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}"),
+    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
+    ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+)
+
+
+
+def _redact_base64_key(match: re.Match[str]) -> str:
+    """A bare 40-character key (AWS secret access keys): redacted when it mixes cases and digits,
+    as random keys do and hex digests (git, sha1) do not."""
+    text = match.group(0)
+    kinds = (str.isupper, str.islower, str.isdigit)
+    return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
+
+
+#: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
+#: names the formats it covers; ``tests/test_messages.py`` has one case per format.
+_REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -42,35 +87,49 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "[REDACTED PRIVATE KEY]",
     ),
-    # Header lines (and "name: value" secrets): the value runs to the end of line or quote.
+    # URL userinfo with a password, which may hold "@" or "/": the last "@" before the host ends
+    # it (https://user:p@ss/w@rd@host -> https://[REDACTED]@host). host:port is not a password.
     (
         re.compile(
-            r"(?i)\b(proxy-authorization|authorization|set-cookie|cookie|x-api-key|x-auth-token|"
-            + _SECRET_NAMES
-            + r")([ \t]*:[ \t]*)[^\r\n'\"\\]+"
+            rf"(?i){_URL_SCHEME}[^\s/?#@:'\"\\]{{1,256}}:(?!\d{{1,5}}(?:[/?#'\"\s]|\Z))"
+            r"[^\s'\"\\]{1,256}@(?=[^\s/?#@'\"\\]+(?:[/?#:'\"\s]|\Z))"
         ),
-        r"\1\2" + _REDACTED,
+        r"\1" + _REDACTED + "@",
     ),
-    # JSON members: "password": "value", "Authorization": "Bearer ...".
+    # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
+    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
+    # JSON members: "password": "value", "Authorization": "Bearer ...", "SecretAccessKey": "...".
     (
-        re.compile(
-            r"(?i)\"(authorization|cookie|set-cookie|x-api-key|token|" + _SECRET_NAMES + r")\""
-            r"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""
-        ),
+        re.compile(rf"(?i)\"({_SECRET_NAME})\"(\s*:\s*)\"(?:[^\"\\]|\\.)*\""),
         r'"\1"\2"' + _REDACTED + '"',
     ),
-    # Query and form values: token=..., ?access_token=..., &api_key=..., --password=...
+    # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
+    # stay), assignments, options, query and form values, connection strings (token=x,
+    # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
+    # _authToken=x), and header lines or "name: value" secrets, to the end of the line or a quote.
     (
-        re.compile(r"(?i)(?<![a-z0-9])(token|apikey|" + _SECRET_NAMES + r")=[^&\s'\"#;\\]+"),
-        r"\1=" + _REDACTED,
+        re.compile(
+            rf"(?i)({_SECRET_NAME})(?:({_ASSIGN})([\"'])(?:(?!\3)[^\\\r\n]|\\.){{0,1024}}\3"
+            r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
+            r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
+        ),
+        r"\1\2\3\4\5" + _REDACTED + r"\3",
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
-    # Well-known token shapes that travel without a name in front of them.
-    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"), _REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,255}"), _REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), _REDACTED),
-    # URL userinfo: https://user:pass@host -> https://[REDACTED]@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/?#@'\"\\]{1,256}@"), r"\1" + _REDACTED + "@"),
+    # curl -u user:pass, --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
+    (
+        re.compile(
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)"
+            r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
+        ),
+        r"\1" + _REDACTED,
+    ),
+    # netrc entries: machine host login user password secret (on one line or several).
+    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
+    # Well-known token shapes that travel without a name in front of them, in one pass.
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
 )
 
 #: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
@@ -101,15 +160,42 @@ def neutralise(text: str) -> str:
     return _BRACKET_TOKEN.sub("(", text)
 
 
-def quotable(text: str, limit: int) -> str:
+#: How a name or a key shows its control characters: what a reader or a parser takes for the
+#: end of a line (str.splitlines' set) as "⏎", the other C0 controls as their Control Pictures
+#: ("␛" for the escape that starts a terminal sequence), DEL as "␡", the C1 controls as "\ufffd".
+_INLINE = str.maketrans(
+    {
+        **{code: "\ufffd" for code in range(0x80, 0xA0)},
+        **{code: chr(0x2400 + code) for code in range(0x20) if code != 0x09},
+        0x7F: "\u2421",
+        **dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), "\u23ce"),
+    }
+)
+
+
+def quotable_inline(text: str, limit: int) -> str:
+    """:func:`quotable`, kept on one line and free of control characters: a tool name or a key
+    quoted inside a sentence (a heredoc in a ``cmd:`` key, a quoted ``-o`` path) cannot start a
+    line that poses as the breaker's own, nor redraw the operator's terminal."""
+    return quotable(text, limit).translate(_INLINE)
+
+
+def quotable(text: str, limit: int, length: int | None = None) -> str:
     """``text`` made safe to quote and cut to ``limit`` characters, saying so when it was cut.
 
-    Only a bounded prefix is examined, so a huge tool output costs no more than a short one.
+    Only a bounded prefix is examined, so a huge tool output costs no more than a short one; that
+    prefix (:func:`quoted_prefix`) and the whole ``length`` give the same answer as the whole text.
     """
-    cleaned = neutralise(redact(text[: limit + REDACTION_MARGIN]))
-    if len(text) <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
+    length = len(text) if length is None else length
+    cleaned = neutralise(redact(quoted_prefix(text, limit)))
+    if length <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
         return cleaned
-    return f"{cleaned[:limit]}… [cut at {limit} of {len(text)} characters]"
+    return f"{cleaned[:limit]}… [cut at {limit} of {length} characters]"
+
+
+def quoted_prefix(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`quotable` reads: what to keep of a text quoted later."""
+    return text[: limit + REDACTION_MARGIN]
 
 
 def format_number(value: float) -> str:
@@ -133,7 +219,7 @@ def denial(
     """
     if not hits:
         return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
         f"within its last {config.window} tool calls.",
@@ -142,12 +228,7 @@ def denial(
         "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
         "this a new action: it is still the same action on the same resource.",
     ]
-    if previous_result is None:
-        lines.append("No result of the earlier attempt was recorded.")
-    else:
-        lines.append("The earlier attempt returned (quoted, each line starts with '| '):")
-        lines.extend(f"| {line}" for line in (previous_result.splitlines() or [""]))
-        lines.append("(end of quoted result)")
+    lines.extend(_quoted("The earlier attempt returned", previous_result))
     source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
         f"Instead: work from {source}; if you need something different, change the resource itself "
@@ -162,9 +243,23 @@ def denial(
     return "\n".join(lines)
 
 
+def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
+    """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
+    name = quotable_inline(tool, config.previewChars)
+    lines = [
+        f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
+        f"returned the same result {stall.count} times in a row (sameResultLimit: "
+        f"{format_number(stall.limit)}). Running it again cannot bring anything new.",
+        *_quoted("It returned each time", result),
+        "Instead: work from that result; change what you ask for (another argument, file, command or "
+        "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",
+    ]
+    return "\n".join(lines)
+
+
 def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
     """Why the operator is asked: which local target repeated, and what approving allows."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     repeated = "; ".join(_hit_line(hit, config) for hit in hits)
     return (
         f"Repeat Tool Breaker: this `{name}` call repeats a local target ({repeated}). "
@@ -177,7 +272,7 @@ def limit_ask_reason(
     tool: str, hits: Sequence[Hit], failures: Sequence[FailureHit], config: BreakerConfig
 ) -> str:
     """Why the operator is asked under ``onLimit: ask``, and what approving or declining does."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     reached = [_hit_line(hit, config) for hit in hits]
     reached.extend(f"{_failure_line(failure, config)} failures in a row" for failure in failures)
     return (
@@ -189,7 +284,7 @@ def limit_ask_reason(
 
 def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``warnAt``: a light nudge that the agent is repeating itself."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = (
         f"{NOTICE_PREFIX} you are repeating yourself: `{shown}` has come up {count} times in your "
         f"last {config.window} tool calls (calls carrying it are blocked at {format_number(cap)}). "
@@ -200,7 +295,7 @@ def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Noti
 
 def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``summarizeAt``: the demand to take stock and name the approaches not tried yet."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has now come up {count} times in your last {config.window} tool "
@@ -218,7 +313,7 @@ def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) ->
 
 def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfig) -> Notice:
     """``failWarnAt``: the same target keeps failing; read the error instead of retrying."""
-    shown = quotable(key, config.previewChars)
+    shown = quotable_inline(key, config.previewChars)
     blocked = (
         f" Calls carrying it are blocked after {format_number(config.failLimit)} failures in a row."
         if config.failLimit is not None
@@ -227,7 +322,7 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has failed {streak} times in a row; the last time "
-            f"{quotable(failure.describe(), config.previewChars)}.{blocked}",
+            f"{quotable_inline(failure.describe(), config.previewChars)}.{blocked}",
             "Repeating it is unlikely to change that. Before trying it again:",
             "1. Read the error above and say what it actually says.",
             "2. If it names a target (a URL, a path, a host, a command), check that the target exists "
@@ -240,14 +335,14 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
 
 def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
     """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
-    name = quotable(tool, config.previewChars)
+    name = quotable_inline(tool, config.previewChars)
     latest = max(failures, key=lambda hit: hit.streak.serial).streak
     lines = [
         f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
         "last attempts in a row, and trying it again as it is will not make it work.",
         "Failing (failures in a row / failLimit):",
         *(f"- {_failure_line(hit, config)}" for hit in failures),
-        f"The last failure: {quotable(latest.failure.describe(), config.previewChars)}. "
+        f"The last failure: {quotable_inline(latest.failure.describe(), config.previewChars)}. "
         "It returned (quoted, each line starts with '| '):",
         *(f"| {line}" for line in (latest.quote.splitlines() or [""])),
         "(end of quoted result)",
@@ -255,6 +350,17 @@ def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerCo
         "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
     ]
     return lines
+
+
+def _quoted(heading: str, result: str | None) -> list[str]:
+    """A quoted result (already :func:`quotable`), each line marked so it cannot pose as ours."""
+    if result is None:
+        return ["No result of the earlier attempt was recorded."]
+    return [
+        f"{heading} (quoted, each line starts with '| '):",
+        *(f"| {line}" for line in (result.splitlines() or [""])),
+        "(end of quoted result)",
+    ]
 
 
 def _refused_lines(refused: bool) -> list[str]:
@@ -267,12 +373,12 @@ def _refused_lines(refused: bool) -> list[str]:
 
 
 def _failure_line(hit: FailureHit, config: BreakerConfig) -> str:
-    key = quotable(hit.fingerprint.key, config.previewChars)
+    key = quotable_inline(hit.fingerprint.key, config.previewChars)
     return f"{key} {hit.streak.count}/{format_number(hit.limit)}"
 
 
 def _hit_line(hit: Hit, config: BreakerConfig) -> str:
-    return f"{quotable(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+    return f"{quotable_inline(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
 
 
 def _local_note(config: BreakerConfig) -> str:

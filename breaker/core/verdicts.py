@@ -1,5 +1,5 @@
 """The verdict types: what the core answers for a call (``Allow``, ``Deny``, ``Ask``), what
-they name (``Hit``, ``FailureHit``) and the advice an allowed call carries (``Notice``).
+they name (``Hit``, ``FailureHit``, ``Stall``) and the advice an allowed call carries (``Notice``).
 
 Plain frozen records with one home, so that ``decision`` (which makes them) and ``messages``
 (which words them) both import them and neither imports the other.
@@ -40,6 +40,14 @@ class FailureHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Stall:
+    """The call repeats the previous one, whose tool returned one result ``count`` times in a row."""
+
+    count: int
+    limit: float
+
+
+@dataclass(frozen=True, slots=True)
 class Allow:
     """Run the call; ``notice`` is the advice owed to it (also returned with its result)."""
 
@@ -53,6 +61,7 @@ class Deny:
     message: str
     hits: tuple[Hit, ...]
     failures: tuple[FailureHit, ...] = ()
+    stall: Stall | None = None
 
 
 @dataclass(frozen=True, slots=True)

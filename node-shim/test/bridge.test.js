@@ -110,12 +110,12 @@ test('a worker killed for a missed deadline is counted once, not again when its 
 
 test('replies to events are taken as they come: 100,000 events, then a call within its deadline', () => {
   const { bridge, lines } = bridgeWith();
-  assert.equal(bridge.boot({ op: 'configure', config: { guardTimeoutMs: 150 } }, 10_000).ok, true);
+  assert.equal(bridge.boot({ op: 'configure', config: { guardTimeoutMs: 250 } }, 10_000).ok, true);
   const worker = bridge.pid;
   for (let agent = 1; agent <= 100_000; agent++) bridge.notify({ op: 'forget', agent });
   const started = performance.now();
   assert.equal(bridge.call({ op: 'stats' }).ok, true);
-  assert.ok(performance.now() - started < 150, `${(performance.now() - started).toFixed(0)} ms`);
+  assert.ok(performance.now() - started < 250, `${(performance.now() - started).toFixed(0)} ms`);
   assert.equal(bridge.pid, worker, 'the worker was not replaced');
   assert.deepEqual(lines, []);
 });

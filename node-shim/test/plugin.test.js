@@ -2,7 +2,7 @@
 // the real Python worker and the real breaker core.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -215,7 +215,9 @@ test('a missing interpreter or missing Python packages throw with the command th
     return true;
   });
   // An interpreter without its site-packages: pydantic, msgpack and anyio are all missing.
-  const bare = join(mkdtempSync(join(tmpdir(), 'rtb-bare-python-')), 'python');
+  const folder = mkdtempSync(join(tmpdir(), 'rtb-bare-python-'));
+  disposers.push(() => rmSync(folder, { recursive: true, force: true }));
+  const bare = join(folder, 'python');
   writeFileSync(bare, `#!/bin/sh\nexec ${process.env.RTB_PYTHON || 'python3'} -S "$@"\n`, { mode: 0o755 });
   assert.throws(() => apply(dsh.ctx, { python: bare }), (error) => {
     assert.match(error.message, /the Python worker cannot import \w+ \(interpreter .* from the `python` config key\)/);

@@ -122,6 +122,8 @@ def settings_text(mode: str) -> str:
         words.append(f"identity: {config.identity}")
     if config.failLimit is not None:
         words.append(f"failLimit: {config.failLimit:g}")
+    if config.sameResultLimit is not None:
+        words.append(f"sameResultLimit: {config.sameResultLimit:g}")
     return ", ".join(words)
 
 
