@@ -35,7 +35,12 @@ Requests (shim → worker)
                                                        maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
                   args: any
-    preflight     agent, call, name, args              ask: str | nil    (``Breaker.preflight``)
+    preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
+                                                       bool (``Breaker.precheck``: the ask, else
+                                                       the guard's verdict as of now when
+                                                       ``decided``, kept for ``commit``)
+    commit        agent: int, call: str                -                 (``Breaker.commit``: the
+                                                       kept verdict of that call takes effect)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
                   outcome: map | nil                   some are owed (``record_result``)
     human         agent: int                           -                 (``human_message``)
@@ -43,6 +48,17 @@ Requests (shim → worker)
     stats         -                                    stats: map
     shutdown      -                                    - (then the worker exits 0)
     ============  ===================================  =========================================
+
+    ``reply`` (optional) says where the reply goes: absent, on stdout in request order (the shim
+    blocks for it); ``"later"``, on the worker's second reply stream, in request order (the
+    shim's event loop reads it; ``--later-replies FD`` names it, else stdout serves); ``"errors"``,
+    nowhere unless the request failed, and then on that second stream (events nobody waits for).
+
+    ``preflight`` serves ``tools/pre-execute``, which dsh awaits before the guard: the shim uses a
+    ``decided`` verdict in the guard, without a round trip, only when nothing else was sent for
+    that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
+    guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
+    changes nothing (a replacement worker rebuilt that call from the journal's ``guard``).
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
@@ -91,10 +107,15 @@ _MAP_HEADS = {1: range(0x80, 0x90), 3: range(0xDE, 0xDF), 5: range(0xDF, 0xE0)}
 Reply = dict[str, Any]
 
 
+#: Where a request's reply goes (see the module docstring); None: on stdout.
+ReplyMode = Literal["later", "errors"] | None
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
     id: int
+    reply: ReplyMode = None
 
 
 class Configure(_Request):
@@ -117,6 +138,12 @@ class Preflight(_Request):
     call: str
     name: str
     args: Any = None
+
+
+class Commit(_Request):
+    op: Literal["commit"]
+    agent: int
+    call: str
 
 
 class Result(_Request):
@@ -146,12 +173,13 @@ class Shutdown(_Request):
     op: Literal["shutdown"]
 
 
-Request = Configure | Guard | Preflight | Result | Human | Forget | Stats | Shutdown
+Request = Configure | Guard | Preflight | Commit | Result | Human | Forget | Stats | Shutdown
 
 _REQUEST_TYPES: dict[str, type[_Request]] = {
     "configure": Configure,
     "guard": Guard,
     "preflight": Preflight,
+    "commit": Commit,
     "result": Result,
     "human": Human,
     "forget": Forget,
@@ -171,6 +199,8 @@ class BadRequest:
     error: str
     #: The body was not msgpack: its length prefix may be wrong, so the stream may be out of step.
     unreadable: bool = False
+    #: Where its reply goes, when the frame said so in a readable way.
+    reply: ReplyMode = None
 
 
 def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
@@ -192,15 +222,17 @@ def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) 
     if isinstance(request_id, bool) or not isinstance(request_id, int):
         return BadRequest(None, f"request needs an integer id, got {_brief(request_id)}")
     op = message.get("op")
+    reply = message.get("reply")
+    mode: ReplyMode = reply if reply in ("later", "errors") else None
     if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
-        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}")
+        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}", reply=mode)
     if op not in _REQUEST_TYPES:
         known = ", ".join(_REQUEST_TYPES)
-        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})")
+        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})", reply=mode)
     try:
         return _request_adapter.validate_python(message)
     except ValidationError as error:
-        return BadRequest(request_id, f"{op}: {_describe(error)}")
+        return BadRequest(request_id, f"{op}: {_describe(error)}", reply=mode)
 
 
 def peek_id(body: bytes | memoryview) -> int | None:

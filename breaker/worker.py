@@ -13,11 +13,14 @@ that could derive from them goes through ``messages.redact`` and is cut short.
 
 Latency is the point of the I/O loop: stdin is non-blocking and read directly on the event loop
 thread (``os.read``, parking in ``anyio.wait_readable`` only when the pipe is empty), so a
-request costs no thread hop; every reply decoded from one read goes out in one ``writev``.
+request costs no thread hop; the replies to every request decoded from one read go out in one
+``writev`` per stream: stdout, and the second stream ``--later-replies FD`` names (replies the
+shim reads on its event loop; see ``breaker/protocol.py``).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import functools
@@ -36,6 +39,7 @@ from breaker.core.messages import redact
 from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
+    Commit,
     Configure,
     Forget,
     FrameDecoder,
@@ -57,6 +61,10 @@ log = logging.getLogger("breaker.worker")
 READ_SIZE = 1 << 20
 #: Below the usual IOV_MAX of 1024 buffers per writev.
 WRITEV_MAX_PARTS = 512
+#: The pipe buffer asked for, where Linux allows it, on stdin (a 64 KB call then fits in one write
+#: of the shim's main thread) and on the second reply stream (its reader is an event loop that may
+#: be busy for a while, and a full pipe would stall the worker).
+PIPE_BYTES = 1 << 20
 #: Audit events that would mean the worker acts on what it is given (``os.exec*``, ``os.spawn*``
 #: and ``os.posix_spawn*`` are matched by prefix).
 FORBIDDEN_EVENTS = frozenset(
@@ -109,8 +117,15 @@ class RequestHandler:
                 verdict = breaker.decide(request.agent, ToolCall(request.name, request.args, request.call))
                 return ok_reply(request.id, deny=verdict.message if isinstance(verdict, Deny) else None)
             case Preflight():
-                check = breaker.preflight(request.agent, ToolCall(request.name, request.args, request.call))
-                return ok_reply(request.id, ask=check.reason if isinstance(check, Ask) else None)
+                answer = breaker.precheck(request.agent, ToolCall(request.name, request.args, request.call))
+                if isinstance(answer, Ask):
+                    return ok_reply(request.id, ask=answer.reason, decided=False)
+                if answer is None:
+                    return ok_reply(request.id, ask=None, decided=False)
+                deny = answer.message if isinstance(answer, Deny) else None
+                return ok_reply(request.id, ask=None, deny=deny, decided=True)
+            case Commit():
+                breaker.commit(request.agent, request.call)
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if notices:
@@ -159,8 +174,9 @@ def forbid_side_effects() -> None:
     sys.addaudithook(audit)
 
 
-async def serve(input_fd: int, output_fd: int, *, audit: bool = False) -> None:
-    """Answer requests from ``input_fd`` on ``output_fd`` until end of input or ``shutdown``."""
+async def serve(input_fd: int, output_fd: int, *, later_fd: int | None = None, audit: bool = False) -> None:
+    """Answer requests from ``input_fd`` on ``output_fd`` (and ``later_fd``, for the replies a
+    request asks to get there) until end of input or ``shutdown``."""
     if audit:  # the event loop is up and every import is done: what follows is the decision path
         forbid_side_effects()
     handler = RequestHandler()
@@ -179,13 +195,19 @@ async def serve(input_fd: int, output_fd: int, *, audit: bool = False) -> None:
                     _write_replies(output_fd, [error_reply(None, "input ended inside a frame")])
                 return
             replies: list[Reply] = []
+            later: list[Reply] = []
             stop = False
             for request in decoder.feed(chunk):
-                replies.append(handler.handle(request))
+                reply = handler.handle(request)
+                if request.reply is None:
+                    replies.append(reply)
+                elif request.reply == "later" or not reply["ok"]:
+                    later.append(reply)
                 if isinstance(request, Shutdown):
                     stop = True
                     break
             _write_replies(output_fd, replies)
+            _write_replies(output_fd if later_fd is None else later_fd, later)
             if stop:
                 return
     finally:
@@ -193,6 +215,8 @@ async def serve(input_fd: int, output_fd: int, *, audit: bool = False) -> None:
 
 
 def _write_replies(fd: int, replies: list[Reply]) -> None:
+    if not replies:
+        return
     parts: list[bytes] = []
     for reply in replies:
         parts.extend(encode_frame_parts(reply))
@@ -209,6 +233,15 @@ def _write_all(fd: int, parts: list[bytes]) -> None:
             remainder = remainder[os.write(fd, remainder) :]
 
 
+def _widen_pipe(fd: int) -> None:
+    if sys.platform != "linux":
+        return
+    import fcntl
+
+    with contextlib.suppress(OSError):  # not a pipe, or more than this user may ask for
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
 def die_with_the_shim() -> None:
     """Linux: once the shim's thread that started this worker ends, the kernel kills the worker,
     even a stopped one (SIGSTOP), which would never read the end of its input."""
@@ -221,11 +254,16 @@ def die_with_the_shim() -> None:
         os._exit(0)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     die_with_the_shim()
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="repeat-tool-breaker worker: %(message)s"
     )
+    parser = argparse.ArgumentParser(prog="python -m breaker.worker", description=__doc__.splitlines()[0])
+    parser.add_argument("--later-replies", type=int, metavar="FD", help="the second reply stream's fd")
+    later_fd: int | None = parser.parse_args(argv).later_replies
+    for fd in (sys.stdin.fileno(),) if later_fd is None else (sys.stdin.fileno(), later_fd):
+        _widen_pipe(fd)
     # Frames get a private copy of stdout; fd 1 itself becomes stderr, so nothing else
     # (a print, a C library) can write into the frame stream.
     output_fd = os.dup(1)
@@ -233,7 +271,8 @@ def main() -> int:
     sys.stdout = sys.stderr
     with contextlib.suppress(BrokenPipeError):  # the shim went away; nobody is left to answer
         audit = os.environ.get("RTB_AUDIT") == "1"
-        anyio.run(functools.partial(serve, audit=audit), sys.stdin.fileno(), output_fd)
+        serving = functools.partial(serve, later_fd=later_fd, audit=audit)
+        anyio.run(serving, sys.stdin.fileno(), output_fd)
     return 0
 
 

@@ -11,8 +11,11 @@
 // replies to events that are already there without waiting. Ownership of published fds passes to
 // the main thread, which
 // closes them (it sets them to -2 once it has given up on this worker; a late fd is then closed
-// here). Elsewhere stdin and stdout are ordinary pipes, state[3] is -3, and this thread moves every
-// byte: the main thread waits in Atomics.wait and takes replies from the `replies` port.
+// here). A third FIFO is the worker's fd 3, where it writes the replies nobody blocks for (see
+// breaker/protocol.py, `reply`): its non-blocking read end is published in state[7] for the main
+// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, state[3] and state[7] are
+// -3, and this thread moves every byte: the main thread waits in Atomics.wait and takes replies
+// from the `replies` port.
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, written to the
 // worker's stdin in order, each followed by a decrement of state[2] once written; 'ready' once the
@@ -34,7 +37,7 @@ import { boundedWriter } from './stderr.js';
 const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
 // [0] wake counter, [1] direct stdin fd, [2] frames queued here, [3] direct stdout fd,
 // [4] deadline of the main thread's read, [5] when the watchdog looks next (0: at the next deadline),
-// [6] non-blocking stdout fd
+// [6] non-blocking stdout fd, [7] read end of the worker's fd 3 (replies nobody blocks for)
 const FOLDER_PREFIX = 'rtb-';
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
@@ -45,11 +48,12 @@ function deliver(message, transfer) {
   Atomics.notify(state, 0);
 }
 
-// Two FIFOs, made in a private folder and unlinked at once (no one else can open them):
-// {childIn, childOut: the worker's blocking ends, queued: a blocking stdin write end for this
-// thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read end for
-// the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout write end for the
-// watchdog}; null where none can be made (no mkfifo, no usable temporary folder): then pipes.
+// Three FIFOs, made in a private folder and unlinked at once (no one else can open them):
+// {childIn, childOut, childLater: the worker's blocking ends, queued: a blocking stdin write end
+// for this thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read
+// end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout write end for
+// the watchdog, laterReader: a non-blocking read end of fd 3 for the main thread's event loop};
+// null where none can be made (no mkfifo, no usable temporary folder): then pipes.
 function fifos() {
   if (process.platform === 'win32' || !mkfifo) return null;
   let folder;
@@ -63,7 +67,8 @@ function fifos() {
     folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
     const stdinPath = join(folder, 'stdin');
     const stdoutPath = join(folder, 'stdout');
-    if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath], { stdio: 'ignore' }).status !== 0) return null;
+    const laterPath = join(folder, 'later');
+    if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
     // non-blocking reader makes room for the writers, which then let the blocking reader open.
     const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
@@ -76,7 +81,9 @@ function fifos() {
       nudge: open(stdoutPath, O_WRONLY | O_NONBLOCK),
       reader: open(stdoutPath, O_RDONLY),
       drainer: probes[1],
+      laterReader: open(laterPath, O_RDONLY | O_NONBLOCK),
     };
+    ends.childLater = open(laterPath, O_WRONLY); // its reader is open: this does not block
     closeSync(probes[0]);
     return ends;
   } catch {
@@ -112,20 +119,23 @@ function publish(slot, fd) {
 }
 
 const fifo = fifos();
-const child = spawn(command, args, {
+const child = spawn(command, fifo ? [...args, '--later-replies', '3'] : args, {
   cwd,
   env,
-  stdio: fifo ? [fifo.childIn, fifo.childOut, 'pipe'] : ['pipe', 'pipe', 'pipe'],
+  stdio: fifo ? [fifo.childIn, fifo.childOut, 'pipe', fifo.childLater] : ['pipe', 'pipe', 'pipe'],
 });
 const stdin = fifo ? new Socket({ fd: fifo.queued, readable: false, writable: true }) : child.stdin;
 if (fifo) {
   closeSync(fifo.childIn); // the worker has its own copies
   closeSync(fifo.childOut);
+  closeSync(fifo.childLater);
   publish(1, fifo.direct);
+  publish(7, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
   publish(3, fifo.reader);
   publish(6, fifo.drainer);
   watch();
 } else {
+  Atomics.store(state, 7, -3);
   Atomics.store(state, 3, -3);
 }
 Atomics.add(state, 0, 1); // the main thread may be waiting to learn which way replies come

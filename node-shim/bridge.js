@@ -9,26 +9,43 @@
 // shared counter that the helper bumps for every message it forwards, taking the reply with
 // receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
 //
-// One ordered pipe carries everything, so an event sent with `send` (no waiting) is applied by the
-// worker before any later `request`: the main thread writes directly only while nothing it posted
-// to the helper is still unwritten. Replies come in order; those to events are drained, by id,
-// while waiting for a later reply.
-import { accessSync, closeSync, constants, readSync, writeSync } from 'node:fs';
+// A request need not block at all: `ask` sends one whose reply the worker writes to a third FIFO
+// (its fd 3) that the main thread's event loop reads, and returns a promise of that reply, so the
+// thread serves other work while the worker thinks. Where there is no FIFO, `ask` is a blocking
+// `call`.
+//
+// One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied
+// by the worker before any later request: the main thread writes directly only while nothing it
+// posted to the helper is still unwritten. Events are coalesced: they wait in an outbox until the
+// next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The worker answers an
+// event only when it fails (on fd 3, or stdout where there is none); other replies come in order
+// on their stream and are matched by id.
+import { accessSync, closeSync, constants, readSync, writevSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
 
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
-/** Larger frames would not fit a FIFO's buffer anyway: they go whole to the helper, uncopied. */
-const DIRECT_LIMIT = 64 * 1024;
+/** Larger writes would not fit a FIFO's buffer (the worker asks for 1 MB): they go whole to the
+ * helper. What a direct write leaves over goes to the helper too. */
+const DIRECT_LIMIT = 1024 * 1024;
 const READ_SIZE = 64 * 1024;
+/** How long an event may wait in the outbox for a request to ride with (one write for both), and
+ * how many may wait: a flood of events goes out as it comes, so the worker keeps up with it. */
+const EVENT_DELAY_MS = 2;
+const OUTBOX_FRAMES = 64;
 
 /**
  * A restored agent's journal is waited for this much longer than a call: its requests, and its
  * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
  */
 const RESTORE_MS_PER_REQUEST = 1;
+/** What a request queued ahead of a call may cost the worker (an event takes ~20 µs). */
+const QUEUED_MS_PER_REQUEST = 0.1;
+/** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
+const COLLECT_EVERY = 1024;
 const RESTORE_BYTES_PER_MS = 20_000;
 
 /** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
@@ -94,11 +111,28 @@ export class WorkerBridge {
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
     this.restored = new Set(); // the agents whose journal the current worker has been given
+    this.uncollected = 0; // events sent since replies were last taken
     this.settings = null;
     this.losses = []; // when workers were lost since the last answered call, oldest first
     this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
     this.gaveUp = false;
     this.closed = false;
+    this.generation = 0; // which worker: a new one knows only what the journal restores
+    this.later = null; // the event loop's reader of the worker's fd 3
+    this.awaiting = new Map(); // id → {resolve, reject, timer} of replies awaited through fd 3
+    this.outbox = []; // encoded events not written yet, oldest first
+    this.flushing = null; // the pending timer that writes the outbox
+    this.flushOutbox = () => {
+      this.flushing = null;
+      if (this.outbox.length === 0 || this.closed) return;
+      try {
+        this.ensureRunning(); // a lost worker's replacement drops the outbox: the journal has it all
+      } catch (error) {
+        if (error instanceof WorkerUnavailable) this.outbox = [];
+        else throw error;
+      }
+      if (this.outbox.length > 0) this.write(this.takeOutbox());
+    };
   }
 
   /**
@@ -123,9 +157,9 @@ export class WorkerBridge {
    * fresh worker has not answered yet; a call that first restores its agent's journal gets more
    * in proportion to it. A worker found dead is replaced and the request is sent once more to its
    * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
-   * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
-   * least a quarter of the guard deadline, more for a large frame: a healthy worker is never killed
-   * for the shim's time.
+   * thrown (the caller applies onWorkerFailure). Requests still queued ahead of it add 0.1 ms each.
+   * Whatever the caller spent, the worker is given at least a quarter of the guard deadline, more
+   * for a large frame: a healthy worker is never killed for the shim's time.
    */
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
@@ -135,8 +169,11 @@ export class WorkerBridge {
       const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
         const id = this.send(message);
+        // The worker answers in order: requests queued ahead of this one (a burst of events) are
+        // work, not a hang, and the call waits for them too.
+        const queued = (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST;
         const floor = Math.max(guardTimeoutMs / 4, this.sentBytes / RESTORE_BYTES_PER_MS);
-        const deadline = Math.max(since + timeoutMs, clock() + floor);
+        const deadline = Math.max(since + timeoutMs + queued, clock() + floor);
         const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
@@ -149,18 +186,56 @@ export class WorkerBridge {
     }
   }
 
-  /** Post a request whose reply nobody waits for (an event); it is applied before later calls. */
+  /**
+   * One request whose reply arrives through the event loop: a promise of the reply, rejected with
+   * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (a
+   * missed deadline also replaces it, as in `call`). Where the worker has no fd 3 (no FIFO, or
+   * not known yet for a worker still starting) this is a blocking `call`, its result a promise.
+   */
+  ask(message, since = clock()) {
+    let timeoutMs;
+    try {
+      const fresh = this.ensureRunning();
+      if (!this.openLater()) return Promise.resolve(this.call(message, since));
+      const { guardTimeoutMs, startTimeoutMs } = this.settings;
+      const restoring = this.restore(message.agent);
+      timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const id = this.send({ ...message, reply: 'later' });
+    const awaiting = this.awaiting;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        awaiting.delete(id);
+        const error = this.timeoutError(timeoutMs);
+        reject(error);
+        if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
+      }, Math.max(1, since + timeoutMs - clock())); // referenced: the process stays up for the reply, no longer
+      awaiting.set(id, { resolve, reject, timer });
+    });
+  }
+
+  /**
+   * An event: a request whose reply nobody waits for. It is applied before any later request; it
+   * waits in the outbox to go out with the next one (see the top). A worker lost before then
+   * never gets it: the journal carries what matters to its successor.
+   */
   notify(message) {
     if (this.closed) return;
-    try {
-      this.ensureRunning();
-    } catch (error) {
-      if (error instanceof WorkerUnavailable) return; // the journal carries it to the next worker
-      throw error;
+    if (!this.helper) {
+      try {
+        this.ensureRunning();
+      } catch (error) {
+        if (error instanceof WorkerUnavailable) return; // the journal carries it to the next worker
+        throw error;
+      }
     }
-    this.collect(); // replies to events must not pile up until the next call
+    // Replies to events (errors only) must not pile up until the next call (the worker would stall
+    // writing them): every so many events, those already there are taken.
+    if (!this.later && ++this.uncollected >= COLLECT_EVERY) this.collect();
     this.restore(message.agent);
-    this.send(message);
+    this.send({ ...message, reply: 'errors' });
   }
 
   // Before a worker hears of an agent, it gets the agent's journal (replies dropped); returns how
@@ -169,12 +244,13 @@ export class WorkerBridge {
     if (agent === undefined || this.restored.has(agent)) return 0;
     this.restored.add(agent);
     const { requests, weight } = this.replay(agent);
-    for (const request of requests) this.send(request);
+    for (const request of requests) this.send({ ...request, reply: 'errors' });
     return requests.length * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
   }
 
   // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
   collect() {
+    this.uncollected = 0;
     const drainer = this.state ? Atomics.load(this.state, 6) : -1;
     if (drainer >= 0) {
       while (this.fill(drainer) > 0) this.takeFrames(undefined);
@@ -190,17 +266,88 @@ export class WorkerBridge {
 
   // Stop the current worker: its stdin closes, it exits, its thread ends after it.
   // Its channel is let go too: its late exit must not be taken for the loss of its successor.
+  // Replies still awaited from it are given up (WorkerUnavailable).
   stop() {
     if (this.state) {
-      for (const slot of [1, 3, 6]) {
+      for (const slot of [1, 3, 6, 7]) {
         const fd = Atomics.exchange(this.state, slot, -2); // a fd published later is closed by the helper
         if (fd >= 0) closeSync(fd);
       }
     }
+    this.later?.destroy();
+    this.later = null;
+    this.abandon('the worker was stopped');
     this.helper?.postMessage('close');
     this.helper = null;
     this.replies?.close();
     this.replies = null;
+  }
+
+  // Reject every reply still awaited through fd 3 (their worker is gone or being replaced).
+  abandon(reason) {
+    const awaiting = this.awaiting;
+    if (awaiting.size === 0) return;
+    this.awaiting = new Map();
+    const error = new WorkerUnavailable(reason, { code: 'EXITED' });
+    for (const { reject, timer } of awaiting.values()) {
+      clearTimeout(timer);
+      reject(error);
+    }
+  }
+
+  // Read fd 3 on the event loop once the helper has published it; false where there is none (yet).
+  openLater() {
+    if (this.later) return true;
+    const fd = Atomics.load(this.state, 7);
+    if (fd < 0 || Atomics.compareExchange(this.state, 7, fd, -4) !== fd) return false; // -4: taken
+    // Read into one reused buffer (no stream machinery); only a frame cut between reads is copied.
+    let partial = null;
+    const later = new Socket({
+      fd,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: Buffer.allocUnsafe(READ_SIZE),
+        callback: (count, buffer) => {
+          let bytes = buffer.subarray(0, count);
+          if (partial) {
+            bytes = Buffer.concat([partial, bytes]);
+            partial = null;
+          }
+          let start = 0;
+          while (bytes.length - start >= 4) {
+            const end = start + 4 + bytes.readUInt32BE(start);
+            if (end > bytes.length) break;
+            this.arrived(decode(bytes.subarray(start + 4, end)));
+            start = end;
+          }
+          if (start < bytes.length) partial = Buffer.from(bytes.subarray(start));
+        },
+      },
+    });
+    later.on('error', () => {}); // its end is what matters
+    later.on('close', () => {
+      if (this.later === later) {
+        this.later = null;
+        this.abandon('the worker is not running');
+      }
+    });
+    later.unref(); // an idle dsh must be able to exit; a pending reply's timer keeps it up
+    this.later = later;
+    return true;
+  }
+
+  // A reply from fd 3: an awaited one settles its promise; any other is an event's failure.
+  arrived(reply) {
+    const awaited = this.awaiting.get(reply.id);
+    if (!awaited) {
+      this.received(reply, undefined);
+      return;
+    }
+    this.awaiting.delete(reply.id);
+    clearTimeout(awaited.timer);
+    this.answered();
+    awaited.resolve(reply);
   }
 
   // Make sure a worker is running or starting; returns true when it is fresh (still starting).
@@ -272,20 +419,25 @@ export class WorkerBridge {
   }
 
   // A new worker: configure it first; each agent's journal follows before its first request.
+  // Events queued for the lost worker are dropped: the journal holds every one that matters.
   restart() {
     this.spawn();
+    this.outbox = [];
     this.startingId = this.send(this.configureMessage);
   }
 
   spawn() {
     this.stop();
-    const stateBuffer = new SharedArrayBuffer(28); // see bridge-thread.js
+    const stateBuffer = new SharedArrayBuffer(32); // see bridge-thread.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
     this.state[1] = -1;
     this.state[3] = -1;
     this.state[6] = -1;
+    this.state[7] = -1;
     this.restored = new Set();
+    this.answeredId = this.nextId - 1; // nothing is queued at a new worker yet
+    this.generation++;
     this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
     this.inboxStart = 0;
@@ -304,25 +456,49 @@ export class WorkerBridge {
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
   }
 
+  // One request; its `reply` says where the worker answers it (breaker/protocol.py). An event
+  // (reply: 'errors') waits in the outbox; any other request is written at once, after the
+  // events queued before it. Returns its id.
   send(message) {
     const id = this.nextId++;
-    let frame = encodeFrame({ id, ...message });
+    const frame = encodeFrame({ id, ...message });
     this.sentBytes = frame.length;
+    this.outbox.push(frame);
+    if (message.reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
+    else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
+    return id;
+  }
+
+  // The queued frames, oldest first; the outbox is left empty.
+  takeOutbox() {
+    const frames = this.outbox;
+    this.outbox = [];
+    return frames;
+  }
+
+  // Whole frames to the worker's stdin, in order: in one direct write where possible, else (and
+  // what a direct write left over) through the helper, as one buffer it can take over.
+  write(frames) {
+    const total = frames.reduce((sum, frame) => sum + frame.length, 0);
+    let written = 0;
     const direct = Atomics.load(this.state, 1);
-    if (direct >= 0 && frame.length <= DIRECT_LIMIT && Atomics.load(this.state, 2) === 0) {
-      let written = 0;
+    if (direct >= 0 && total <= DIRECT_LIMIT && Atomics.load(this.state, 2) === 0) {
       try {
-        written = writeSync(direct, frame);
+        written = writevSync(direct, frames);
       } catch (error) {
-        if (error.code === 'EPIPE') return id; // the worker is gone; its exit is what gets reported
+        if (error.code === 'EPIPE') return; // the worker is gone; its exit is what gets reported
         // EAGAIN: the FIFO is full; the helper waits for room instead of this thread
       }
-      if (written === frame.length) return id;
-      frame = frame.slice(written);
+      if (written === total) return;
+    }
+    const rest = new Uint8Array(total - written);
+    let offset = -written;
+    for (const frame of frames) {
+      if (offset + frame.length > 0) rest.set(offset >= 0 ? frame : frame.subarray(-offset), Math.max(0, offset));
+      offset += frame.length;
     }
     Atomics.add(this.state, 2, 1);
-    this.helper.postMessage(frame.buffer, [frame.buffer]);
-    return id;
+    this.helper.postMessage(rest.buffer, [rest.buffer]);
   }
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
@@ -419,6 +595,7 @@ export class WorkerBridge {
 
   // A reply, in order: the one with `id` is returned; others are a start's or an event's.
   received(reply, id) {
+    if (Number.isInteger(reply.id) && reply.id > this.answeredId) this.answeredId = reply.id;
     if (reply.id === this.startingId) this.started(reply);
     else if (!reply.ok && reply.id !== id) {
       this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { boundedCopy } from './arguments.js';
+import { AheadVerdicts } from './ahead.js';
 import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
 import { EnvironmentUnavailable, PACKAGE_ROOT, pythonEnvironment, startupFailure, workerInterpreter } from './environment.js';
 import { Journal } from './journal.js';
@@ -107,12 +108,14 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure, notices, guardTimeoutMs } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, guardTimeoutMs, maxAgents } = reply.settings;
   journal = new Journal(reply.settings);
+  const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
 
-  // Live Agent objects → small integers; a collected agent is forgotten by the worker too.
-  const agentIds = new WeakMap();
+  // Live Agent objects → {id: a small integer, what was sent for it (ahead.js)}; a collected
+  // agent is forgotten by the worker too.
+  const agents = new WeakMap();
   let nextAgentId = 1;
   const forgetting = new FinalizationRegistry((agent) => {
     journal.drop(agent);
@@ -122,21 +125,21 @@ export function apply(ctx, config) {
       logOnce(`could not tell the worker to forget an agent: ${error.message}`);
     }
   });
-  function agentIdOf(agent, { create }) {
+  function agentOf(agent, { create }) {
     if (agent === null || (typeof agent !== 'object' && typeof agent !== 'function')) return undefined;
-    let id = agentIds.get(agent);
-    if (id === undefined && create) {
-      id = nextAgentId++;
-      agentIds.set(agent, id);
-      forgetting.register(agent, id);
+    let known = agents.get(agent);
+    if (known === undefined && create) {
+      known = AheadVerdicts.agent(nextAgentId++);
+      agents.set(agent, known);
+      forgetting.register(agent, known.id);
     }
-    return id;
+    return known;
   }
 
-  // The agent id of a call that the worker should see, or undefined when it costs no round trip.
+  // The agent of a call that the worker should see, or undefined when it costs no round trip.
   function countedAgent(exec, options) {
     if (!counted.test(String(exec?.name))) return undefined;
-    return agentIdOf(exec?.agent, options);
+    return agentOf(exec?.agent, options);
   }
 
   // The request for one call and what it weighs (for the journal). The copy is bounded by counts;
@@ -158,7 +161,16 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
-      const { message, weight } = callMessage('guard', exec, agent, since);
+      const kept = ahead.take(exec, agent, bridge.generation);
+      if (kept) {
+        // The worker's verdict from the preflight still holds: it takes effect, no round trip.
+        journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
+        ahead.sending(agent, true);
+        bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
+        return kept.deny;
+      }
+      const { message, weight } = callMessage('guard', exec, agent.id, since);
+      ahead.sending(agent, true);
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       journal.guard(message, weight);
@@ -170,6 +182,8 @@ export function apply(ctx, config) {
     }
   }
 
+  // dsh awaits this before the guard: the call goes to the worker here without blocking, and its
+  // answer is the ask, or the guard's verdict ahead of time (see ahead.js).
   async function preExecute(exec, next) {
     const decision = await next();
     if (decision?.kind !== 'allow') return decision;
@@ -177,9 +191,11 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
-      const { message, weight } = callMessage('preflight', exec, agent, since);
-      const answer = bridge.call(message, since);
+      const { message, weight } = callMessage('preflight', exec, agent.id, since);
+      const mark = ahead.preflighting(agent, bridge.generation);
+      const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
+      ahead.answered(exec, agent, mark, answer, message, weight);
       if (typeof answer.ask === 'string') {
         journal.asked(message, weight);
         return { kind: 'ask', reason: answer.ask };
@@ -193,11 +209,13 @@ export function apply(ctx, config) {
   async function postExecute(exec, result, next) {
     let owed = [];
     try {
+      ahead.drop(exec);
       const agent = countedAgent(exec, { create: false });
       if (agent !== undefined) {
         const message = {
-          op: 'result', agent, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
+          op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
         };
+        ahead.sending(agent, false);
         if (notices) {
           // Only when advisories are switched on does a result wait for its reply.
           const answer = bridge.call(message);
@@ -218,10 +236,11 @@ export function apply(ctx, config) {
 
   function preStep(step, next) {
     try {
-      const agent = agentIdOf(step?.agent, { create: false });
+      const agent = agentOf(step?.agent, { create: false });
       if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
-        journal.drop(agent);
-        bridge.notify({ op: 'human', agent });
+        journal.drop(agent.id);
+        ahead.sending(agent, false);
+        bridge.notify({ op: 'human', agent: agent.id });
       }
     } catch (error) {
       logOnce(`could not record a user message: ${error.message}`);

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
 from breaker.core.fingerprints import CallFingerprints, Fingerprint
+from breaker.core.messages import REDACTION_MARGIN
 
 TARGET_KINDS = frozenset({"net", "site", "sink", "family", "verb"})
 
@@ -244,7 +245,9 @@ def test_results_leave_with_their_calls_and_are_cut_to_result_preview_chars() ->
     first = call("exact:a")
     breaker.decide(1, first)
     breaker.record_result(1, first.call_id, "y" * 10_000)
-    assert breaker._agents[1].results[first.call_id] == "y" * 10 + "… [cut at 10 of 10000 characters]"
+    kept, length = breaker._agents[1].results[first.call_id] or ("", 0)
+    assert (len(kept), length) == (10 + REDACTION_MARGIN, 10_000), "only what quoting it reads is kept"
+    assert breaker._previous_result(breaker._agents[1], ()) == "y" * 10 + "… [cut at 10 of 10000 characters]"
     run(breaker, 4, "exact:b")
     assert first.call_id not in breaker._agents[1].results
     breaker.record_result(1, "unknown-id", "ignored")
@@ -471,3 +474,33 @@ def test_the_guard_reuses_the_fingerprints_of_the_preflight_of_the_same_call() -
     changed = ToolCall("bash", {"command": "curl https://example.net/"}, "c2")
     breaker.decide(1, changed)
     assert computed == ["c0", "c1", "c2", "c2"]
+
+
+def test_repeated_short_calls_reuse_their_analysis_and_values_keep_their_type() -> None:
+    seen: list[ToolCall] = []
+
+    def counting(tool_call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+        seen.append(tool_call)
+        args: Any = tool_call.arguments
+        return CallFingerprints((Fingerprint("exact", f"exact:{args['key']}"),), is_local=False)
+
+    breaker = Breaker(load_config(None), fingerprinter=counting)
+    for index in range(3):
+        breaker.decide(1, ToolCall("bash", {"key": "a", "n": 1}, f"same-{index}"))
+    assert len(seen) == 1, "the repeats were not analysed again"
+    assert count(breaker, 1, "exact:a") == 3
+    breaker.decide(1, ToolCall("bash", {"key": "a", "n": True}, "typed"))
+    breaker.decide(1, ToolCall("bash", {"key": "a", "n": 1.0}, "floated"))
+    assert len(seen) == 3, "1, true and 1.0 are different arguments"
+    breaker.decide(1, ToolCall("bash", {"key": "a", "n": [1]}, "nested"))
+    breaker.decide(1, ToolCall("bash", {"key": "a", "n": [1]}, "nested-again"))
+    assert len(seen) == 5, "arguments that are not flat are analysed every time"
+
+
+def test_the_analysis_cache_is_bounded() -> None:
+    from breaker.core.decision import ANALYSED_CALLS
+
+    breaker = Breaker(load_config(None))
+    for index in range(ANALYSED_CALLS + 50):
+        breaker.decide(1, ToolCall("bash", {"command": f"echo {index}"}, f"c{index}"))
+    assert len(breaker._analysed) == ANALYSED_CALLS

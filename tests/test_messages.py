@@ -22,6 +22,7 @@ from breaker.core.messages import (
     limit_ask_reason,
     neutralise,
     quotable,
+    quoted_prefix,
     redact,
     stall_denial,
     summarize_notice,
@@ -404,3 +405,10 @@ def test_the_ask_reason_names_the_local_target_and_what_approval_buys() -> None:
     assert "rest of this turn" in reason
     assert "exact:" in reason and "cmd:" in reason
     assert len(reason) < 400
+
+
+@given(text=st.text(alphabet=st.sampled_from("ab \n<>|`*_=:/"), max_size=900), limit=st.integers(1, 400))
+def test_a_result_kept_raw_quotes_exactly_as_the_whole_text(text: str, limit: int) -> None:
+    """Results are kept as their quoted prefix and length, and made quotable only when a denial
+    quotes them: that must read exactly as quoting the whole text would."""
+    assert quotable(quoted_prefix(text, limit), limit, len(text)) == quotable(text, limit)

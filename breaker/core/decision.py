@@ -9,6 +9,11 @@ any cap (``onLimit: ask``).
 
 A notice is decided when the call is allowed (only then is its count known) and handed out with
 the call's result (only then can dsh append it), so ``record_result`` returns it.
+
+``decide`` is a plan (the verdict and what it commits, read from the state) applied to the
+state. ``precheck`` makes the plan ahead of the guard and keeps it; ``commit`` applies it. Every
+change to what a verdict reads (a commit, a result, a human turn, an ask, an approval) drops the
+agent's kept plans, so a kept plan applied is exactly what ``decide`` would have done then.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice, Sta
 from breaker.core.window import Window, digest, split
 
 AgentId = int | str
+
+#: How many recent short calls keep their fingerprints (shared by all agents), and how long their
+#: text arguments may be in all.
+ANALYSED_CALLS = 256
+ANALYSED_CHARS = 4096
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
 
 
@@ -69,8 +79,10 @@ class _Agent:
     """One agent's state: its window, the quotable results of its allowed calls, its turn."""
 
     window: Window
-    # Only call ids of allowed calls still in the window; None until the result arrives.
-    results: dict[str, str | None] = field(default_factory=dict)
+    # Only call ids of allowed calls still in the window; None until the result arrives. A result
+    # is kept raw (what quoting it reads, and its length): a denial quotes one now and then, and
+    # only then is it redacted and neutralised.
+    results: dict[str, tuple[str, int] | None] = field(default_factory=dict)
     # Call ids whose latest call was denied: their next result is the denial, never kept. (A
     # harness may reuse one id for many calls; the allowed call's result under it stays quotable.)
     denied: set[str] = field(default_factory=set)
@@ -84,6 +96,19 @@ class _Agent:
     preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
     # The run of one tool's identical results (sameResultLimit only, else None).
     progress: SameResults | None = None
+    # Call id -> the plan its precheck made since the last change a verdict reads (None: none).
+    kept: dict[str, _Plan] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What deciding a call does to the state: its verdict and the keys it commits."""
+
+    call: ToolCall
+    verdict: Allow | Deny
+    fingerprints: tuple[Fingerprint, ...]  # those that count; an allowed call commits them all
+    raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
+    commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
 
 
 class Breaker:
@@ -94,6 +119,9 @@ class Breaker:
         self._fingerprint = fingerprinter
         self._counted = re.compile(config.counted_tools_pattern())
         self._agents: dict[AgentId, _Agent] = {}
+        # Fingerprints of recent short calls by their arguments, least recently used first: a
+        # loop repeats its arguments by definition, and its repeats then cost no analysis.
+        self._analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -115,7 +143,7 @@ class Breaker:
         turn = state.turn
         if config.onLimit != "ask" and (turn.asked or turn.approved or turn.refused):
             return ALLOW  # the one local ask of this turn is spent
-        fingerprints = self._fingerprints(state, call, keep=True)
+        fingerprints = self._fingerprints(state, call, self._raw_fingerprints(state, call, True))
         hits = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
@@ -125,12 +153,14 @@ class Breaker:
                 return ALLOW
             turn.asked = True
             turn.pending[call.call_id] = frozenset()
+            _changed(state)
             return Ask(messages.ask_reason(call.name, hits, config), hits)
         measures = frozenset(_keys(hits, failures))
         if config.onLimit != "ask" or not measures.isdisjoint(turn.asked_measures):
             return ALLOW
         turn.asked_measures |= measures
         turn.pending[call.call_id] = measures
+        _changed(state)
         return Ask(messages.limit_ask_reason(call.name, hits, failures, config), hits, failures)
 
     def decide(self, agent: AgentId, call: ToolCall) -> Allow | Deny:
@@ -146,46 +176,54 @@ class Breaker:
                 turn.exempt |= asked
             else:
                 turn.approved = True
-        fingerprints = self._fingerprints(state, call)
-        hits = self._hits(state, fingerprints)
-        failures = self._failure_hits(state, fingerprints)
-        if not hits and not failures:
-            stall = self._stall(state, call, fingerprints)
-            if stall is not None:
-                return self._deny_stall(state, call, fingerprints, stall)
-            notice = self._stage_notice(state, fingerprints)
-            self._commit(state, call.call_id, (fp.key for fp in fingerprints))
-            if state.progress is not None:
-                state.progress.ran(call.call_id, call.name, fingerprints)
-            if call.call_id:
-                state.denied.discard(call.call_id)
-                state.results[call.call_id] = None
-                self._await_result(state, call, fingerprints, notice)
-                if state.workspace is not None:
-                    state.workspace.expect(call.call_id)
-            return ALLOW if notice is None else Allow(notice)
-        previous = self._previous_result(state, hits)
-        if call.call_id:
-            state.denied.add(call.call_id)
-        hit_keys = _keys(hits, failures)
-        refused = not turn.asked_measures.isdisjoint(hit_keys)
-        self._commit(state, call.call_id, hit_keys)
-        message = messages.denial(call.name, hits, previous, self.config, failures, refused)
-        return Deny(message, hits, failures)
+            _changed(state)
+        return self._apply(state, self._plan(state, call))
+    def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
+        """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
+        kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
+        if not self.is_counted(call.name):
+            return ALLOW  # decide changes nothing for it
+        state = self._active(agent)
+        check = self.preflight(agent, call)
+        if isinstance(check, Ask):
+            return check
+        if not call.call_id or call.call_id in state.turn.pending:
+            return None
+        plan = self._plan(state, call)
+        if state.kept is None:
+            state.kept = {}
+        elif len(state.kept) >= self.config.window:  # calls that never reached the guard
+            del state.kept[next(iter(state.kept))]
+        state.kept[call.call_id] = plan
+        return plan.verdict
+
+    def commit(self, agent: AgentId, call_id: str) -> Allow | Deny | None:
+        """The guard used the verdict ``precheck`` gave for ``call_id``: it takes effect now.
+
+        None when no plan is kept for it (the state changed since, or this breaker never saw the
+        precheck); then nothing changes.
+        """
+        state = self._agents.get(agent)
+        plan = state.kept.pop(call_id, None) if state is not None and state.kept else None
+        if plan is None:
+            return None
+        return self._apply(self._active(agent), plan)
+
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
     ) -> tuple[Notice, ...]:
         """A tool result arrived: keep it for quoting, judge it, or read it as a declined ask.
 
-        Only results of allowed calls still in the window are kept, already cut to what a denial
-        can quote; the result of a denied call (the denial itself) is never kept nor judged.
+        Only results of allowed calls still in the window are kept, cut to what a denial can
+        quote; the result of a denied call (the denial itself) is never kept nor judged.
         ``outcome`` holds the plain facts of the result (see ``outcomes.judge``). Returns the
         notices owed to the call: a failure notice first, then the repetition notice.
         """
         state = self._agents.get(agent)
         if state is None or not call_id:
             return ()
+        _changed(state)
         if state.turn.pending.pop(call_id, None) == frozenset():
             # The asked call ended without reaching the guard: the local ask was declined. (A
             # declined onLimit ask needs nothing more: its measures are never asked again.)
@@ -198,9 +236,8 @@ class Breaker:
             state.workspace.settle(call_id, text)
         if state.progress is not None:
             state.progress.returned(call_id, text)
-        quote: str | None = None
         if call_id in state.results:
-            quote = state.results[call_id] = messages.quotable(text, self.config.resultPreviewChars)
+            state.results[call_id] = (messages.quoted_prefix(text, self.config.resultPreviewChars), len(text))
         running = state.running.pop(call_id, None)
         if running is None:
             return ()
@@ -208,8 +245,7 @@ class Breaker:
         if running.capped:
             judged = judge(running.tool, outcome, text)
             if isinstance(judged, Failure):
-                if quote is None:
-                    quote = messages.quotable(text, self.config.resultPreviewChars)
+                quote = messages.quotable(text, self.config.resultPreviewChars)
                 warning = self._failure_notice(state, running.capped, judged, quote)
                 if warning is not None:
                     notices.append(warning)
@@ -223,6 +259,7 @@ class Breaker:
         """A real user turn: a fresh window, no results to quote, no streaks, a fresh ask state."""
         state = self._agents.get(agent)
         if state is not None:
+            _changed(state)
             state.window.clear()
             state.results.clear()
             state.denied.clear()
@@ -252,10 +289,57 @@ class Breaker:
         self._agents[agent] = state
         return state
 
-    def _fingerprints(self, state: _Agent, call: ToolCall, *, keep: bool = False) -> tuple[Fingerprint, ...]:
+    def _plan(self, state: _Agent, call: ToolCall) -> _Plan:
+        """What ``decide`` does with ``call`` in ``state``, without doing it."""
+        raw = self._raw_fingerprints(state, call, False)
+        fingerprints = self._fingerprints(state, call, raw)
+        hits = self._hits(state, fingerprints)
+        failures = self._failure_hits(state, fingerprints)
+        if not hits and not failures:
+            stall = self._stall(state, call, fingerprints)
+            if stall is not None:
+                # Like any denial it commits only what stopped it: the call.
+                assert state.progress is not None
+                previous = self._quotable_result(state.results.get(state.progress.returned_by))
+                message = messages.stall_denial(call.name, stall, previous, self.config)
+                stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped)
+            notice = self._stage_notice(state, fingerprints)
+            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, ())
+        hit_keys = tuple(_keys(hits, failures))
+        refused = not state.turn.asked_measures.isdisjoint(hit_keys)
+        previous = self._previous_result(state, hits)
+        message = messages.denial(call.name, hits, previous, self.config, failures, refused)
+        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys)
+
+    def _apply(self, state: _Agent, plan: _Plan) -> Allow | Deny:
+        """Commit what ``plan`` decided: every fingerprint of an allowed call, only what stopped a
+        denied one."""
+        _changed(state)
+        call, verdict = plan.call, plan.verdict
+        if isinstance(verdict, Deny):
+            if call.call_id:
+                state.denied.add(call.call_id)
+            self._commit(state, call.call_id, plan.commits)
+            return verdict
+        self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints))
+        if state.progress is not None:
+            state.progress.ran(call.call_id, call.name, plan.fingerprints)
+        if call.call_id:
+            state.denied.discard(call.call_id)
+            state.results[call.call_id] = None
+            self._await_result(state, call, plan.fingerprints, verdict.notice)
+            if state.workspace is not None:
+                state.workspace.identify(call, plan.raw)  # the call identified last is the one expected
+                state.workspace.expect(call.call_id)
+        return verdict
+
+    def _fingerprints(
+        self, state: _Agent, call: ToolCall, raw: tuple[Fingerprint, ...]
+    ) -> tuple[Fingerprint, ...]:
         """The fingerprints that count: local targets drop out under ``allow`` or an approval,
         and measures the operator exempted drop out for the rest of the turn."""
-        fingerprints = self._raw_fingerprints(state, call, keep)
+        fingerprints = raw
         if self.config.identity == "state-aware":
             if state.workspace is None:
                 state.workspace = Workspace()
@@ -273,7 +357,14 @@ class Breaker:
         kept, state.preflighted = state.preflighted, None
         if kept is not None and kept[0] == call:
             return kept[1]
-        fingerprints = self._fingerprint(call, self.config).fingerprints
+        key = _analysis_key(call)
+        fingerprints = self._analysed.pop(key, None) if key is not None else None
+        if fingerprints is None:
+            fingerprints = self._fingerprint(call, self.config).fingerprints
+        if key is not None:
+            self._analysed[key] = fingerprints
+            if len(self._analysed) > ANALYSED_CALLS:
+                del self._analysed[next(iter(self._analysed))]
         if keep:
             state.preflighted = (call, fingerprints)
         return fingerprints
@@ -315,17 +406,6 @@ class Breaker:
             state.progress = SameResults()
         count = state.progress.repeats(call.name, fingerprints)
         return Stall(count, limit) if count >= limit else None
-
-    def _deny_stall(
-        self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint], stall: Stall
-    ) -> Deny:
-        """Deny a call for no progress; like any denial it commits only what stopped it: the call."""
-        assert state.progress is not None
-        previous = state.results.get(state.progress.returned_by)
-        if call.call_id:
-            state.denied.add(call.call_id)
-        self._commit(state, call.call_id, [fp.key for fp in fingerprints if fp.kind in CALL_KINDS])
-        return Deny(messages.stall_denial(call.name, stall, previous, self.config), (), stall=stall)
 
     def _stage_notice(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> Notice | None:
         """The advisory this allowed call earns: a capped fingerprint at exactly ``summarizeAt``
@@ -388,17 +468,49 @@ class Breaker:
             state.streaks.end([key for key in state.streaks if digest(key) in left and not window.count(key)])
 
     def _previous_result(self, state: _Agent, hits: tuple[Hit, ...]) -> str | None:
-        """The result of the latest allowed call sharing a hit, else the agent's latest result."""
-        latest: str | None = None
+        """The result of the latest allowed call sharing a hit, else the agent's latest result,
+        made quotable."""
+        latest: tuple[str, int] | None = None
         for call_id, shares_a_hit in state.window.newest_first(hit.fingerprint.key for hit in hits):
             result = state.results.get(call_id)
             if result is None:
                 continue
             if shares_a_hit:
-                return result
+                latest = result
+                break
             if latest is None:
                 latest = result
-        return latest
+        return self._quotable_result(latest)
+
+    def _quotable_result(self, kept: tuple[str, int] | None) -> str | None:
+        """A result as kept (its quoted prefix and length), made safe to quote."""
+        if kept is None:
+            return None
+        prefix, length = kept
+        return messages.quotable(prefix, self.config.resultPreviewChars, length)
+
+
+def _analysis_key(call: ToolCall) -> tuple[object, ...] | None:
+    """What the fingerprints of ``call`` depend on, as a key, for flat arguments of at most
+    ANALYSED_CHARS characters (longer ones would cost more to hash than most analyses); None else.
+    Values keep their type, so ``1``, ``1.0`` and ``true`` never share a key."""
+    arguments = call.arguments
+    if not isinstance(arguments, dict):
+        return None
+    key: list[object] = [call.name]
+    size = 0
+    for name, value in arguments.items():
+        if isinstance(value, str):
+            size += len(value)
+        elif value is not None and not isinstance(value, (bool, int, float)):
+            return None
+        key.extend((name, type(value), value))
+    return tuple(key) if size <= ANALYSED_CHARS else None
+
+
+def _changed(state: _Agent) -> None:
+    """Something a verdict reads changed: plans made ahead no longer hold."""
+    state.kept = None
 
 
 def _naming_rank(fp: Fingerprint) -> int:

@@ -180,15 +180,22 @@ def quotable_inline(text: str, limit: int) -> str:
     return quotable(text, limit).translate(_INLINE)
 
 
-def quotable(text: str, limit: int) -> str:
+def quotable(text: str, limit: int, length: int | None = None) -> str:
     """``text`` made safe to quote and cut to ``limit`` characters, saying so when it was cut.
 
-    Only a bounded prefix is examined, so a huge tool output costs no more than a short one.
+    Only a bounded prefix is examined, so a huge tool output costs no more than a short one; that
+    prefix (:func:`quoted_prefix`) and the whole ``length`` give the same answer as the whole text.
     """
-    cleaned = neutralise(redact(text[: limit + REDACTION_MARGIN]))
-    if len(text) <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
+    length = len(text) if length is None else length
+    cleaned = neutralise(redact(quoted_prefix(text, limit)))
+    if length <= limit + REDACTION_MARGIN and len(cleaned) <= limit:
         return cleaned
-    return f"{cleaned[:limit]}… [cut at {limit} of {len(text)} characters]"
+    return f"{cleaned[:limit]}… [cut at {limit} of {length} characters]"
+
+
+def quoted_prefix(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`quotable` reads: what to keep of a text quoted later."""
+    return text[: limit + REDACTION_MARGIN]
 
 
 def format_number(value: float) -> str:

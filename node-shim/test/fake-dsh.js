@@ -69,9 +69,9 @@ export class FakeDsh {
     return undefined;
   }
 
-  /** Run one tool call through the pipeline; returns what the model would see. */
-  async call(agent, name, args, { callId = `call-${this.nextCall++}` } = {}) {
-    const exec = {
+  /** The execution object dsh makes for one call (the same object reaches every stage). */
+  execution(agent, name, args, callId = `call-${this.nextCall++}`) {
+    return {
       token: Symbol('execution'),
       callId,
       rootCallId: callId,
@@ -80,12 +80,27 @@ export class FakeDsh {
       ...(agent !== undefined ? { agent } : {}),
       arguments: deepFreeze(structuredClone(args)),
     };
-    let decision = await this.waterfall('tools/pre-execute', [exec], () => Promise.resolve({ kind: 'allow' }));
+  }
+
+  /** The tools/pre-execute stage alone: the decision it resolves to. */
+  preExecute(exec) {
+    return this.waterfall('tools/pre-execute', [exec], () => Promise.resolve({ kind: 'allow' }));
+  }
+
+  /** Run one tool call through the pipeline; returns what the model would see. */
+  async call(agent, name, args, { callId } = {}) {
+    const exec = this.execution(agent, name, args, callId);
+    return this.afterPreExecute(exec, await this.preExecute(exec));
+  }
+
+  /** The rest of the pipeline once tools/pre-execute has decided: ask, guards, body, post-execute. */
+  async afterPreExecute(exec, preDecision) {
+    let decision = preDecision;
     let asked;
     if (decision.kind === 'ask') {
       asked = decision.reason;
-      this.asks.push({ callId, reason: decision.reason });
-      decision = APPROVAL_OUTCOMES[this.approval](name);
+      this.asks.push({ callId: exec.callId, reason: decision.reason });
+      decision = APPROVAL_OUTCOMES[this.approval](exec.name);
     }
     const denial = decision.kind === 'allow' ? this.guardReason(exec) : decision.reason;
     let result;

@@ -1,0 +1,170 @@
+// The guard answered from the preflight's verdict (ahead.js): through the real shim and worker,
+// every semantic stays what the blocking guard gave, and the guard blocks only when it must.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, test } from 'node:test';
+
+import { WorkerBridge } from '../bridge.js';
+import { apply } from '../index.js';
+import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
+import { childPids, isAlive, waitUntil } from './processes.js';
+
+const disposers = [];
+after(() => disposers.forEach((dispose) => dispose()));
+
+function mount(config, options) {
+  const dsh = new FakeDsh(options);
+  disposers.push(apply(dsh.ctx, config));
+  return dsh;
+}
+
+// A mount and the pid of the worker it started (other tests' workers are alive too).
+function mountWithWorker(config) {
+  const before = new Set(workerPids());
+  const dsh = mount(config);
+  const [worker] = workerPids().filter((pid) => !before.has(pid));
+  return { dsh, worker };
+}
+
+// Blocking round trips, counted at WorkerBridge.call, by op.
+const blocking = [];
+const call = WorkerBridge.prototype.call;
+WorkerBridge.prototype.call = function countBlocking(message, ...rest) {
+  blocking.push(message.op);
+  return call.call(this, message, ...rest);
+};
+function blockingDuring(run) {
+  const before = blocking.length;
+  return Promise.resolve(run()).then((value) => ({ value, ops: blocking.slice(before) }));
+}
+
+const bash = (command) => ({ command, description: 'ahead' });
+const allowed = (outcomes) => outcomes.map((outcome) => outcome.denied === undefined);
+
+async function repeat(dsh, agent, times, args) {
+  const outcomes = [];
+  for (let index = 0; index < times; index++) outcomes.push(await dsh.call(agent, 'bash', args));
+  return outcomes;
+}
+
+function workerPids() {
+  return childPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('breaker.worker');
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('calls one after another never block the event loop, and the fifth repeat is still denied', async () => {
+  const dsh = mount({});
+  const agent = makeAgent('sequential');
+  const { value, ops } = await blockingDuring(() => repeat(dsh, agent, 6, bash('cat notes.txt')));
+  assert.deepEqual(allowed(value), [true, true, true, true, false, false]);
+  assert.match(value[4].denied, /^REPEAT_TOOL_BLOCKED:[\s\S]*ran call-/, 'the denial quotes the previous result');
+  assert.deepEqual(ops, []);
+});
+
+test('a call another listener denies after this preflight keeps no budget', async () => {
+  const dsh = new FakeDsh();
+  let veto = true;
+  dsh.ctx.on('tools/pre-execute', async (exec, next) => {
+    const decision = await next(); // runs this plugin's preflight, then overrides it
+    return veto ? { kind: 'deny', reason: 'policy says no' } : decision;
+  });
+  disposers.push(apply(dsh.ctx, {}));
+  const agent = makeAgent('vetoed');
+  const vetoed = await repeat(dsh, agent, 8, bash('cat vetoed.txt'));
+  assert.ok(vetoed.every((outcome) => outcome.denied === 'policy says no'));
+  veto = false;
+  assert.deepEqual(allowed(await repeat(dsh, agent, 5, bash('cat vetoed.txt'))), [true, true, true, true, false]);
+});
+
+test('a call an earlier guard denies keeps no budget', async () => {
+  const dsh = new FakeDsh();
+  let veto = true;
+  dsh.ctx.tools.guard(() => (veto ? 'an earlier guard says no' : undefined));
+  disposers.push(apply(dsh.ctx, {}));
+  const agent = makeAgent('guarded');
+  const denied = await repeat(dsh, agent, 8, bash('cat guarded.txt'));
+  assert.ok(denied.every((outcome) => outcome.denied === 'an earlier guard says no'));
+  veto = false;
+  assert.deepEqual(allowed(await repeat(dsh, agent, 5, bash('cat guarded.txt'))), [true, true, true, true, false]);
+});
+
+test('several calls of one agent pre-executed before their guards are decided one by one', async () => {
+  const dsh = mount({});
+  const agent = makeAgent('parallel');
+  await repeat(dsh, agent, 3, bash('cat parallel.txt'));
+  // A step with three identical calls: dsh pre-executes them all, then runs their guards.
+  const execs = [0, 1, 2].map(() => dsh.execution(agent, 'bash', bash('cat parallel.txt')));
+  const decisions = await Promise.all(execs.map((exec) => dsh.preExecute(exec)));
+  const { value, ops } = await blockingDuring(() =>
+    Promise.all(execs.map((exec, index) => dsh.afterPreExecute(exec, decisions[index]))),
+  );
+  assert.deepEqual(allowed(value), [true, false, false], 'the 4th runs, the 5th and 6th are denied');
+  assert.deepEqual(ops, ['guard', 'guard'], 'only the first guard could use its preflight');
+});
+
+test('a call that reaches the guard without this preflight gets a blocking round trip, as before', async () => {
+  const dsh = mount({});
+  const agent = makeAgent('no-preflight');
+  const exec = (n) => dsh.execution(agent, 'bash', bash('cat direct.txt'), `direct-${n}`);
+  const { value, ops } = await blockingDuring(() => [0, 1, 2, 3, 4].map((n) => dsh.guardReason(exec(n))));
+  assert.deepEqual(value.map((reason) => reason === undefined), [true, true, true, true, false]);
+  assert.deepEqual(ops, ['guard', 'guard', 'guard', 'guard', 'guard']);
+});
+
+test('a worker killed between a preflight and its guard: the verdict stands and the window survives', async () => {
+  const { dsh, worker } = mountWithWorker({});
+  const agent = makeAgent('killed-between');
+  await repeat(dsh, agent, 3, bash('cat survive.txt'));
+  const exec = dsh.execution(agent, 'bash', bash('cat survive.txt'));
+  const decision = await dsh.preExecute(exec);
+  process.kill(worker, 'SIGKILL');
+  assert.ok(await waitUntil(() => !isAlive(worker)));
+  const fourth = await dsh.afterPreExecute(exec, decision);
+  assert.equal(fourth.denied, undefined, 'the 4th call ran on the verdict its preflight carried');
+  const fifth = await dsh.call(agent, 'bash', bash('cat survive.txt'));
+  assert.match(fifth.denied ?? '', /^REPEAT_TOOL_BLOCKED:/, 'the replacement counted all four');
+  assert.ok(!workerPids().includes(worker));
+});
+
+test('a worker lost before the guard is known to be lost: the guard asks the replacement', async () => {
+  const { dsh, worker } = mountWithWorker({});
+  const agent = makeAgent('replaced-first');
+  const other = makeAgent('replaced-other');
+  await repeat(dsh, agent, 4, bash('cat replaced.txt'));
+  const exec = dsh.execution(agent, 'bash', bash('cat replaced.txt'));
+  const decision = await dsh.preExecute(exec);
+  process.kill(worker, 'SIGKILL');
+  assert.ok(await waitUntil(() => !isAlive(worker)));
+  await dsh.call(other, 'bash', bash('ls')); // this call finds the worker gone and replaces it
+  const { value, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
+  assert.match(value.denied ?? '', /^REPEAT_TOOL_BLOCKED:/);
+  assert.deepEqual(ops, ['guard']);
+});
+
+test('a human message between a preflight and its guard: the guard decides afresh', async () => {
+  const dsh = mount({});
+  const agent = makeAgent('human-between');
+  await repeat(dsh, agent, 4, bash('cat human.txt'));
+  const exec = dsh.execution(agent, 'bash', bash('cat human.txt'));
+  const decision = await dsh.preExecute(exec);
+  await dsh.step(agent, [userMessage('start over')]);
+  const { value, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
+  assert.equal(value.denied, undefined, 'a fresh window: the preflight said deny, the guard allows');
+  assert.deepEqual(ops, ['guard']);
+});
+
+test('an approved ask reaches the guard, which counts it as the approval', async () => {
+  const dsh = mount({}, { approval: 'allowed-once' });
+  const agent = makeAgent('approved');
+  const local = (n) => bash(`curl -s http://localhost:8080/health | head -c ${n + 1}`);
+  for (let n = 0; n < 4; n++) await dsh.call(agent, 'bash', local(n));
+  const { value, ops } = await blockingDuring(() => dsh.call(agent, 'bash', local(4)));
+  assert.ok(value.asked);
+  assert.equal(value.denied, undefined);
+  assert.deepEqual(ops, ['guard'], 'an asked call has no verdict kept: its guard is a round trip');
+});
