@@ -124,7 +124,7 @@ await (async () => {
 {
   const program = `
     import { apply } from ${JSON.stringify(join(ROOT, 'node-shim', 'index.js'))};
-    import { writeFileSync, mkdtempSync } from 'node:fs';
+    import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
     import { tmpdir } from 'node:os';
     import { join } from 'node:path';
     const folder = mkdtempSync(join(tmpdir(), 'rtb-bench-'));
@@ -136,6 +136,7 @@ await (async () => {
     const started = performance.now();
     guards[0]({ name: 'bash', callId: 'c1', agent: {}, arguments: { command: 'ls' } });
     process.stdout.write(String(performance.now() - started));
+    rmSync(folder, { recursive: true, force: true });
     process.exit(0);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'pipe'] });
   // stderr is never read: once its pipe buffer is full, a blocking write to it would wait forever
