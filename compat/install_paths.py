@@ -134,18 +134,29 @@ def check_first_boot(target: Target) -> bool:
     failures: list[str] = []
     if environments(target):
         failures.append("the cache already holds an environment; this check needs an empty one")
+    package = target.plugin_dir if target.mode == "overlay" else installed_package(target)
+    files_before = files_under(package)
     first = gated_boot(target, failures, "first boot")
-    version = json_version(target.plugin_dir if target.mode == "overlay" else installed_package(target))
+    version = json_version(package)
     expect_one_preparation(first.run, version, failures, "first boot")
     if len(environments(target)) != 1 or leftovers(target):
-        failures.append(
-            f"expected one environment and nothing else in the cache: {sorted(target.cache.rglob('*'))[:5]}"
-        )
+        found = [*environments(target), *leftovers(target)]
+        failures.append(f"expected one environment and nothing half-made in the cache: {found}")
     expect_rtb_replays(target, first.session, failures, "rtb")
     second = gated_boot(target, failures, "second boot")
     if any(announcements(second.run)):
         failures.append("the second boot prepared an environment again instead of reusing it")
+    if target.mode not in ("dir", "overlay"):  # an installed copy, not the checkout being tested
+        added = sorted(files_under(package) - files_before)
+        if added:
+            failures.append(f"the boots and rtb wrote into the installed package: {added[:3]}")
     return report("first-boot", failures, first.run)
+
+
+def files_under(folder: Path) -> set[Path]:
+    """Every file below `folder` (following the link a package manager may have put there) but
+    Python's own bytecode cache, which Python writes beside the sources wherever it may."""
+    return {p for p in folder.resolve().rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
 def installed_package(target: Target) -> Path:

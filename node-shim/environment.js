@@ -215,12 +215,25 @@ export function workerInterpreter({ configured, env = process.env, log, root = P
   if (rebuild) rmSync(dir, { recursive: true, force: true });
   const ready = readyInterpreter(dir);
   if (ready) return { command: ready, chosenBy: 'environment', dir };
-  log(
-    `no worker environment for ${identity.name} ${identity.version} yet: preparing ${dir} ` +
-      `(a Python venv with ${identity.dependencies.join(' ')}); this happens once per version`,
-  );
+  // Only a complete environment is ever renamed into place, so one that is there but not ready
+  // has lost its interpreter since (the Python it was made from was removed or upgraded).
+  const broken = existsSync(dir);
+  log(broken
+    ? `the worker environment ${dir} no longer has a working Python: preparing it again`
+    : `no worker environment for ${identity.name} ${identity.version} yet: preparing ${dir} ` +
+      `(a Python venv with ${identity.dependencies.join(' ')}); this happens once per version`);
   const started = performance.now();
-  const command = prepare(dir, identity, env);
+  let command;
+  try {
+    if (broken) rmSync(dir, { recursive: true, force: true });
+    command = prepare(dir, identity, env);
+  } catch (error) {
+    if (error instanceof EnvironmentUnavailable) throw error;
+    throw new EnvironmentUnavailable(
+      `preparing the worker environment ${dir} failed: ${error.message}. Fix the cause and run ` +
+        `\`node ${SETUP_SCRIPT}\`, or set RTB_PYTHON to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`,
+    );
+  }
   log(`worker environment ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return { command, chosenBy: 'environment', dir };
 }

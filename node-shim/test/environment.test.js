@@ -4,7 +4,7 @@
 // compat harness prepares the real dependency list against a real dsh.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
@@ -14,6 +14,7 @@ import {
   cacheHome,
   environmentDir,
   packageIdentity,
+  pythonEnvironment,
   readDependencies,
   workerInterpreter,
 } from '../environment.js';
@@ -106,6 +107,11 @@ test('the environment is keyed by the version and the dependency list', () => {
   assert.deepEqual(packageIdentity().dependencies, readDependencies(readFileSync(join(PACKAGE_ROOT, 'pyproject.toml'), 'utf8')));
 });
 
+test("Python runs this package's own breaker/ first", () => {
+  assert.equal(pythonEnvironment({ PYTHONPATH: '/elsewhere' }, '/pkg').PYTHONPATH, '/pkg:/elsewhere');
+  assert.equal(pythonEnvironment({ HOME: '/h' }, '/pkg').PYTHONPATH, '/pkg');
+});
+
 test('the python config key, then RTB_PYTHON, are used as they are', () => {
   const { lines, log } = recorder();
   const env = { RTB_PYTHON: '/opt/py/bin/python3', XDG_CACHE_HOME: '/nonexistent' };
@@ -134,6 +140,17 @@ test('the first call prepares the environment once, says so with the time taken,
   assert.deepEqual(workerInterpreter({ env, log, root }), first);
   assert.equal(lines.length, 2, 'a ready environment is not announced again');
   assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker')), [`1.0.0-${first.dir.split('-').at(-1)}`]);
+});
+
+test('an environment whose Python has gone is prepared again', () => {
+  const root = fakePackage();
+  const env = offline();
+  const first = workerInterpreter({ env, log: () => {}, root });
+  rmSync(first.command);
+  const { lines, log } = recorder();
+  assert.deepEqual(workerInterpreter({ env, log, root }), first);
+  assert.match(lines[0], /no longer has a working Python: preparing it again/);
+  assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
 });
 
 test('an upgrade with another dependency list gets a fresh environment and leaves the old one', () => {
