@@ -42,6 +42,10 @@ const OUTBOX_FRAMES = 64;
  * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
  */
 const RESTORE_MS_PER_REQUEST = 1;
+/** What a request queued ahead of a call may cost the worker (an event takes ~20 µs). */
+const QUEUED_MS_PER_REQUEST = 0.1;
+/** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
+const COLLECT_EVERY = 1024;
 const RESTORE_BYTES_PER_MS = 20_000;
 
 /** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
@@ -107,6 +111,7 @@ export class WorkerBridge {
     this.configureMessage = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
     this.restored = new Set(); // the agents whose journal the current worker has been given
+    this.uncollected = 0; // events sent since replies were last taken
     this.settings = null;
     this.losses = []; // when workers were lost since the last answered call, oldest first
     this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
@@ -152,9 +157,9 @@ export class WorkerBridge {
    * fresh worker has not answered yet; a call that first restores its agent's journal gets more
    * in proportion to it. A worker found dead is replaced and the request is sent once more to its
    * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
-   * thrown (the caller applies onWorkerFailure). Whatever the caller spent, the worker is given at
-   * least a quarter of the guard deadline, more for a large frame: a healthy worker is never killed
-   * for the shim's time.
+   * thrown (the caller applies onWorkerFailure). Requests still queued ahead of it add 0.1 ms each.
+   * Whatever the caller spent, the worker is given at least a quarter of the guard deadline, more
+   * for a large frame: a healthy worker is never killed for the shim's time.
    */
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
@@ -164,8 +169,11 @@ export class WorkerBridge {
       const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
       try {
         const id = this.send(message);
+        // The worker answers in order: requests queued ahead of this one (a burst of events) are
+        // work, not a hang, and the call waits for them too.
+        const queued = (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST;
         const floor = Math.max(guardTimeoutMs / 4, this.sentBytes / RESTORE_BYTES_PER_MS);
-        const deadline = Math.max(since + timeoutMs, clock() + floor);
+        const deadline = Math.max(since + timeoutMs + queued, clock() + floor);
         const reply = this.waitFor(id, deadline, timeoutMs);
         this.answered();
         return reply;
@@ -223,7 +231,9 @@ export class WorkerBridge {
         throw error;
       }
     }
-    if (!this.later) this.collect(); // replies to events must not pile up until the next call
+    // Replies to events (errors only) must not pile up until the next call (the worker would stall
+    // writing them): every so many events, those already there are taken.
+    if (!this.later && ++this.uncollected >= COLLECT_EVERY) this.collect();
     this.restore(message.agent);
     this.send({ ...message, reply: 'errors' });
   }
@@ -240,6 +250,7 @@ export class WorkerBridge {
 
   // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
   collect() {
+    this.uncollected = 0;
     const drainer = this.state ? Atomics.load(this.state, 6) : -1;
     if (drainer >= 0) {
       while (this.fill(drainer) > 0) this.takeFrames(undefined);
@@ -425,6 +436,7 @@ export class WorkerBridge {
     this.state[6] = -1;
     this.state[7] = -1;
     this.restored = new Set();
+    this.answeredId = this.nextId - 1; // nothing is queued at a new worker yet
     this.generation++;
     this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
@@ -583,6 +595,7 @@ export class WorkerBridge {
 
   // A reply, in order: the one with `id` is returned; others are a start's or an event's.
   received(reply, id) {
+    if (Number.isInteger(reply.id) && reply.id > this.answeredId) this.answeredId = reply.id;
     if (reply.id === this.startingId) this.started(reply);
     else if (!reply.ok && reply.id !== id) {
       this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);

@@ -108,7 +108,7 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure, notices, guardTimeoutMs, maxAgents } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
@@ -142,10 +142,9 @@ export function apply(ctx, config) {
     return agentOf(exec?.agent, options);
   }
 
-  // The request for one call and what it weighs (for the journal). The copy is bounded by counts;
-  // only one still running at the call's deadline (started at `since`) gives up.
-  function callMessage(op, exec, agent, since) {
-    const { value: args, weight } = boundedCopy(exec.arguments, { deadline: since + guardTimeoutMs, clock });
+  // The request for one call and what it weighs (for the journal).
+  function callMessage(op, exec, agent) {
+    const { value: args, weight } = boundedCopy(exec.arguments);
     const call = String(exec.callId ?? '');
     const name = String(exec.name);
     return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
@@ -169,7 +168,7 @@ export function apply(ctx, config) {
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
         return kept.deny;
       }
-      const { message, weight } = callMessage('guard', exec, agent.id, since);
+      const { message, weight } = callMessage('guard', exec, agent.id);
       ahead.sending(agent, true);
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
@@ -191,7 +190,7 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
-      const { message, weight } = callMessage('preflight', exec, agent.id, since);
+      const { message, weight } = callMessage('preflight', exec, agent.id);
       const mark = ahead.preflighting(agent, bridge.generation);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);

@@ -111,6 +111,26 @@ def test_a_written_url_does_not_make_a_call_local() -> None:
     assert fingerprint_call(call, CONFIG).is_local is False
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git commit -m \"$(cat <<'EOF'\nfix the parser\n\nGenerated with [Claude Code](https://claude.ai/code)\nEOF\n)\"",
+        "git add -A && git commit -am 'see https://github.com/acme/app/issues/7'",
+        "git commit --message='Refs https://github.com/acme/app/issues/7'",
+        "git commit -m'Refs https://github.com/acme/app/issues/7' -- src",
+        "git tag -a v1.2 -m 'notes: https://acme.example/changelog'",
+    ],
+)
+def test_a_url_in_a_commit_message_is_no_target(command: str) -> None:
+    assert url_targets(command) == []
+
+
+def test_git_commands_that_reach_a_url_still_do() -> None:
+    assert "net:github.com/acme/app.git" in url_targets("git clone https://github.com/acme/app.git")
+    pushed = "git commit -m 'Refs https://acme.example/7' && git push https://github.com/acme/app.git main"
+    assert url_targets(pushed) == ["net:github.com/acme/app.git", "host:github.com", "site:github.com"]
+
+
 def test_content_given_to_a_write_tool_is_never_a_target() -> None:
     call = ToolCall("write", {"file_path": "check.py", "content": SCRIPT})
     assert [fp.kind for fp in fingerprint_call(call, CONFIG).fingerprints] == ["exact"]

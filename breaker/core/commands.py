@@ -28,6 +28,8 @@ _STDOUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "1>|"}
 #: Commands that only copy the text they are given (their words, a heredoc) to their output.
 _DATA_WRITERS = frozenset({"echo", "printf", "cat", "tee"})
 _PIPES = frozenset({"|", "|&"})
+#: ``git`` subcommands whose ``-m``/``--message`` is a message they store.
+_MESSAGE_SUBCOMMANDS = frozenset({"commit", "tag", "merge", "notes", "stash"})
 _OPERATORS_ABSORBING_SEMICOLON = frozenset({";", "&&", "||", "|", "|&", "&", "("})
 
 
@@ -117,7 +119,8 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
         found.fetches = True
         kept.extend(fetcher_args(fetcher, arguments, found))
     else:
-        kept.extend(_generic_args(arguments, found, is_tee=verb == "tee"))
+        messages = _messages(verb, arguments)
+        kept.extend(_generic_args(arguments, found, is_tee=verb == "tee", messages=messages))
     for operator, target in command.redirects:
         if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
             found.add_sink(target)
@@ -133,10 +136,14 @@ def _writes_a_file(verb: str, arguments: Sequence[str], command: SimpleCommand) 
     return verb == "tee" and any(not word.startswith("-") and is_file(word) for word in arguments)
 
 
-def _generic_args(words: Sequence[str], found: Findings, *, is_tee: bool) -> list[str]:
-    """Arguments of any command: URLs canonical, generic volatile long options removed."""
+def _generic_args(
+    words: Sequence[str], found: Findings, *, is_tee: bool, messages: frozenset[int] = frozenset()
+) -> list[str]:
+    """Arguments of any command: URLs canonical, generic volatile long options removed; the words
+    at ``messages`` are text the command stores, whose URLs are not targets."""
     kept: list[str] = []
     options_done = False
+    as_data = found.as_data
     i = 0
     while i < len(words):
         word = words[i]
@@ -154,8 +161,27 @@ def _generic_args(words: Sequence[str], found: Findings, *, is_tee: bool) -> lis
             options_done = word == "--"
         elif is_tee and (options_done or not word.startswith("-") or word == "-"):
             found.add_sink(word)
+        found.as_data = as_data or i - 1 in messages
         kept.append(found.render(word))
+    found.as_data = as_data
     return kept
+
+
+def _messages(verb: str, arguments: Sequence[str]) -> frozenset[int]:
+    """Where a commit or tag message is among ``git``'s arguments (``-m MSG``, ``-am MSG``,
+    ``-mMSG``, ``--message MSG``, ``--message=MSG``): text stored in the repository, like a file's
+    content, even when it quotes a URL (a "Generated with …" trailer)."""
+    if verb != "git" or not arguments or arguments[0] not in _MESSAGE_SUBCOMMANDS:
+        return frozenset()
+    found: set[int] = set()
+    for at, word in enumerate(arguments[1:], start=1):
+        if word == "--":
+            break
+        if word == "--message" or (word.startswith("-") and not word.startswith("--") and word.endswith("m")):
+            found.add(at + 1)
+        elif word.startswith(("--message=", "-m")):
+            found.add(at)
+    return frozenset(found)
 
 
 def _is_fd(target: str) -> bool:

@@ -25,22 +25,22 @@ test('a getter or toJSON that throws costs its value only, and its message is no
 });
 
 test('past its budget a container or string is cut with a marker saying how much, the same way every time', () => {
-  const limits = { values: 5, textUnits: 10, depth: 3 };
+  const limits = { ...COPY_LIMITS, values: 5, textUnits: 10, depth: 3 };
   const sparse = [];
   sparse.length = 1e7;
-  assert.deepEqual(boundedCopy(sparse, { limits }).value, [null, null, null, null, null, '[cut: 9999995 more items]']);
-  assert.deepEqual(boundedCopy(new Uint8Array(8), { limits }).value, [0, 0, 0, 0, 0, '[cut: 3 more items]']);
-  assert.equal(boundedCopy('x'.repeat(12), { limits }).value, 'xxxxxxxxxx[cut: 2 more characters]');
-  assert.deepEqual({ ...boundedCopy({ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7 }, { limits }).value },
+  assert.deepEqual(boundedCopy(sparse, limits).value, [null, null, null, null, null, '[cut: 9999995 more items]']);
+  assert.deepEqual(boundedCopy(new Uint8Array(8), limits).value, [0, 0, 0, 0, 0, '[cut: 3 more items]']);
+  assert.equal(boundedCopy('x'.repeat(12), limits).value, 'xxxxxxxxxx[cut: 2 more characters]');
+  assert.deepEqual({ ...boundedCopy({ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7 }, limits).value },
     { a: 1, b: 2, c: 3, d: 4, e: 5, '[cut]': '2 more keys' });
-  assert.deepEqual(boundedCopy([[[['deep']]]], { limits }).value, [[['[nested too deeply]']]]);
+  assert.deepEqual(boundedCopy([[[['deep']]]], limits).value, [[['[nested too deeply]']]]);
 });
 
-test('a copy that overruns its deadline is one fixed marker, never a partial copy', () => {
-  let now = 0;
-  const clock = () => (now += 1);
-  const big = Array.from({ length: 4 * 1024 }, (_, index) => ({ index }));
-  assert.deepEqual(boundedCopy(big, { deadline: 3, clock }), { value: TOO_COSTLY, weight: TOO_COSTLY.length });
+test('arguments with more keys to list than the budget are one fixed marker, never a partial copy', () => {
+  const limits = { ...COPY_LIMITS, listedKeys: 10 };
+  const wide = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`k${index}`, index]));
+  assert.equal(boundedCopy({ once: wide }, limits).value.once.k5, 5);
+  assert.deepEqual(boundedCopy([wide, wide], limits), { value: TOO_COSTLY, weight: TOO_COSTLY.length });
 });
 
 // Arguments a confused model or harness produced, each slow to copy, encode or decide unbounded.

