@@ -209,7 +209,7 @@ for (const [index, shape] of SHAPES.entries()) {
   sums.ours += extra(o, 'busy');
   sums.reference += extra(r, 'busy');
   console.log(
-    `| ${shape.label} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
+    `| ${shape.label.replaceAll('|', '\\|')} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
       `${plus(o.busy - none.busy)} | ${plus(r.busy - none.busy)} | ${ratio(extra(o, 'busy'), extra(r, 'busy'))} | ` +
       `${rate(none.perSecond)} / ${rate(o.perSecond)} / ${rate(r.perSecond)} | ` +
       `${none.delayP99.toFixed(1)} / ${o.delayP99.toFixed(1)} / ${r.delayP99.toFixed(1)} ms |`,
