@@ -94,6 +94,14 @@ const SHAPES = [
     perAgent: 20,
   },
   {
+    label: 'bash heredoc of 64 KB',
+    tool: 'bash',
+    args: (n) => ({ command: `cat > /tmp/big_${n}.py <<'EOF'\n${SIXTY_FOUR_KB}EOF\npython3 /tmp/big_${n}.py`, description: 'run a script' }),
+    result: 'ok',
+    calls: 20,
+    perAgent: 2,
+  },
+  {
     label: '`write` of 64 KB',
     tool: 'write',
     args: (n) => ({ path: `/w/src/generated_${n}.py`, content: `# file ${n}\n${SIXTY_FOUR_KB}` }),
