@@ -3,7 +3,7 @@
 compat/run.py judges what the breaker does once it runs; this judges what it takes to get it
 running: the worker environment the first boot prepares in the per-user cache (announced once,
 reused after), an upgrade whose Python dependencies changed, a first boot that cannot prepare
-one (no package index; a Python older than 3.10), and `rtb` where the user looks for it (`npx
+one (no package index; no Python; a Python older than 3.10), and `rtb` where the user looks for it (`npx
 rtb` in the profile; a `pip install` of the same package), straight after each install.
 
     python compat/install_paths.py --home HOME --check first-boot [--check pip-rtb]
@@ -262,6 +262,18 @@ def check_offline_boot(target: Target) -> bool:
     return report("offline-boot", failures, run)
 
 
+def check_no_python(target: Target) -> bool:
+    """No Python on PATH at all: the boot fails loud, saying what to install, and runs no tool."""
+    print("=== no-python: an empty cache and no Python on PATH")
+    failures: list[str] = []
+    run, ran = failed_boot(target, {"PATH": str(target.node_dir)})
+    pattern = r"the worker needs Python >= 3\.10 and none is on PATH .* Install it"
+    expect_loud_failure(run, ran, pattern, failures)
+    if any(announcements(run)):
+        failures.append("a preparation was announced although it could not start")
+    return report("no-python", failures, run)
+
+
 def check_old_python(target: Target) -> bool:
     """RTB_PYTHON pointing at Python 3.9: "needs Python >= 3.10", not a traceback."""
     print("=== old-python: RTB_PYTHON is a Python 3.9")
@@ -314,6 +326,7 @@ def check_pip_rtb(target: Target) -> bool:
 
 CHECKS: dict[str, Callable[[Target], bool]] = {
     "offline-boot": check_offline_boot,
+    "no-python": check_no_python,
     "old-python": check_old_python,
     "first-boot": check_first_boot,
     "upgrade": check_upgrade,
