@@ -94,6 +94,14 @@ const SHAPES = [
     perAgent: 20,
   },
   {
+    label: 'bash heredoc of 64 KB',
+    tool: 'bash',
+    args: (n) => ({ command: `cat > /tmp/big_${n}.py <<'EOF'\n${SIXTY_FOUR_KB}EOF\npython3 /tmp/big_${n}.py`, description: 'run a script' }),
+    result: 'ok',
+    calls: 20,
+    perAgent: 2,
+  },
+  {
     label: '`write` of 64 KB',
     tool: 'write',
     args: (n) => ({ path: `/w/src/generated_${n}.py`, content: `# file ${n}\n${SIXTY_FOUR_KB}` }),
@@ -201,7 +209,7 @@ for (const [index, shape] of SHAPES.entries()) {
   sums.ours += extra(o, 'busy');
   sums.reference += extra(r, 'busy');
   console.log(
-    `| ${shape.label} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
+    `| ${shape.label.replaceAll('|', '\\|')} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
       `${plus(o.busy - none.busy)} | ${plus(r.busy - none.busy)} | ${ratio(extra(o, 'busy'), extra(r, 'busy'))} | ` +
       `${rate(none.perSecond)} / ${rate(o.perSecond)} / ${rate(r.perSecond)} | ` +
       `${none.delayP99.toFixed(1)} / ${o.delayP99.toFixed(1)} / ${r.delayP99.toFixed(1)} ms |`,

@@ -3,7 +3,7 @@
 compat/run.py judges what the breaker does once it runs; this judges what it takes to get it
 running: the worker environment the first boot prepares in the per-user cache (announced once,
 reused after), an upgrade whose Python dependencies changed, a first boot that cannot prepare
-one (no package index; a Python older than 3.10), and `rtb` where the user looks for it (`npx
+one (no package index; no Python; a Python older than 3.10), and `rtb` where the user looks for it (`npx
 rtb` in the profile; a `pip install` of the same package), straight after each install.
 
     python compat/install_paths.py --home HOME --check first-boot [--check pip-rtb]
@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,9 +59,18 @@ def announcements(run: DshRun) -> tuple[list[re.Match[str]], list[re.Match[str]]
     return [m for m in map(PREPARING.search, lines) if m], [m for m in map(READY.search, lines) if m]
 
 
-def gated_boot(target: Target, failures: list[str], label: str) -> Outcome:
-    """Loop A on a real boot; its failures are added to `failures` under `label`."""
-    outcome = play(target, LOOP_A)
+def offline(target: Target) -> dict[str, str]:
+    """pip with no package index to reach: what a boot without network finds."""
+    return {
+        "PIP_NO_INDEX": "1",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_FIND_LINKS": str(target.home / "no-wheels"),
+    }
+
+
+def gated_boot(target: Target, failures: list[str], label: str, env: dict[str, str] | None = None) -> Outcome:
+    """Loop A on a real boot (with `env` added); its failures are added to `failures` under `label`."""
+    outcome = play(target, replace(LOOP_A, env=env or {}))
     failures.extend(f"{label}: {failure}" for failure in outcome.failures)
     return outcome
 
@@ -129,7 +139,7 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
 
 def check_first_boot(target: Target) -> bool:
     """An empty cache: the first boot prepares the environment, says so once with the time it took,
-    and gates; `rtb replay` reads that boot's log; the next boot reuses the environment silently."""
+    and gates; `rtb replay` reads that boot's log; the next boot, offline, reuses it silently."""
     print("=== first-boot: an empty cache; the boot prepares its own environment")
     failures: list[str] = []
     if environments(target):
@@ -143,7 +153,7 @@ def check_first_boot(target: Target) -> bool:
         found = [*environments(target), *leftovers(target)]
         failures.append(f"expected one environment and nothing half-made in the cache: {found}")
     expect_rtb_replays(target, first.session, failures, "rtb")
-    second = gated_boot(target, failures, "second boot")
+    second = gated_boot(target, failures, "second boot, offline", offline(target))
     if any(announcements(second.run)):
         failures.append("the second boot prepared an environment again instead of reusing it")
     if target.mode not in ("dir", "overlay"):  # an installed copy, not the checkout being tested
@@ -242,12 +252,7 @@ def check_offline_boot(target: Target) -> bool:
     fixes it, runs no tool call, and leaves nothing half-made in the cache."""
     print("=== offline-boot: an empty cache and no package index")
     failures: list[str] = []
-    offline = {
-        "PIP_NO_INDEX": "1",
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_FIND_LINKS": str(target.home / "no-wheels"),
-    }
-    run, ran = failed_boot(target, offline)
+    run, ran = failed_boot(target, offline(target))
     pattern = r"installing the worker's Python packages .* failed"
     expect_loud_failure(run, ran, pattern, failures)
     if not re.search(r"With network access, run `node \S+/node-shim/setup\.js`", run.stderr):
@@ -255,6 +260,18 @@ def check_offline_boot(target: Target) -> bool:
     if environments(target) or leftovers(target):
         failures.append(f"the failed preparation left something in the cache: {leftovers(target)}")
     return report("offline-boot", failures, run)
+
+
+def check_no_python(target: Target) -> bool:
+    """No Python on PATH at all: the boot fails loud, saying what to install, and runs no tool."""
+    print("=== no-python: an empty cache and no Python on PATH")
+    failures: list[str] = []
+    run, ran = failed_boot(target, {"PATH": str(target.node_dir)})
+    pattern = r"the worker needs Python >= 3\.10 and none is on PATH .* Install it"
+    expect_loud_failure(run, ran, pattern, failures)
+    if any(announcements(run)):
+        failures.append("a preparation was announced although it could not start")
+    return report("no-python", failures, run)
 
 
 def check_old_python(target: Target) -> bool:
@@ -309,6 +326,7 @@ def check_pip_rtb(target: Target) -> bool:
 
 CHECKS: dict[str, Callable[[Target], bool]] = {
     "offline-boot": check_offline_boot,
+    "no-python": check_no_python,
     "old-python": check_old_python,
     "first-boot": check_first_boot,
     "upgrade": check_upgrade,

@@ -61,7 +61,7 @@ install_checks() {
   case "$1" in
     npm-ignore-scripts) echo "--check first-boot --check pip-rtb" ;;
     upgrade) echo "--check upgrade" ;;
-    overlay) echo "--check offline-boot --check old-python --check first-boot" ;;
+    overlay) echo "--check offline-boot --check no-python --check old-python --check first-boot" ;;
     *) echo "--check first-boot" ;;
   esac
 }

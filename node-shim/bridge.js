@@ -346,6 +346,7 @@ export class WorkerBridge {
     }
     this.awaiting.delete(reply.id);
     clearTimeout(awaited.timer);
+    if (reply.id > this.answeredId) this.answeredId = reply.id; // and everything sent before it
     this.answered();
     awaited.resolve(reply);
   }

@@ -161,8 +161,7 @@ function runStep(command, args, env, what, fix) {
  * dies half-way leaves no half environment, and of two boots preparing at once the first rename
  * wins and the other uses its result.
  */
-function prepare(dir, identity, env) {
-  const base = baseInterpreter(env);
+function prepare(dir, identity, base, env) {
   const partial = `${dir}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
   const retry = `With network access, run \`node ${SETUP_SCRIPT}\` (or boot again), or set RTB_PYTHON ` +
     `to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`;
@@ -218,15 +217,17 @@ export function workerInterpreter({ configured, env = process.env, log, root = P
   // Only a complete environment is ever renamed into place, so one that is there but not ready
   // has lost its interpreter since (the Python it was made from was removed or upgraded).
   const broken = existsSync(dir);
+  const base = baseInterpreter(env);
+  const what = `a Python ${base.version.join('.')} venv (${base.command}) with ${identity.dependencies.join(' ')}`;
   log(broken
-    ? `the worker environment ${dir} no longer has a working Python: preparing it again`
+    ? `the worker environment ${dir} no longer has a working Python: preparing it again (${what})`
     : `no worker environment for ${identity.name} ${identity.version} yet: preparing ${dir} ` +
-      `(a Python venv with ${identity.dependencies.join(' ')}); this happens once per version`);
+      `(${what}); this happens once per version`);
   const started = performance.now();
   let command;
   try {
     if (broken) rmSync(dir, { recursive: true, force: true });
-    command = prepare(dir, identity, env);
+    command = prepare(dir, identity, base, env);
   } catch (error) {
     if (error instanceof EnvironmentUnavailable) throw error;
     throw new EnvironmentUnavailable(

@@ -28,7 +28,8 @@ export class Journal {
     this.maxAgents = maxAgents;
     this.bytesLimit = bytesLimit;
     this.bytes = 0;
-    // agent id → {entries: [{message, weight}], oldest first; bytes}; least recently guarded first
+    // agent id → {entries: [{message, weight}], oldest first; bytes; guards: how many entries are
+    // guard requests}; least recently guarded first
     this.agents = new Map();
   }
 
@@ -38,17 +39,18 @@ export class Journal {
     if (journal) {
       this.agents.delete(message.agent); // re-inserted last, as the core orders its agents
     } else {
-      journal = { entries: [], bytes: 0 };
+      journal = { entries: [], bytes: 0, guards: 0 };
       // The core forgets its idlest agent past maxAgents; so does the journal.
       if (this.agents.size >= this.maxAgents) this.drop(this.agents.keys().next().value);
     }
     this.agents.set(message.agent, journal);
     this.add(journal, message, weight);
-    const guards = journal.entries.filter((entry) => entry.message.op === 'guard').length;
-    if (guards > this.window) this.dropOldestGuard(journal);
-    for (const [agent, other] of this.agents) {
-      if (this.bytes <= this.bytesLimit || other === journal) break;
-      this.drop(agent);
+    if (journal.guards > this.window) this.dropOldestGuard(journal);
+    if (this.bytes > this.bytesLimit) {
+      for (const [agent, other] of this.agents) {
+        if (this.bytes <= this.bytesLimit || other === journal) break;
+        this.drop(agent);
+      }
     }
     while (this.bytes > this.bytesLimit && journal.entries.length > 1) this.dropOldestGuard(journal);
   }
@@ -82,6 +84,7 @@ export class Journal {
   add(journal, message, weight) {
     journal.entries.push({ message, weight });
     journal.bytes += weight;
+    if (message.op === 'guard') journal.guards++;
     this.bytes += weight;
   }
 
@@ -89,7 +92,11 @@ export class Journal {
   dropOldestGuard(journal) {
     const next = journal.entries.findIndex((entry, index) => index > 0 && entry.message.op === 'guard');
     const dropped = journal.entries.splice(0, next === -1 ? journal.entries.length - 1 : next);
-    const weight = dropped.reduce((total, entry) => total + entry.weight, 0);
+    let weight = 0;
+    for (const entry of dropped) {
+      weight += entry.weight;
+      if (entry.message.op === 'guard') journal.guards--;
+    }
     journal.bytes -= weight;
     this.bytes -= weight;
   }

@@ -113,7 +113,11 @@ function writeValue(writer, value) {
   }
 }
 
+/** Shorter strings are tried as ASCII by hand first: cheaper than a call into the encoder. */
+const SHORT_STRING = 64;
+
 function writeString(writer, text) {
+  if (text.length < SHORT_STRING && writeAscii(writer, text)) return;
   // UTF-8 needs at most 3 bytes per UTF-16 unit. Encode after a header sized for that bound,
   // then slide the bytes left if the real length fits a shorter header (canonical output).
   const bound = text.length * 3;
@@ -130,6 +134,24 @@ function writeString(writer, text) {
   else if (header === 3) writer.head(0xda, 2, written);
   else writer.head(0xdb, 4, written);
   writer.length = start + header + written;
+}
+
+// A short string whose every unit is ASCII, written byte for byte; false (nothing written) when
+// some unit is not.
+function writeAscii(writer, text) {
+  const header = text.length < 32 ? 1 : 2;
+  writer.reserve(header + text.length);
+  const { bytes } = writer;
+  const start = writer.length + header;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit > 0x7f) return false;
+    bytes[start + index] = unit;
+  }
+  if (header === 1) bytes[writer.length] = 0xa0 | text.length;
+  else writer.head(0xd9, 1, text.length);
+  writer.length = start + text.length;
+  return true;
 }
 
 function writeInteger(writer, value) {
@@ -246,6 +268,16 @@ function safeNumber(big) {
 
 function readString(reader, size) {
   const at = take(reader, size);
+  if (size < SHORT_STRING) {
+    // A short ASCII string is read by hand: cheaper than a call into the decoder.
+    const { bytes } = reader;
+    let text = '';
+    for (let index = at; index < at + size; index++) {
+      if (bytes[index] > 0x7f) return textDecoder.decode(bytes.subarray(at, at + size));
+      text += String.fromCharCode(bytes[index]);
+    }
+    return text;
+  }
   return textDecoder.decode(reader.bytes.subarray(at, at + size));
 }
 

@@ -34,9 +34,10 @@ from breaker.core.window import Window, digest, split
 
 AgentId = int | str
 
-#: How many recent short calls keep their fingerprints (shared by all agents), and how long their
-#: text arguments may be in all.
+#: How many recent short calls keep their fingerprints (shared by all agents), how many arguments
+#: such a call may have, and how long its text arguments may be in all.
 ANALYSED_CALLS = 256
+ANALYSED_ARGS = 16
 ANALYSED_CHARS = 4096
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
 
@@ -491,21 +492,24 @@ class Breaker:
 
 
 def _analysis_key(call: ToolCall) -> tuple[object, ...] | None:
-    """What the fingerprints of ``call`` depend on, as a key, for flat arguments of at most
-    ANALYSED_CHARS characters (longer ones would cost more to hash than most analyses); None else.
-    Values keep their type, so ``1``, ``1.0`` and ``true`` never share a key."""
+    """What the fingerprints of ``call`` depend on, as a key, for flat arguments (at most
+    ANALYSED_ARGS of them, their text at most ANALYSED_CHARS characters: bigger ones would cost
+    more to key than most analyses); None else. Values keep their type, so ``1``, ``1.0`` and
+    ``true`` never share a key."""
     arguments = call.arguments
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or len(arguments) > ANALYSED_ARGS:
         return None
     key: list[object] = [call.name]
     size = 0
     for name, value in arguments.items():
         if isinstance(value, str):
             size += len(value)
+            if size > ANALYSED_CHARS:
+                return None
         elif value is not None and not isinstance(value, (bool, int, float)):
             return None
         key.extend((name, type(value), value))
-    return tuple(key) if size <= ANALYSED_CHARS else None
+    return tuple(key)
 
 
 def _changed(state: _Agent) -> None:

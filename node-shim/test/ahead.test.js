@@ -168,3 +168,15 @@ test('an approved ask reaches the guard, which counts it as the approval', async
   assert.equal(value.denied, undefined);
   assert.deepEqual(ops, ['guard'], 'an asked call has no verdict kept: its guard is a round trip');
 });
+
+test('an agent the worker may have forgotten since its preflight (maxAgents) gets a blocking round trip', async () => {
+  const dsh = mount({ maxAgents: 2 });
+  const agent = makeAgent('evictable');
+  await repeat(dsh, agent, 4, bash('cat evict.txt'));
+  const exec = dsh.execution(agent, 'bash', bash('cat evict.txt'));
+  const decision = await dsh.preExecute(exec); // the worker would deny this 5th repeat now
+  for (const other of ['evictor-1', 'evictor-2']) await dsh.call(makeAgent(other), 'bash', bash('ls'));
+  const { value, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
+  assert.deepEqual(ops, ['guard']);
+  assert.equal(value.denied, undefined, 'two other agents made the worker forget this one: a fresh window');
+});

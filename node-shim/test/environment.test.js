@@ -132,7 +132,7 @@ test('the first call prepares the environment once, says so with the time taken,
   assert.equal(first.dir, environmentDir(packageIdentity(root), env));
   assert.equal(first.command, join(first.dir, 'bin', 'python'));
   assert.equal(lines.length, 2, lines.join('\n'));
-  assert.match(lines[0], /no worker environment for dsh-repeat-tool-breaker 1\.0\.0 yet: preparing .* \(a Python venv with pip\)/);
+  assert.match(lines[0], /no worker environment for dsh-repeat-tool-breaker 1\.0\.0 yet: preparing .* \(a Python 3\.\d+ venv \(python3?\) with pip\)/);
   assert.match(lines[1], /^worker environment ready after \d+\.\d s$/);
   const marker = JSON.parse(readFileSync(join(first.dir, 'rtb-environment.json'), 'utf8'));
   assert.deepEqual([marker.version, marker.dependencies], ['1.0.0', ['pip']]);
@@ -203,7 +203,9 @@ test('only a Python older than 3.10 on PATH: "needs Python >= 3.10"', () => {
 
 test('no Python on PATH at all: the failure says so and how to install it', () => {
   const env = offline({ PATH: scratch('empty-path') });
-  assert.throws(() => workerInterpreter({ env, log: () => {}, root: fakePackage() }), /needs Python >= 3\.10 and none is on PATH \(tried python3, python, .*\)\. Install it/);
+  const { lines, log } = recorder();
+  assert.throws(() => workerInterpreter({ env, log, root: fakePackage() }), /needs Python >= 3\.10 and none is on PATH \(tried python3, python, .*\)\. Install it/);
+  assert.deepEqual(lines, [], 'nothing is announced that cannot be done');
 });
 
 test('a cache folder that cannot be created is reported with the way around it', () => {

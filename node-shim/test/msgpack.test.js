@@ -60,7 +60,8 @@ const CASES = [
   -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31), -(2 ** 31) - 1, -(2 ** 53) + 1,
   2n ** 63n - 1n, 2n ** 64n - 1n, -(2n ** 63n), 2n ** 53n + 1n,
   1.5, -0.25, 1e300, -1e-300, Infinity, -Infinity, 0.1 + 0.2,
-  '', 'a', ascii(31), ascii(32), ascii(255), ascii(256), ascii(65535), ascii(65536),
+  '', 'a', ascii(31), ascii(32), ascii(63), ascii(64), ascii(255), ascii(256), ascii(65535), ascii(65536),
+  ascii(30) + 'é', ascii(40) + '日', 'del\u007f', // short strings are written by hand while ASCII
   'héllo wörld', '✓ 日本語', '🎸 \u{1F600}', 'nul\u0000inside', 'é'.repeat(20), '日'.repeat(100),
   new Uint8Array(0), new Uint8Array([0, 1, 255]), new Uint8Array(range(256).map((n) => n)),
   new Uint8Array(70000).fill(7),
