@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'node:test';
+import test, { after } from 'node:test';
 
 import {
   PACKAGE_ROOT,
@@ -22,8 +22,16 @@ import {
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const ENVIRONMENT_MODULE = new URL('../environment.js', import.meta.url).href;
 
+/** Every folder a test made, removed when the file's tests end so /tmp keeps nothing of them. */
+const scratchFolders = [];
+after(() => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
+
 function scratch(prefix) {
-  return mkdtempSync(join(tmpdir(), `rtb-environment-${prefix}-`));
+  const folder = mkdtempSync(join(tmpdir(), `rtb-environment-${prefix}-`));
+  scratchFolders.push(folder);
+  return folder;
 }
 
 /** A package root like this one, whose Python dependency list is only `pip`. */
