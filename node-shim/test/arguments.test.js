@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { COPY_LIMITS, TOO_COSTLY, boundedCopy } from '../arguments.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
-import { childPids } from './processes.js';
+import { captureStderr, childPids } from './processes.js';
 
 const disposers = [];
 after(() => disposers.forEach((dispose) => dispose()));
@@ -103,25 +103,17 @@ test('calls that differ only under an own "__proto__" key are different calls', 
   assert.deepEqual(verdicts, Array(6).fill(undefined));
 });
 
-test('2,000 arguments whose getters throw secrets are decided, and nothing of them reaches the log', () => {
+test('2,000 arguments whose getters throw secrets are decided, and nothing of them reaches the log', async () => {
   const dsh = new FakeDsh();
   disposers.push(apply(dsh.ctx, {}));
   const [guard] = dsh.guards;
   const agent = makeAgent('getters');
-  const written = [];
-  const write = process.stderr.write;
-  process.stderr.write = function capture(chunk, ...rest) {
-    written.push(String(chunk));
-    return write.call(this, chunk, ...rest);
-  };
-  try {
+  const written = await captureStderr(() => {
     for (let index = 0; index < 2000; index++) {
       const args = { command: `ls ${index}`, get token() { throw new Error(`password=hunter2-${index}`); } };
       assert.equal(guard({ name: 'bash', callId: `g${index}`, agent, arguments: args }), undefined);
     }
-  } finally {
-    process.stderr.write = write;
-  }
+  });
   assert.doesNotMatch(written.join(''), /hunter2/);
   assert.ok(written.length < 10, `${written.length} lines logged`);
 });

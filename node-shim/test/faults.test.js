@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
-import { isAlive, waitUntil } from './processes.js';
+import { captureStderr, isAlive, waitUntil } from './processes.js';
 
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
@@ -30,18 +30,8 @@ function mount(config, options) {
 
 // The shim's and the bridge's stderr lines, captured while `run` runs.
 async function stderrOf(run) {
-  const lines = [];
-  const write = process.stderr.write;
-  process.stderr.write = function capture(chunk, ...rest) {
-    lines.push(String(chunk));
-    return write.call(this, chunk, ...rest);
-  };
-  try {
-    await run();
-  } finally {
-    process.stderr.write = write;
-  }
-  return lines.filter((line) => line.startsWith('[repeat-tool-breaker]'));
+  const written = await captureStderr(run);
+  return written.filter((line) => line.startsWith('[repeat-tool-breaker]'));
 }
 
 // A stand-in interpreter whose behaviour the test switches: 'python' runs the real worker,

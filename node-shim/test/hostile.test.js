@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
-import { childPids } from './processes.js';
+import { captureStderr, childPids } from './processes.js';
 
 const disposers = [];
 after(() => disposers.forEach((dispose) => dispose()));
@@ -68,14 +68,8 @@ test('a 10 MB argument is decided well under a second, and its repeat is still c
   assert.equal(changed, undefined);
 });
 
-test('a hung worker leaves no argument text in the shim\'s log lines', () => {
-  const written = [];
-  const write = process.stderr.write;
-  process.stderr.write = function capture(chunk, ...rest) {
-    written.push(String(chunk));
-    return write.call(this, chunk, ...rest);
-  };
-  try {
+test('a hung worker leaves no argument text in the shim\'s log lines', async () => {
+  const written = await captureStderr(() => {
     const existing = new Set(childPids());
     const guard = mountGuard({ guardTimeoutMs: 100 });
     const agent = makeAgent('secret');
@@ -84,9 +78,7 @@ test('a hung worker leaves no argument text in the shim\'s log lines', () => {
     for (const pid of childPids().filter((child) => !existing.has(child))) process.kill(pid, 'SIGSTOP');
     guard({ name: 'bash', callId: 's1', agent, arguments: args });
     guard({ name: 'bash', callId: 's2', agent, arguments: args });
-  } finally {
-    process.stderr.write = write;
-  }
+  });
   const text = written.join('');
   assert.match(text, /did not answer within 100 ms/);
   assert.doesNotMatch(text, /SEKRIT/);

@@ -1,4 +1,5 @@
-// Process helpers shared by the shim's tests: which children exist, and waiting for a condition.
+// Process helpers shared by the shim's tests: which children exist, waiting for a condition, and
+// what this process wrote to stderr.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Direct children of this process (Linux: every thread's children list; threads come and go). */
@@ -29,4 +30,20 @@ export async function waitUntil(predicate, timeoutMs = 5000) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return true;
+}
+
+/** Every chunk written to this process's stderr while `run` runs (still passed through). */
+export async function captureStderr(run) {
+  const written = [];
+  const write = process.stderr.write;
+  process.stderr.write = function capture(chunk, ...rest) {
+    written.push(String(chunk));
+    return write.call(this, chunk, ...rest);
+  };
+  try {
+    await run();
+  } finally {
+    process.stderr.write = write;
+  }
+  return written;
 }
