@@ -33,12 +33,12 @@ Requests (shim → worker)
     configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
                                                        guardTimeoutMs, startTimeoutMs, window,
                                                        maxAgents, notices}
-    guard         agent: int, call: str, name: str,    deny: str | nil   (``Breaker.decide``)
-                  args: any
+    guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
+                  args: any                            passes: int
     preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
                                                        bool (``Breaker.precheck``: the ask, else
                                                        the guard's verdict as of now when
-                                                       ``decided``, kept for ``commit``)
+                                                       ``decided``, kept for ``commit``), passes
     commit        agent: int, call: str                -                 (``Breaker.commit``: the
                                                        kept verdict of that call takes effect)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
@@ -59,6 +59,11 @@ Requests (shim → worker)
     that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
     guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
     changes nothing (a replacement worker rebuilt that call from the journal's ``guard``).
+
+    ``passes`` (``Breaker.passes``, after the request) is how many more of that agent's calls
+    will surely be allowed. The shim lets that many through at pre-execute without asking,
+    counting every call it has committed or let through since it sent the request, and sends
+    each as a ``guard`` event (``reply: "errors"``) when its guard runs (node-shim/ahead.js).
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which

@@ -115,15 +115,19 @@ class RequestHandler:
         match request:
             case Guard():
                 verdict = breaker.decide(request.agent, ToolCall(request.name, request.args, request.call))
-                return ok_reply(request.id, deny=verdict.message if isinstance(verdict, Deny) else None)
+                if request.reply == "errors":
+                    return ok_reply(request.id)  # a call the shim let through on a pass: allowed
+                deny = verdict.message if isinstance(verdict, Deny) else None
+                return ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
             case Preflight():
                 answer = breaker.precheck(request.agent, ToolCall(request.name, request.args, request.call))
                 if isinstance(answer, Ask):
                     return ok_reply(request.id, ask=answer.reason, decided=False)
+                passes = breaker.passes(request.agent)
                 if answer is None:
-                    return ok_reply(request.id, ask=None, decided=False)
+                    return ok_reply(request.id, ask=None, decided=False, passes=passes)
                 deny = answer.message if isinstance(answer, Deny) else None
-                return ok_reply(request.id, ask=None, deny=deny, decided=True)
+                return ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
             case Commit():
                 breaker.commit(request.agent, request.call)
             case Result():

@@ -14,6 +14,15 @@
 //     most recent at its preflight, cannot have become the idlest and been forgotten in fewer.
 // Otherwise the guard asks the worker as it always did. Which verdict is right stays the worker's
 // business: this only decides whether the one it gave is still the one it would give.
+//
+// Passes go further. Each answer to a preflight or a guard says how many more calls of the agent
+// the worker will surely allow (`passes`, breaker/core/decision.py), counting from what it had
+// been sent when it answered: the calls committed before the request (`committed`). The shim
+// counts every call that was or may still be committed (`spent`: passes reserved, and calls its
+// guard committed); while `spent` stays under those committed calls plus the passes, a
+// pre-execute reserves a pass and asks nothing, and the call's guard sends the call as an event,
+// to be decided in order like any other, and allows it. A pass belongs to the worker that gave
+// it; one reserved by a call that never reaches its guard stays spent, which only wastes it.
 
 export class AheadVerdicts {
   /** @param {number} maxAgents the worker's agent cap (its configure reply) */
@@ -21,11 +30,46 @@ export class AheadVerdicts {
     this.maxAgents = maxAgents;
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
+    this.passed = new WeakMap(); // execution → the worker (generation) whose pass it reserved
   }
 
-  /** Per-agent bookkeeping, kept by the caller with its agent: frames sent, harmless preflights. */
+  /**
+   * Per-agent bookkeeping, kept by the caller with its agent: frames sent, harmless preflights,
+   * calls committed or let through, and how many may be by then (under which worker).
+   */
   static agent(id) {
-    return { id, sent: 0, harmless: 0 };
+    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1 };
+  }
+
+  /**
+   * A frame that commits a call is about to be sent: `passed`, a call that reserved its pass (it
+   * was spent then); else a guard or a commit. Returns the committed count to mark a request with.
+   */
+  committing(agent, passed = false) {
+    if (!passed) agent.spent++;
+    return ++agent.committed;
+  }
+
+  /** An answer from worker `generation` to a request sent after `committed` committed calls. */
+  granted(agent, committed, passes, generation) {
+    if (!Number.isSafeInteger(passes) || passes < 0) return;
+    agent.allowance = committed + passes;
+    agent.allowanceGeneration = generation;
+  }
+
+  /** At pre-execute: whether `exec` may go through on a pass (one is then reserved for it). */
+  reserve(exec, agent, generation) {
+    if (agent.allowanceGeneration !== generation || agent.spent >= agent.allowance) return false;
+    agent.spent++;
+    this.passed.set(exec, generation);
+    return true;
+  }
+
+  /** At the guard: whether `exec` holds a pass of the current worker (taken either way). */
+  usePass(exec, generation) {
+    const reserved = this.passed.get(exec);
+    this.passed.delete(exec);
+    return reserved === generation;
   }
 
   /** A frame for `agent` is about to be sent; `touches`: it makes that agent the most recent. */
@@ -37,7 +81,7 @@ export class AheadVerdicts {
   /** A preflight of `exec` is about to be sent; returns its mark for `answered`. */
   preflighting(agent, generation) {
     this.sending(agent, true);
-    return { sent: agent.sent, touches: this.touches, generation };
+    return { sent: agent.sent, touches: this.touches, generation, committed: agent.committed };
   }
 
   /**
@@ -47,6 +91,7 @@ export class AheadVerdicts {
    */
   answered(exec, agent, mark, answer, message, weight) {
     if (typeof answer.ask === 'string') return;
+    this.granted(agent, mark.committed, answer.passes, mark.generation);
     agent.harmless++;
     if (answer.decided !== true) return;
     const deny = typeof answer.deny === 'string' ? answer.deny : undefined;
@@ -69,5 +114,6 @@ export class AheadVerdicts {
   /** The call will not reach the guard (it is over): nothing is kept for it. */
   drop(exec) {
     this.kept.delete(exec);
+    this.passed.delete(exec);
   }
 }

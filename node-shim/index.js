@@ -160,18 +160,30 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
+      if (ahead.usePass(exec, bridge.generation)) {
+        // Surely allowed (its pre-execute reserved a pass): the worker decides it in order.
+        const { message, weight } = callMessage('guard', exec, agent.id);
+        ahead.sending(agent, true);
+        ahead.committing(agent, true);
+        bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+        journal.guard(message, weight);
+        return undefined;
+      }
       const kept = ahead.take(exec, agent, bridge.generation);
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
         journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
         ahead.sending(agent, true);
+        ahead.committing(agent);
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
         return kept.deny;
       }
       const { message, weight } = callMessage('guard', exec, agent.id);
       ahead.sending(agent, true);
+      const committed = ahead.committing(agent);
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
+      ahead.granted(agent, committed, answer.passes, bridge.generation);
       journal.guard(message, weight);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
@@ -181,15 +193,16 @@ export function apply(ctx, config) {
     }
   }
 
-  // dsh awaits this before the guard: the call goes to the worker here without blocking, and its
-  // answer is the ask, or the guard's verdict ahead of time (see ahead.js).
+  // dsh awaits this before the guard: a call the worker will surely allow takes a pass and asks
+  // nothing; any other goes to the worker here without blocking, and its answer is the ask, or
+  // the guard's verdict ahead of time (see ahead.js).
   async function preExecute(exec, next) {
     const decision = await next();
     if (decision?.kind !== 'allow') return decision;
     const since = clock();
     try {
       const agent = countedAgent(exec, { create: true });
-      if (agent === undefined) return decision;
+      if (agent === undefined || ahead.reserve(exec, agent, bridge.generation)) return decision;
       const { message, weight } = callMessage('preflight', exec, agent.id);
       const mark = ahead.preflighting(agent, bridge.generation);
       const answer = await bridge.ask(message, since);

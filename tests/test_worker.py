@@ -138,7 +138,8 @@ async def test_the_fifth_identical_call_is_denied_quoting_the_previous_result() 
         for index in range(4):
             call = bash(1, f"c{index}", "cat /etc/hostname", description=f"#{index}")
             reply = await pipe.call("guard", **call)
-            assert reply == {"id": reply["id"], "ok": True, "deny": None}
+            # Each repeat spends a pass: after the fourth, none is left.
+            assert reply == {"id": reply["id"], "ok": True, "deny": None, "passes": 3 - index}
             assert (await pipe.call("result", agent=1, call=f"c{index}", text=f"host-{index}"))["ok"]
         denied = await pipe.call("guard", **bash(1, "c4", "cat /etc/hostname", description="#4"))
         assert denied["deny"].startswith("REPEAT_TOOL_BLOCKED:")
@@ -164,6 +165,16 @@ async def test_preflight_answers_ask_for_a_local_repeat_only() -> None:
         assert isinstance(asked["ask"], str)
         public = bash(1, "c5", "curl -s https://example.org/ | head -n 1")
         assert (await pipe.call("preflight", **public))["ask"] is None
+
+
+async def test_replies_say_how_many_calls_may_pass_and_a_passed_call_is_answered_only_on_error() -> None:
+    async with configured() as pipe:
+        first = await pipe.call("preflight", **bash(1, "c0", "cat /etc/hostname"))
+        assert (first["decided"], first["deny"], first["passes"]) == (True, None, 4)  # c0 not committed yet
+        # c0 goes through on a pass: its guard is an event
+        await pipe.send("guard", reply="errors", **bash(1, "c0", "cat /etc/hostname"))
+        second = await pipe.call("guard", **bash(1, "c1", "cat /etc/hostname"))
+        assert (second["deny"], second["passes"]) == (None, 2)  # the passed c0 was counted before it
 
 
 async def test_pipelined_requests_are_answered_in_order() -> None:

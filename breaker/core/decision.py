@@ -18,7 +18,9 @@ agent's kept plans, so a kept plan applied is exactly what ``decide`` would have
 
 from __future__ import annotations
 
+import math
 import re
+from array import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -40,6 +42,8 @@ ANALYSED_CALLS = 256
 ANALYSED_ARGS = 16
 ANALYSED_CHARS = 4096
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
+#: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
+UNLIMITED_PASSES = 1 << 30
 
 
 ALLOW = Allow()
@@ -99,6 +103,9 @@ class _Agent:
     progress: SameResults | None = None
     # Call id -> the plan its precheck made since the last change a verdict reads (None: none).
     kept: dict[str, _Plan] | None = None
+    # Per window entry, oldest first: the highest count any capped key it committed reached then.
+    # No capped key in the window counts more than their maximum (see ``passes``).
+    peaks: array[int] = field(default_factory=lambda: array("I"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +117,7 @@ class _Plan:
     fingerprints: tuple[Fingerprint, ...]  # those that count; an allowed call commits them all
     raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
     commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
+    peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
 
 
 class Breaker:
@@ -123,6 +131,10 @@ class Breaker:
         # Fingerprints of recent short calls by their arguments, least recently used first: a
         # loop repeats its arguments by definition, and its repeats then cost no analysis.
         self._analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
+        # For ``passes``: the lowest cap (None: nothing capped); 0 when a verdict reads results.
+        reads_results = config.gives_notices or config.tracks_failures or config.sameResultLimit is not None
+        caps = [cap for cap in config.limits.values() if cap is not None]
+        self._tightest_cap: float | None = 0.0 if reads_results else min(caps, default=None)
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -145,7 +157,7 @@ class Breaker:
         if config.onLimit != "ask" and (turn.asked or turn.approved or turn.refused):
             return ALLOW  # the one local ask of this turn is spent
         fingerprints = self._fingerprints(state, call, self._raw_fingerprints(state, call, True))
-        hits = self._hits(state, fingerprints)
+        hits, _ = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
             return ALLOW
@@ -262,12 +274,30 @@ class Breaker:
         if state is not None:
             _changed(state)
             state.window.clear()
+            del state.peaks[:]
             state.results.clear()
             state.denied.clear()
             state.turn = _Turn()
             state.streaks.clear()
             state.running.clear()
             state.progress = None
+
+    def passes(self, agent: AgentId) -> int:
+        """How many more calls of ``agent``, whatever they are, the guard surely allows with no
+        notice and the preflight never asks about, whatever results or human turns come between.
+
+        The shim lets that many calls through without waiting for an answer (node-shim/ahead.js)
+        and sends them after; they are decided here in order all the same. Why it holds: a call
+        is stopped only when a capped key already counts ``cap - 1``; no capped key counts more
+        than the agent's highest peak, and each call adds at most one to any key. The result
+        rules (the failure track, no progress, notices) read what calls return, so they leave
+        nothing to pass.
+        """
+        if self._tightest_cap is None:
+            return UNLIMITED_PASSES
+        state = self._agents.get(agent)
+        peak = max(state.peaks) if state is not None and state.peaks else 0
+        return max(0, math.ceil(self._tightest_cap - 1 - peak))
 
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
@@ -294,7 +324,7 @@ class Breaker:
         """What ``decide`` does with ``call`` in ``state``, without doing it."""
         raw = self._raw_fingerprints(state, call, False)
         fingerprints = self._fingerprints(state, call, raw)
-        hits = self._hits(state, fingerprints)
+        hits, peak = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
         if not hits and not failures:
             stall = self._stall(state, call, fingerprints)
@@ -304,14 +334,14 @@ class Breaker:
                 previous = self._quotable_result(state.results.get(state.progress.returned_by))
                 message = messages.stall_denial(call.name, stall, previous, self.config)
                 stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
-                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped)
+                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak)
             notice = self._stage_notice(state, fingerprints)
-            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, ())
+            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak)
         hit_keys = tuple(_keys(hits, failures))
         refused = not state.turn.asked_measures.isdisjoint(hit_keys)
         previous = self._previous_result(state, hits)
         message = messages.denial(call.name, hits, previous, self.config, failures, refused)
-        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys)
+        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak)
 
     def _apply(self, state: _Agent, plan: _Plan) -> Allow | Deny:
         """Commit what ``plan`` decided: every fingerprint of an allowed call, only what stopped a
@@ -321,9 +351,9 @@ class Breaker:
         if isinstance(verdict, Deny):
             if call.call_id:
                 state.denied.add(call.call_id)
-            self._commit(state, call.call_id, plan.commits)
+            self._commit(state, call.call_id, plan.commits, plan.peak)
             return verdict
-        self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints))
+        self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
         if state.progress is not None:
             state.progress.ran(call.call_id, call.name, plan.fingerprints)
         if call.call_id:
@@ -370,9 +400,11 @@ class Breaker:
             state.preflighted = (call, fingerprints)
         return fingerprints
 
-    def _hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[Hit, ...]:
-        """The capped fingerprints this call would take to their cap (prior count >= cap - 1)."""
+    def _hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[tuple[Hit, ...], int]:
+        """The capped fingerprints this call would take to their cap (prior count >= cap - 1),
+        and the highest count any of its capped fingerprints would reach (its plan's ``peak``)."""
         hits: list[Hit] = []
+        peak = 0
         limits = self.config.limits  # limit_for inlined: this runs for every fingerprint of every call
         window = state.window
         for fp in fingerprints:
@@ -381,9 +413,11 @@ class Breaker:
             if cap is None:
                 continue
             prior = window.count(key)
+            if prior >= peak:
+                peak = prior + 1
             if prior >= cap - 1:
                 hits.append(Hit(fp, prior + 1, cap))
-        return tuple(hits)
+        return tuple(hits), peak
 
     def _failure_hits(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> tuple[FailureHit, ...]:
         """The fingerprints whose calls already failed ``failLimit`` times in a row."""
@@ -454,11 +488,13 @@ class Breaker:
         named = min(crossed, key=_naming_rank)
         return messages.failure_notice(named.key, counts[named.key], failure, self.config)
 
-    def _commit(self, state: _Agent, call_id: str, keys: Iterable[str]) -> None:
+    def _commit(self, state: _Agent, call_id: str, keys: Iterable[str], peak: int) -> None:
         window = state.window
         evicted = window.append(call_id, keys)
+        state.peaks.append(peak)
         if evicted is None:
             return
+        state.peaks.pop(0)
         evicted_id, evicted_digests = evicted
         if not window.holds_call(evicted_id):
             state.results.pop(evicted_id, None)

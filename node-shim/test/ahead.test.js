@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 
+import { AheadVerdicts } from '../ahead.js';
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
@@ -33,6 +34,14 @@ WorkerBridge.prototype.call = function countBlocking(message, ...rest) {
   blocking.push(message.op);
   return call.call(this, message, ...rest);
 };
+// Requests answered through the event loop (preflights), counted at WorkerBridge.ask.
+let asked = 0;
+const ask = WorkerBridge.prototype.ask;
+WorkerBridge.prototype.ask = function countAsked(...args) {
+  asked++;
+  return ask.apply(this, args);
+};
+
 function blockingDuring(run) {
   const before = blocking.length;
   return Promise.resolve(run()).then((value) => ({ value, ops: blocking.slice(before) }));
@@ -179,4 +188,63 @@ test('an agent the worker may have forgotten since its preflight (maxAgents) get
   const { value, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
   assert.deepEqual(ops, ['guard']);
   assert.equal(value.denied, undefined, 'two other agents made the worker forget this one: a fresh window');
+});
+
+test('calls the worker promised to allow ask it nothing: distinct calls send one preflight in three or four', async () => {
+  const dsh = mount({});
+  const agent = makeAgent('promised');
+  const before = asked;
+  const { value, ops } = await blockingDuring(async () => {
+    const outcomes = [];
+    for (let n = 0; n < 12; n++) outcomes.push(await dsh.call(agent, 'bash', bash(`cat promised-${n}.txt`)));
+    return outcomes;
+  });
+  assert.ok(allowed(value).every(Boolean));
+  assert.deepEqual(ops, []);
+  // The first answer promises 4 (an empty window), each later one 3 (every key counts 1).
+  assert.equal(asked - before, 4, 'preflights at calls 1, 5, 8 and 11');
+  const repeats = await repeat(dsh, agent, 5, bash('cat promised-11.txt'));
+  assert.deepEqual(allowed(repeats), [true, true, true, false, false], 'passes never let a fifth repeat through');
+});
+
+test('a pass counts from what the worker had been sent: a call let through but not yet sent is not in its answer', () => {
+  const ahead = new AheadVerdicts(100);
+  const agent = AheadVerdicts.agent(1);
+  for (let n = 0; n < 3; n++) ahead.committing(agent);
+  ahead.granted(agent, 3, 1, 7); // the answer to a request sent after three commits: one more
+  const first = {};
+  assert.ok(ahead.reserve(first, agent, 7));
+  // A request sent now: the worker has not seen the first call, so it still promises one.
+  ahead.granted(agent, agent.committed, 1, 7);
+  assert.ok(!ahead.reserve({}, agent, 7), 'that one promise is the first call\'s');
+  assert.ok(ahead.usePass(first, 7));
+  ahead.committing(agent, true);
+  assert.equal(agent.spent, 4);
+  assert.ok(!ahead.reserve({}, agent, 7));
+});
+
+test('a pass belongs to the worker that gave it', () => {
+  const ahead = new AheadVerdicts(100);
+  const agent = AheadVerdicts.agent(1);
+  ahead.granted(agent, 0, 4, 1);
+  assert.ok(!ahead.reserve({}, agent, 2), 'a replacement gave nothing yet');
+  const exec = {};
+  assert.ok(ahead.reserve(exec, agent, 1));
+  assert.ok(!ahead.usePass(exec, 2), 'reserved from the lost worker: the guard asks the replacement');
+  assert.ok(!ahead.usePass(exec, 1), 'taken either way');
+});
+
+test('a worker killed between a pre-execute that took a pass and its guard: the call runs and the window survives', async () => {
+  const { dsh, worker } = mountWithWorker({});
+  const agent = makeAgent('killed-after-pass');
+  await repeat(dsh, agent, 2, bash('cat pass.txt'));
+  const exec = dsh.execution(agent, 'bash', bash('cat pass.txt'));
+  const decision = await dsh.preExecute(exec);
+  process.kill(worker, 'SIGKILL');
+  assert.ok(await waitUntil(() => !isAlive(worker)));
+  const { value: third, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
+  assert.equal(third.denied, undefined);
+  assert.deepEqual(ops, [], 'a promise of the lost worker holds: the call goes to the replacement as an event');
+  const after = await repeat(dsh, agent, 3, bash('cat pass.txt'));
+  assert.deepEqual(allowed(after), [true, false, false], 'the replacement counted all three');
 });

@@ -1,0 +1,128 @@
+"""Passes: ``Breaker.passes`` says how many more calls of an agent surely go through, so the shim
+lets that many through without waiting for the worker (node-shim/ahead.js) and sends them after.
+A pass is only a promise about verdicts the worker still makes: these pin that the promise holds
+whatever the calls are, and that it is as wide as the caps allow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from breaker import Allow, Ask, Breaker, ToolCall, load_config
+from breaker.core.decision import UNLIMITED_PASSES
+from tests.test_decision import call, fake_fingerprints
+
+
+def make(**raw: Any) -> Breaker:
+    return Breaker(load_config(raw or None), fingerprinter=fake_fingerprints)
+
+
+def test_a_fresh_agent_passes_one_call_fewer_than_the_tightest_cap() -> None:
+    assert make().passes(1) == 4  # the fifth identical call is the first that can be stopped
+    assert make(limits={"net": 3}).passes(1) == 2
+    assert make(limits={"verb:curl": 2}).passes(1) == 1
+
+
+def test_repeats_use_up_the_passes_and_a_denial_leaves_none() -> None:
+    breaker = make()
+    seen = []
+    for _ in range(5):
+        seen.append(breaker.passes(1))
+        breaker.decide(1, call("exact:a"))
+    assert seen == [4, 3, 2, 1, 0]
+    assert breaker.passes(1) == 0  # exact:a counts 5 now: the next repeat is stopped
+
+
+def test_distinct_calls_keep_three_passes_under_the_default_caps() -> None:
+    breaker = make()
+    for index in range(30):
+        breaker.decide(1, call(f"exact:{index}", "family:fetch"))  # family: is uncapped
+        assert breaker.passes(1) == 3
+
+
+def test_passes_come_back_as_repeats_leave_the_window() -> None:
+    breaker = make(window=4)
+    for _ in range(3):
+        breaker.decide(1, call("exact:a"))
+    assert breaker.passes(1) == 1
+    for index in range(4):
+        breaker.decide(1, call(f"exact:other{index}"))
+    assert breaker.passes(1) == 3
+
+
+def test_a_human_turn_gives_every_pass_back() -> None:
+    breaker = make()
+    for _ in range(4):
+        breaker.decide(1, call("exact:a"))
+    breaker.human_message(1)
+    assert breaker.passes(1) == 4
+
+
+def test_agents_have_their_own_passes() -> None:
+    breaker = make()
+    for _ in range(4):
+        breaker.decide(1, call("exact:a"))
+    assert (breaker.passes(1), breaker.passes(2)) == (0, 4)
+
+
+def test_nothing_capped_passes_every_call() -> None:
+    breaker = make(limits={"exact": None, "cmd": None, "net": None, "sink": None})
+    assert breaker.passes(1) == UNLIMITED_PASSES
+
+
+def test_rules_that_read_results_leave_no_passes() -> None:
+    for raw in ({"warnAt": 3}, {"summarizeAt": 4}, {"failWarnAt": 2}, {"failLimit": 3},
+                {"sameResultLimit": 4}, {"identity": "state-aware"}):
+        assert make(**raw).passes(1) == 0, raw
+
+
+_KEYS = st.sampled_from(["exact:a", "exact:b", "cmd:c", "net:h/", "net:localhost/", "sink:s", "verb:v"])
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("call"), st.lists(_KEYS, min_size=1, max_size=3), st.booleans()),
+        st.tuples(st.just("result"), st.text(max_size=10), st.booleans()),
+        st.tuples(st.just("human"), st.just([]), st.booleans()),
+        st.tuples(st.just("ask"), st.lists(_KEYS, min_size=1, max_size=3), st.booleans()),
+    ),
+    max_size=80,
+)
+_CONFIGS = [
+    {},
+    {"localHosts": "deny"},
+    {"localHosts": "allow"},
+    {"onLimit": "ask"},
+    {"window": 4, "limits": {"net": 3, "verb:v": 2}},
+    {"limits": {"exact": 2, "cmd": None}},
+    {"warnAt": 2},
+    {"failLimit": 2},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_STEPS, raw=st.sampled_from(_CONFIGS))
+def test_every_call_within_its_passes_is_allowed_unasked(steps: list[Any], raw: dict[str, Any]) -> None:
+    """Whatever came before (denials, asks, approvals, results, human turns), the next
+    ``passes`` calls are each allowed by the guard, with no notice, and never asked about."""
+    breaker = make(**raw)
+    promises = [breaker.passes(1)]  # calls each promise still covers
+    last_call = ""
+    for index, (kind, keys, local) in enumerate(steps):
+        if kind in ("call", "ask"):
+            tool_call = ToolCall("bash", {"keys": keys, "local": local}, f"c{index}")
+            asked = breaker.preflight(1, tool_call)
+            if kind == "ask" and isinstance(asked, Ask):
+                continue  # declined: the call never reaches the guard
+            verdict = breaker.decide(1, tool_call)
+            if any(promises):
+                assert not isinstance(asked, Ask)
+                assert verdict == Allow()
+            promises = [left - 1 for left in promises if left > 1]
+            last_call = tool_call.call_id
+        elif kind == "result":
+            breaker.record_result(1, last_call, keys, {"isError": local})
+        else:
+            breaker.human_message(1)
+        promises.append(breaker.passes(1))
