@@ -51,8 +51,17 @@ def canonical_json(value: object) -> str:
 
 
 def _is_flat(value: dict[object, object]) -> bool:
-    """The usual arguments: one object of strings, flags and small numbers, keyed by strings."""
-    return all(type(key) is str and type(child) in _FLAT_SCALAR_TYPES for key, child in value.items())
+    """The usual arguments: one object of strings, flags and numbers (integers short enough for
+    decimal: a ``read``'s offset and limit), keyed by strings."""
+    for key, child in value.items():
+        if type(key) is not str:
+            return False
+        if type(child) is int:
+            if child.bit_length() > _MAX_DECIMAL_BITS:
+                return False
+        elif type(child) not in _FLAT_SCALAR_TYPES:
+            return False
+    return True
 
 
 def _encode_flat_with_long_text(value: dict[object, object]) -> str:
