@@ -453,42 +453,46 @@ class FrameDecoder:
         buffer = self._buffer
         buffer += data
         decoded: list[Request | BadRequest] = []
+        # One view for every frame of this read: a view per frame costs as much as checking one.
+        with memoryview(buffer) as view:
+            start = self._decode(view, decoded)
+        del buffer[:start]
+        return decoded
+
+    def _decode(self, view: memoryview, decoded: list[Request | BadRequest]) -> int:
+        """Append every frame ``view`` completes to ``decoded``; the bytes consumed."""
+        size = len(view)
         start = 0
         while True:
             if self._searching:
                 found = self._next_frame(start)
                 if found is None:  # keep what could be the beginning of one
-                    start = max(start, len(buffer) - HEADER_BYTES - 5 - len(_ID_KEY))
-                    break
+                    return max(start, size - HEADER_BYTES - 5 - len(_ID_KEY))
                 start = found
                 self._searching = False
-            if len(buffer) - start < HEADER_BYTES:
-                break
-            (length,) = _HEADER.unpack_from(buffer, start)
+            if size - start < HEADER_BYTES:
+                return start
+            (length,) = _HEADER.unpack_from(view, start)
             body = start + HEADER_BYTES
             end = body + length
             if length > self._max_frame_bytes:
-                with memoryview(buffer) as view:
-                    told, request_id = _peek_id(view[body : min(end, len(buffer))])
+                told, request_id = _peek_id(view[body : min(end, size)])
                 if not told:
-                    break  # its id is in the bytes still to come
-                self._skipping = max(0, end - len(buffer))
-                start = min(len(buffer), end)
+                    return start  # its id is in the bytes still to come
+                self._skipping = max(0, end - size)
+                start = min(size, end)
                 problem = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
                 decoded.append(BadRequest(request_id, problem))
                 continue
-            if end > len(buffer):
-                break
-            with memoryview(buffer) as view:
-                request = parse_request(view[body:end], self._max_frame_values)
+            if end > size:
+                return start
+            request = parse_request(view[body:end], self._max_frame_values)
             decoded.append(request)
             if isinstance(request, BadRequest) and request.unreadable and self._starts_frame(end) is False:
                 self._searching = True  # the length was wrong: the next frame starts elsewhere
                 start += 1
             else:
                 start = end
-        del buffer[:start]
-        return decoded
 
     def _starts_frame(self, position: int) -> bool | None:
         """Whether a frame as the shim writes it starts at ``position``: a length within the limit,
