@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Literal
 
 #: The longest fingerprint key kept verbatim; longer keys keep a head plus a digest of the whole.
 MAX_KEY_CHARS = 512
@@ -41,27 +42,34 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 
 def canonical_json(value: object) -> str:
     """Compact JSON with keys deep-sorted; never raises, whatever the depth, cycles or types."""
-    if type(value) is dict and _is_flat(value):
-        if any(type(child) is str and len(child) >= _LONG_TEXT for child in value.values()):
+    if type(value) is dict:
+        texts = _flat_texts(value)
+        if texts == "long":
             return _encode_flat_with_long_text(value)
-        return _ENCODER.encode(value)
+        if texts == "short":
+            return _ENCODER.encode(value)
     if _is_plain(value):
         return _ENCODER.encode(value)
     return _encode_iteratively(value)
 
 
-def _is_flat(value: dict[object, object]) -> bool:
-    """The usual arguments: one object of strings, flags and numbers (integers short enough for
-    decimal: a ``read``'s offset and limit), keyed by strings."""
+def _flat_texts(value: dict[object, object]) -> Literal["short", "long"] | None:
+    """For the usual arguments, one object of strings, flags and numbers (integers short enough
+    for decimal: a ``read``'s offset and limit) keyed by strings: whether a string in it is long
+    (one pass, as this runs for every call). None for any other object."""
+    texts: Literal["short", "long"] = "short"
     for key, child in value.items():
         if type(key) is not str:
-            return False
-        if type(child) is int:
+            return None
+        if type(child) is str:
+            if len(child) >= _LONG_TEXT:
+                texts = "long"
+        elif type(child) is int:
             if child.bit_length() > _MAX_DECIMAL_BITS:
-                return False
+                return None
         elif type(child) not in _FLAT_SCALAR_TYPES:
-            return False
-    return True
+            return None
+    return texts
 
 
 def _encode_flat_with_long_text(value: dict[object, object]) -> str:
