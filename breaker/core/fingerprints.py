@@ -6,6 +6,7 @@ are folded, so that two calls doing the same thing to the same resource look the
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ _URL_LIST_ARGS = ("urls",)
 #: counts as an HTTP fetch only when it is actually given a URL.
 _URL_TOOL_MARKERS = ("fetch", "browse", "web_", "search")
 _FETCH_TOOL_MARKERS = ("fetch", "browse", "web_")
+#: Whether a tool name holds one of ``_URL_TOOL_MARKERS``, asked of every call: one search.
+_URL_TOOL_NAME = re.compile("|".join(map(re.escape, _URL_TOOL_MARKERS)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     command = _first_text(arguments, _COMMAND_ARGS) if tool in SHELL_TOOLS else None
     if command is not None:
         return _shell_fingerprints(exact, command, config, stripped)
-    if any(marker in tool for marker in _URL_TOOL_MARKERS):
+    if _URL_TOOL_NAME.search(tool):
         return _url_tool_fingerprints(exact, tool, arguments, config, stripped)
     return CallFingerprints((exact,), is_local=False, stripped_args=stripped)
 
@@ -147,10 +150,10 @@ def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tupl
         return arguments, ()
     shared = config.ignoreArgs.get("*", ())
     own = config.ignoreArgs.get(tool, ())
-    stripped = tuple(key for key in arguments if key in shared or key in own)
+    stripped = [key for key in arguments if key in shared or key in own]
     if not stripped:
         return arguments, ()
-    return {key: value for key, value in arguments.items() if key not in stripped}, stripped
+    return {key: value for key, value in arguments.items() if key not in stripped}, tuple(stripped)
 
 
 def _first_text(arguments: object, names: tuple[str, ...]) -> str | None:
