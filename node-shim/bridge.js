@@ -203,7 +203,7 @@ export class WorkerBridge {
     } catch (error) {
       return Promise.reject(error);
     }
-    const id = this.send({ ...message, reply: 'later' });
+    const id = this.send(message, 'later');
     const awaiting = this.awaiting;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -235,7 +235,7 @@ export class WorkerBridge {
     // writing them): every so many events, those already there are taken.
     if (!this.later && ++this.uncollected >= COLLECT_EVERY) this.collect();
     this.restore(message.agent);
-    this.send({ ...message, reply: 'errors' });
+    this.send(message, 'errors');
   }
 
   // Before a worker hears of an agent, it gets the agent's journal (replies dropped); returns how
@@ -244,7 +244,7 @@ export class WorkerBridge {
     if (agent === undefined || this.restored.has(agent)) return 0;
     this.restored.add(agent);
     const { requests, weight } = this.replay(agent);
-    for (const request of requests) this.send({ ...request, reply: 'errors' });
+    for (const request of requests) this.send(request, 'errors');
     return requests.length * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
   }
 
@@ -457,15 +457,15 @@ export class WorkerBridge {
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
   }
 
-  // One request; its `reply` says where the worker answers it (breaker/protocol.py). An event
+  // One request; `reply` says where the worker answers it (breaker/protocol.py). An event
   // (reply: 'errors') waits in the outbox; any other request is written at once, after the
   // events queued before it. Returns its id.
-  send(message) {
+  send(message, reply = undefined) {
     const id = this.nextId++;
-    const frame = encodeFrame({ id, ...message });
+    const frame = encodeFrame(reply === undefined ? { id, ...message } : { id, ...message, reply });
     this.sentBytes = frame.length;
     this.outbox.push(frame);
-    if (message.reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
+    if (reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
     else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
     return id;
   }

@@ -73,17 +73,47 @@ def test_nothing_capped_passes_every_call() -> None:
     assert breaker.passes(1) == UNLIMITED_PASSES
 
 
-def test_rules_that_read_results_leave_no_passes() -> None:
-    for raw in ({"warnAt": 3}, {"summarizeAt": 4}, {"failWarnAt": 2}, {"failLimit": 3},
-                {"sameResultLimit": 4}, {"identity": "state-aware"}):
-        assert make(**raw).passes(1) == 0, raw
+def test_failures_in_a_row_and_results_still_awaited_use_up_passes() -> None:
+    breaker = make(failLimit=3)
+    assert breaker.passes(1) == 3
+    breaker.decide(1, call("exact:build", call_id="b1"))
+    assert breaker.passes(1) == 2  # its result may be a failure
+    breaker.record_result(1, "b1", "error: build failed", {"exitCode": 1})
+    assert breaker.passes(1) == 2  # a streak of one
+    breaker.decide(1, call("exact:other", call_id="o1"))
+    breaker.record_result(1, "o1", "fine", {"exitCode": 0})
+    assert breaker.passes(1) == 2
+
+
+def test_a_result_still_awaited_counts_as_one_more_failure() -> None:
+    breaker = make(failLimit=2)
+    breaker.decide(1, call("exact:build", call_id="b1"))
+    assert breaker.passes(1) == 1
+    breaker.record_result(1, "b1", "error", {"exitCode": 1})
+    assert isinstance(breaker.decide(1, call("exact:build", call_id="b2")), Allow)  # the one pass
+    breaker.record_result(1, "b2", "error", {"exitCode": 1})
+    assert not isinstance(breaker.decide(1, call("exact:build", call_id="b3")), Allow)
+
+
+def test_a_run_of_identical_results_uses_up_passes() -> None:
+    breaker = make(sameResultLimit=4, limits={"exact": 10, "cmd": 10, "net": 10, "sink": 10})
+    for index in range(3):
+        breaker.decide(1, call("exact:poll", call_id=f"p{index}"))
+        breaker.record_result(1, f"p{index}", "still pending")
+    assert breaker.passes(1) == 1  # a run of three: one more identical result ends it
+    breaker.decide(1, call("exact:poll", call_id="p3"))
+    assert breaker.passes(1) == 0
+
+
+def test_notices_leave_passes_alone_they_come_with_results() -> None:
+    assert make(warnAt=2, summarizeAt=3, failWarnAt=1).passes(1) == 4
 
 
 _KEYS = st.sampled_from(["exact:a", "exact:b", "cmd:c", "net:h/", "net:localhost/", "sink:s", "verb:v"])
 _STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("call"), st.lists(_KEYS, min_size=1, max_size=3), st.booleans()),
-        st.tuples(st.just("result"), st.text(max_size=10), st.booleans()),
+        st.tuples(st.just("result"), st.sampled_from(["same", "other", ""]), st.booleans()),
         st.tuples(st.just("human"), st.just([]), st.booleans()),
         st.tuples(st.just("ask"), st.lists(_KEYS, min_size=1, max_size=3), st.booleans()),
     ),
@@ -96,16 +126,18 @@ _CONFIGS = [
     {"onLimit": "ask"},
     {"window": 4, "limits": {"net": 3, "verb:v": 2}},
     {"limits": {"exact": 2, "cmd": None}},
-    {"warnAt": 2},
+    {"warnAt": 2, "summarizeAt": 3, "failWarnAt": 1},
     {"failLimit": 2},
+    {"sameResultLimit": 2},
+    {"failLimit": 2, "sameResultLimit": 3, "limits": {"exact": 3}},
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(steps=_STEPS, raw=st.sampled_from(_CONFIGS))
 def test_every_call_within_its_passes_is_allowed_unasked(steps: list[Any], raw: dict[str, Any]) -> None:
-    """Whatever came before (denials, asks, approvals, results, human turns), the next
-    ``passes`` calls are each allowed by the guard, with no notice, and never asked about."""
+    """Whatever came before (denials, asks, approvals, results, failures, human turns), the next
+    ``passes`` calls are each allowed by the guard and never asked about."""
     breaker = make(**raw)
     promises = [breaker.passes(1)]  # calls each promise still covers
     last_call = ""
@@ -118,11 +150,11 @@ def test_every_call_within_its_passes_is_allowed_unasked(steps: list[Any], raw: 
             verdict = breaker.decide(1, tool_call)
             if any(promises):
                 assert not isinstance(asked, Ask)
-                assert verdict == Allow()
+                assert isinstance(verdict, Allow)
             promises = [left - 1 for left in promises if left > 1]
             last_call = tool_call.call_id
         elif kind == "result":
-            breaker.record_result(1, last_call, keys, {"isError": local})
+            breaker.record_result(1, last_call, keys, {"exitCode": 1 if local else 0})
         else:
             breaker.human_message(1)
         promises.append(breaker.passes(1))

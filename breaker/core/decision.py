@@ -120,6 +120,10 @@ class _Plan:
     peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
 
 
+#: What ``passes`` reads for an agent not seen yet (never changed).
+_FRESH = _Agent(Window(1))
+
+
 class Breaker:
     """Per-agent windows and the verdict on each call; see the module docstring."""
 
@@ -131,10 +135,8 @@ class Breaker:
         # Fingerprints of recent short calls by their arguments, least recently used first: a
         # loop repeats its arguments by definition, and its repeats then cost no analysis.
         self._analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
-        # For ``passes``: the lowest cap (None: nothing capped); 0 when a verdict reads results.
-        reads_results = config.gives_notices or config.tracks_failures or config.sameResultLimit is not None
-        caps = [cap for cap in config.limits.values() if cap is not None]
-        self._tightest_cap: float | None = 0.0 if reads_results else min(caps, default=None)
+        # For ``passes``: the lowest cap (None: nothing capped).
+        self._tightest_cap = min((cap for cap in config.limits.values() if cap is not None), default=None)
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -283,21 +285,28 @@ class Breaker:
             state.progress = None
 
     def passes(self, agent: AgentId) -> int:
-        """How many more calls of ``agent``, whatever they are, the guard surely allows with no
-        notice and the preflight never asks about, whatever results or human turns come between.
+        """How many more calls of ``agent``, whatever they are, the guard surely allows and the
+        preflight never asks about, whatever results or human turns come between.
 
         The shim lets that many calls through without waiting for an answer (node-shim/ahead.js)
-        and sends them after; they are decided here in order all the same. Why it holds: a call
-        is stopped only when a capped key already counts ``cap - 1``; no capped key counts more
-        than the agent's highest peak, and each call adds at most one to any key. The result
-        rules (the failure track, no progress, notices) read what calls return, so they leave
-        nothing to pass.
+        and sends them after; they are decided here in order all the same (a notice they earn
+        still comes with their result). Why it holds: each rule stops a call once a count reaches
+        its limit, and no call adds more than one to any count: to a capped key in the window
+        (none counts more than the agent's highest peak), to a failure streak or to the run of
+        identical results (a result still awaited counts as if it added one).
         """
-        if self._tightest_cap is None:
-            return UNLIMITED_PASSES
-        state = self._agents.get(agent)
-        peak = max(state.peaks) if state is not None and state.peaks else 0
-        return max(0, math.ceil(self._tightest_cap - 1 - peak))
+        state = self._agents.get(agent) or _FRESH
+        passes: float = UNLIMITED_PASSES
+        if self._tightest_cap is not None:
+            passes = self._tightest_cap - 1 - max(state.peaks, default=0)
+        fail_limit = self.config.failLimit
+        if fail_limit is not None:
+            passes = min(passes, fail_limit - state.streaks.longest() - len(state.running))
+        same_limit, run = self.config.sameResultLimit, state.progress
+        if same_limit is not None:
+            run_length = 0 if run is None else run.count + (1 if run.awaited else 0)
+            passes = min(passes, same_limit - run_length)
+        return max(0, math.ceil(passes))
 
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""

@@ -44,6 +44,10 @@ class Streaks:
     def get(self, key: str) -> Streak | None:
         return self._streaks.get(key)
 
+    def longest(self) -> int:
+        """The count of the longest streak (0: none)."""
+        return max((streak.count for streak in self._streaks.values()), default=0)
+
     def fail(self, keys: Iterable[str], failure: Failure, quote: str) -> dict[str, int]:
         """One failed call carrying ``keys``: each streak grows by one. Returns the new counts."""
         self._serial += 1

@@ -28,9 +28,9 @@ function mount(config, options) {
 // Every request to the worker goes through WorkerBridge.send.
 let framesPosted = 0;
 const send = WorkerBridge.prototype.send;
-WorkerBridge.prototype.send = function countFrames(message) {
+WorkerBridge.prototype.send = function countFrames(...args) {
   framesPosted++;
-  return send.call(this, message);
+  return send.apply(this, args);
 };
 
 const bash = (command, extra = {}) => ({ command, ...extra });
