@@ -16,7 +16,8 @@
 // What replaying must not do: a replayed ask is never put to the operator again and a replayed
 // denial is never shown again (the bridge drops the replies of replayed requests); a request the
 // worker never answered (a hung or dead worker) is not journaled, so a replay commits nothing
-// that the lost worker had not decided.
+// that the lost worker had not decided, except a call that went through on a pass (it ran: the
+// lost worker had promised to allow it).
 
 /** Enough for a dozen agents each writing a dozen 200 KB files; replayed within a second. */
 export const JOURNAL_BYTES = 32 * 1024 * 1024;
@@ -33,7 +34,8 @@ export class Journal {
     this.agents = new Map();
   }
 
-  /** A guard request the worker answered, and about how many bytes it encodes to. */
+  /** A guard request the worker answered (or a call let through on a pass), and about how many
+   * bytes it encodes to. */
   guard(message, weight) {
     let journal = this.agents.get(message.agent);
     if (journal) {
