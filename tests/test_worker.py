@@ -177,6 +177,23 @@ async def test_replies_say_how_many_calls_may_pass_and_a_passed_call_is_answered
         assert (second["deny"], second["passes"]) == (None, 2)  # the passed c0 was counted before it
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU time from /proc")
+async def test_an_idle_worker_sleeps_after_a_short_poll() -> None:
+    """The worker polls its input briefly after a batch (POLL_BEFORE_SLEEP_S), then sleeps: idle,
+    it spends no CPU (a worker still polling would spend all of the half second)."""
+    async with configured() as pipe:
+        assert (await pipe.call("guard", **bash(1, "c0", "ls")))["ok"]
+        await anyio.sleep(0.05)
+        before = _cpu_seconds(pipe.process.pid)
+        await anyio.sleep(0.5)
+        assert _cpu_seconds(pipe.process.pid) - before < 0.1
+
+
 async def test_pipelined_requests_are_answered_in_order() -> None:
     async with configured() as pipe:
         ids = [await pipe.send("guard", **bash(1, f"c{index}", f"echo {index}")) for index in range(50)]
