@@ -42,10 +42,12 @@ export class AheadVerdicts {
   }
 
   /**
-   * A frame that commits a call is about to be sent: `passed`, a call that reserved its pass (it
-   * was spent then); else a guard or a commit. Returns the committed count to mark a request with.
+   * A frame that commits a call (and makes its agent the most recent) is about to be sent:
+   * `passed`, a call that reserved its pass (it was spent then); else a guard or a commit.
+   * Returns the committed count to mark a request with.
    */
   committing(agent, passed = false) {
+    this.sending(agent, true);
     if (!passed) agent.spent++;
     return ++agent.committed;
   }

@@ -163,7 +163,6 @@ export function apply(ctx, config) {
       if (ahead.usePass(exec, bridge.generation)) {
         // Surely allowed (its pre-execute reserved a pass): the worker decides it in order.
         const { message, weight } = callMessage('guard', exec, agent.id);
-        ahead.sending(agent, true);
         ahead.committing(agent, true);
         bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
         journal.guard(message, weight);
@@ -173,13 +172,11 @@ export function apply(ctx, config) {
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
         journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
-        ahead.sending(agent, true);
         ahead.committing(agent);
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
         return kept.deny;
       }
       const { message, weight } = callMessage('guard', exec, agent.id);
-      ahead.sending(agent, true);
       const committed = ahead.committing(agent);
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
