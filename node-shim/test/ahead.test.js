@@ -125,14 +125,28 @@ test('a call that reaches the guard without this preflight gets a blocking round
   assert.deepEqual(ops, ['guard', 'guard', 'guard', 'guard', 'guard']);
 });
 
-test('a worker killed between a preflight and its guard: the verdict stands and the window survives', async () => {
+// A mount whose agent made `before` calls, then pre-executed `args`; its worker is then killed.
+// Returns how many preflights that pre-execute sent (0: it took a pass).
+async function preExecutedThenKilled(name, before, args) {
   const { dsh, worker } = mountWithWorker({});
-  const agent = makeAgent('killed-between');
-  await repeat(dsh, agent, 3, bash('cat survive.txt'));
-  const exec = dsh.execution(agent, 'bash', bash('cat survive.txt'));
+  const agent = makeAgent(name);
+  for (const call of before) await dsh.call(agent, 'bash', call);
+  const exec = dsh.execution(agent, 'bash', args);
+  const preflightsBefore = asked;
   const decision = await dsh.preExecute(exec);
+  const preflights = asked - preflightsBefore;
   process.kill(worker, 'SIGKILL');
   assert.ok(await waitUntil(() => !isAlive(worker)));
+  return { dsh, worker, agent, exec, decision, preflights };
+}
+
+test('a worker killed between a preflight and its guard: the verdict stands and the window survives', async () => {
+  // Three repeats and one other call spend the passes of the first answer (4): the next call is
+  // preflighted, and its verdict kept.
+  const before = [...Array(3).fill(bash('cat survive.txt')), bash('ls')];
+  const { dsh, worker, agent, exec, decision, preflights } =
+    await preExecutedThenKilled('killed-between', before, bash('cat survive.txt'));
+  assert.equal(preflights, 1, 'no pass was left: the call was preflighted');
   const fourth = await dsh.afterPreExecute(exec, decision);
   assert.equal(fourth.denied, undefined, 'the 4th call ran on the verdict its preflight carried');
   const fifth = await dsh.call(agent, 'bash', bash('cat survive.txt'));
@@ -235,13 +249,10 @@ test('a pass belongs to the worker that gave it', () => {
 });
 
 test('a worker killed between a pre-execute that took a pass and its guard: the call runs and the window survives', async () => {
-  const { dsh, worker } = mountWithWorker({});
-  const agent = makeAgent('killed-after-pass');
-  await repeat(dsh, agent, 2, bash('cat pass.txt'));
-  const exec = dsh.execution(agent, 'bash', bash('cat pass.txt'));
-  const decision = await dsh.preExecute(exec);
-  process.kill(worker, 'SIGKILL');
-  assert.ok(await waitUntil(() => !isAlive(worker)));
+  const before = Array(2).fill(bash('cat pass.txt'));
+  const { dsh, agent, exec, decision, preflights } =
+    await preExecutedThenKilled('killed-after-pass', before, bash('cat pass.txt'));
+  assert.equal(preflights, 0, 'the call took a pass');
   const { value: third, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
   assert.equal(third.denied, undefined);
   assert.deepEqual(ops, [], 'a promise of the lost worker holds: the call goes to the replacement as an event');
