@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from breaker.core.urls import fold_host_name
+
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 IdentityMode = Literal["exact", "state-aware"]
 OnLimitPolicy = Literal["ask", "deny"]
@@ -340,7 +342,7 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
             raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
         if not isinstance(canonical, str) or not canonical.strip():
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
-        result[_fold_host_name(alias)] = _fold_host_name(canonical)
+        result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
     return result
 
 
@@ -358,12 +360,6 @@ def _wildcard_char(char: str) -> str:
     if char == "*":
         return "[\\s\\S]*"
     return f"\\x{ord(char):02x}" if char.isascii() and not char.isalnum() else char
-
-
-def _fold_host_name(host: str) -> str:
-    """The spelling-insensitive form the URL normalizer compares hosts in."""
-    folded = host.strip().lower().rstrip(".")
-    return folded[4:] if folded.startswith("www.") else folded
 
 
 def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:

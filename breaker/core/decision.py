@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from breaker.core import messages
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, distinct, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
 from breaker.core.progress import CALL_KINDS, SameResults
@@ -400,7 +400,7 @@ class Breaker:
         key = _analysis_key(call)
         fingerprints = self._analysed.pop(key, None) if key is not None else None
         if fingerprints is None:
-            fingerprints = self._fingerprint(call, self.config).fingerprints
+            fingerprints = distinct(self._fingerprint(call, self.config).fingerprints)
         if key is not None:
             self._analysed[key] = fingerprints
             if len(self._analysed) > ANALYSED_CALLS:
