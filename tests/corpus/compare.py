@@ -3,7 +3,7 @@
     npm run quality                                   # installs reference 0.5.2 in a temp folder, then:
     python tests/corpus/compare.py --reference <dsh-repeat-tool-breaker@0.5.2 index.js>
     python tests/corpus/compare.py                    # the same without the reference plugin's row
-    npm run quality -- --write-readme                 # also put the table into README.md
+    npm run quality -- --write-readme                 # also put the table into docs/decision-quality.md
 
 Sources (see sources.py): the labelled corpus, the hand-made evasions, and the real agent runs in
 ../shared/real-sessions (read there at run time; their rows say so when it is absent). Systems:
@@ -277,7 +277,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, help="index.js of dsh-repeat-tool-breaker@0.5.2")
     parser.add_argument("--real-sessions", type=Path, help="another folder of real runs, labels.tsv inside")
-    parser.add_argument("--write-readme", action="store_true", help="put the table into README.md")
+    parser.add_argument(
+        "--write-readme", action="store_true", help="put the table into docs/decision-quality.md"
+    )
     args = parser.parse_args()
     real = real_sessions() if args.real_sessions is None else real_sessions(args.real_sessions)
     sources = [source for source in (real, corpus(), evasions()) if source is not None]
@@ -297,8 +299,8 @@ def main() -> None:
 
 
 def write_readme_table(table: str) -> None:
-    """Replace the table between the README's quality-table markers."""
-    readme = ROOT / "README.md"
+    """Replace the table between the quality-table markers of docs/decision-quality.md."""
+    readme = ROOT / "docs" / "decision-quality.md"
     text = readme.read_text()
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
