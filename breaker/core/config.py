@@ -94,8 +94,8 @@ MODE_DEFAULTS: dict[str, dict[str, Any]] = {
 #: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
 MERGED_KEYS = ("ignoreArgs", "hostAliases", "limits")
 
-#: Keys removed in 0.2.0, with where their job went. They raise instead of being ignored, so an
-#: upgraded profile cannot silently lose its tuning.
+#: Keys of the unrelated npm plugin of the same name, with where their job is done here. They
+#: raise instead of being ignored, so a profile written for it cannot silently lose its tuning.
 REMOVED_KEYS: dict[str, str] = {
     "denyAfter": "use limits (for example limits: {exact: 5, cmd: 5, net: 5, sink: 5})",
     "warnAfter": "use warnAt (advisory notices, off by default) or the notices of "
@@ -207,7 +207,9 @@ def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
         if not isinstance(key, str):
             raise ConfigError(f"config keys must be strings, got {key!r}")
         if key in REMOVED_KEYS:
-            raise ConfigError(f"{key} was removed in 0.2.0: {REMOVED_KEYS[key]}")
+            raise ConfigError(
+                f"{key} is a key of the unrelated npm plugin of the same name: {REMOVED_KEYS[key]}"
+            )
         if key in IGNORED_KEYS:
             continue
         if key not in DEFAULTS:
