@@ -101,8 +101,7 @@ REMOVED_KEYS: dict[str, str] = {
     "warnAfter": "use warnAt (advisory notices, off by default) or the notices of "
     "@deepseek-ai/dsh-repeat-tool-reminder",
     "registerAdvisory": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
-    "maxSamePath": "file actions are identified by exact: (position-aware); there is no "
-    "path-only limit",
+    "maxSamePath": "file actions are identified by exact: (position-aware); there is no path-only limit",
     "readTools": "file actions are identified by exact:; there is no read-tool list",
     "matchReadBySubstring": "file actions are identified by exact:; remove the key",
 }
@@ -381,9 +380,7 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
     if cap < 2:
-        raise ConfigError(
-            f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})"
-        )
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
     return float(cap)
 
 

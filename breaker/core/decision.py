@@ -193,6 +193,7 @@ class Breaker:
                 turn.approved = True
             _changed(state)
         return self._apply(state, self._plan(state, call))
+
     def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
         """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
         kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
@@ -223,7 +224,6 @@ class Breaker:
         if plan is None:
             return None
         return self._apply(self._active(agent), plan)
-
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None

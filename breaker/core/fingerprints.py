@@ -201,4 +201,3 @@ def _all_local(urls: tuple[CanonicalUrl, ...]) -> bool:
 
 def _aliases_folded(urls: tuple[CanonicalUrl, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys((url.seen_host, url.host) for url in urls if url.aliased))
-

@@ -185,9 +185,7 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     else:
         _write(
-            sweep_text(
-                scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown"
-            )
+            sweep_text(scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown")
         )
     return 1 if problems else 0
 
