@@ -160,11 +160,26 @@ def check_first_boot(target: Target) -> bool:
     second = gated_boot(target, failures, "second boot, offline", offline(target))
     if any(announcements(second.run)):
         failures.append("the second boot prepared an environment again instead of reusing it")
-    if target.mode not in ("dir", "overlay"):  # an installed copy, not the checkout being tested
+    expect_this_plugin(target, package, failures)
+    if target.mode not in ("dir", "overlay", "plugin-dir"):  # a copy, not the checkout being tested
         added = sorted(files_under(package) - files_before)
         if added:
             failures.append(f"the boots and rtb wrote into the installed package: {added[:3]}")
     return report("first-boot", failures, first.run)
+
+
+def expect_this_plugin(target: Target, package: Path, failures: list[str]) -> None:
+    """What was installed is this plugin, from the spec given, not the npm package of that name."""
+    if not (package / "breaker" / "worker.py").is_file():
+        failures.append(f"{package} is not this plugin (no breaker/worker.py)")
+    if target.mode == "overlay":
+        return
+    manifest = json.loads((target.profile_dir / "package.json").read_text())
+    spec = manifest.get("dependencies", {}).get("dsh-repeat-tool-breaker", "")
+    print(f"  the profile depends on dsh-repeat-tool-breaker {spec or '(not listed)'}")
+    expected = {"plugin-dir": "link:", "plugin-git": "git+file://"}.get(target.mode)
+    if expected and not spec.startswith(expected):
+        failures.append(f"the profile's dependency is {spec!r}, expected it to start with {expected!r}")
 
 
 def files_under(folder: Path) -> set[Path]:

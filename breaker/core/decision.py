@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from breaker.core import messages
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, distinct, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
 from breaker.core.progress import CALL_KINDS, SameResults
@@ -193,6 +193,7 @@ class Breaker:
                 turn.approved = True
             _changed(state)
         return self._apply(state, self._plan(state, call))
+
     def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
         """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
         kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
@@ -223,7 +224,6 @@ class Breaker:
         if plan is None:
             return None
         return self._apply(self._active(agent), plan)
-
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
@@ -406,7 +406,7 @@ class Breaker:
         key = _analysis_key(call)
         fingerprints = self._analysed.pop(key, None) if key is not None else None
         if fingerprints is None:
-            fingerprints = self._fingerprint(call, self.config).fingerprints
+            fingerprints = distinct(self._fingerprint(call, self.config).fingerprints)
         if key is not None:
             self._analysed[key] = fingerprints
             if len(self._analysed) > ANALYSED_CALLS:

@@ -33,6 +33,7 @@ DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
 #: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
 APPROVED = "allowed-once"
 
+
 @dataclass(frozen=True, slots=True)
 class HumanTurn:
     """A message the human typed: it clears the agent's window."""
