@@ -185,8 +185,14 @@ def _replay_call(
 ) -> CallReplay:
     call = event.call
     base = CallReplay(
-        number, event.agent, call.call_id, call.name, recorded, "not-counted",
-        arguments=call.arguments, time=event.time,
+        number,
+        event.agent,
+        call.call_id,
+        call.name,
+        recorded,
+        "not-counted",
+        arguments=call.arguments,
+        time=event.time,
     )
     if recorded == "not-dispatched":
         return replace(base, verdict="not-run")
