@@ -80,13 +80,19 @@ test('a killed worker: a call it promised goes through, then its replacement dec
   }
   process.kill(worker, 'SIGKILL');
   assert.ok(await waitUntil(() => !isAlive(worker)));
-  const started = performance.now();
   // The fourth goes through on a pass the lost worker gave; it reaches the replacement with the
-  // journal, so the fifth, decided by the replacement, is denied.
-  const fourth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+  // journal, so the fifth, decided by the replacement, is denied. The loss is noticed as a dead
+  // process (no deadline waited out) and the replacement starts at once, without a backoff.
+  let fourth;
+  let fifth;
+  const lines = await stderrOf(async () => {
+    fourth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+    fifth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+  });
   assert.equal(fourth.denied, undefined);
-  const fifth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
-  assert.ok(performance.now() - started < 1000, 'answered within about a second');
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0], /not running \(killed by SIGKILL\).*a new one starts now/);
+  assert.doesNotMatch(lines[0], /did not answer within/);
   assert.equal(interpreter.pids().length, 2, 'one replacement worker');
   assert.match(fifth.denied, /^REPEAT_TOOL_BLOCKED:/);
   assert.match(fifth.denied, /notes, version call-5/, 'the last result, recorded by the new worker, is quoted');
@@ -151,9 +157,10 @@ test('a hung worker: the call gets onWorkerFailure after guardTimeoutMs, once; t
   process.kill(worker, 'SIGSTOP');
   let verdicts;
   const lines = await stderrOf(async () => {
+    // Bounded by the 150 ms deadline; the slack only keeps a loaded machine from failing it.
     const started = performance.now();
     const stalled = await dsh.call(agent, 'bash', bash('ls'));
-    assert.ok(performance.now() - started < 1000);
+    assert.ok(performance.now() - started < 5000, 'the deadline ended the wait');
     assert.equal(stalled.denied, undefined, "onWorkerFailure 'allow' (the default) runs the call");
     verdicts = [];
     for (let index = 0; index < 5; index++) verdicts.push((await dsh.call(agent, 'bash', bash('pwd'))).denied);
@@ -178,7 +185,7 @@ test('a fresh worker that never answers gets startTimeoutMs, then the call fails
   const started = performance.now();
   const verdict = guard({ name: 'bash', callId: 'x', agent, arguments: bash('ls') });
   const elapsed = performance.now() - started;
-  assert.ok(elapsed >= 1200 && elapsed < 2500, `waited the start deadline, not the guard one (${elapsed} ms)`);
+  assert.ok(elapsed >= 1200 && elapsed < 6000, `waited the start deadline, not the guard one (${elapsed} ms)`);
   assert.match(verdict, /loop guard is unavailable .*onWorkerFailure setting is 'deny'/);
   const hung = interpreter.pids()[1];
   assert.ok(await waitUntil(() => !isAlive(hung)), 'the silent worker was killed');
