@@ -108,7 +108,7 @@ export function apply(ctx, config) {
     bridge.close();
     throw new Error(`${name}: ${reply.error}`);
   }
-  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
@@ -142,12 +142,31 @@ export function apply(ctx, config) {
     return agentOf(exec?.agent, options);
   }
 
-  // The request for one call and what it weighs (for the journal).
+  // The request for one call and what it weighs (for the journal). The copy of its arguments is
+  // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
+  // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
+  const copies = new WeakMap();
   function callMessage(op, exec, agent) {
-    const { value: args, weight } = boundedCopy(exec.arguments);
-    const call = String(exec.callId ?? '');
-    const name = String(exec.name);
-    return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
+    let copy = copies.get(exec);
+    if (copy === undefined) {
+      const { value: args, weight } = boundedCopy(exec.arguments);
+      copy = { call: String(exec.callId ?? ''), name: String(exec.name), args, weight };
+      copies.set(exec, copy);
+    }
+    const { call, name, args, weight } = copy;
+    const message = { op, agent, call, name, args };
+    const large = weight >= condensedChars;
+    if (large) message.standIn = true;
+    return { message, weight: weight + call.length + name.length, large };
+  }
+
+  // What the journal keeps of a call the worker answered: the stand-in it gave (the call with its
+  // long texts by digest, breaker/core/standin.py), else the call as sent.
+  function journaled(message, weight, answer) {
+    if (answer.standIn === undefined || answer.standIn === null) return { message, weight };
+    const { standIn: _, ...sent } = message;
+    const { value: args, weight: argsWeight } = boundedCopy(answer.standIn);
+    return { message: { ...sent, args }, weight: argsWeight + sent.call.length + sent.name.length };
   }
 
   const failureVerdict = onWorkerFailure === 'deny'
@@ -181,7 +200,8 @@ export function apply(ctx, config) {
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       ahead.granted(agent, committed, answer.passes, bridge.generation);
-      journal.guard(message, weight);
+      const entry = journaled(message, weight, answer);
+      journal.guard(entry.message, entry.weight);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -199,14 +219,17 @@ export function apply(ctx, config) {
     const since = clock();
     try {
       const agent = countedAgent(exec, { create: true });
-      if (agent === undefined || ahead.reserve(exec, agent, bridge.generation)) return decision;
-      const { message, weight } = callMessage('preflight', exec, agent.id);
+      if (agent === undefined) return decision;
+      const { message, weight, large } = callMessage('preflight', exec, agent.id);
+      // A large call takes no pass: its answer brings the stand-in the journal keeps.
+      if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
       const mark = ahead.preflighting(agent, bridge.generation);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      ahead.answered(exec, agent, mark, answer, message, weight);
+      const entry = journaled(message, weight, answer);
+      ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
       if (typeof answer.ask === 'string') {
-        journal.asked(message, weight);
+        journal.asked(entry.message, entry.weight);
         return { kind: 'ask', reason: answer.ask };
       }
     } catch (error) {
