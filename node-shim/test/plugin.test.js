@@ -203,7 +203,7 @@ test('config errors throw from apply, naming the key', () => {
   const dsh = new FakeDsh();
   assert.throws(() => apply(dsh.ctx, { windw: 12 }), /^Error: repeat-tool-breaker: unknown config key 'windw'; did you mean 'window'\?/);
   assert.throws(() => apply(dsh.ctx, { limits: { exact: 1 } }), /repeat-tool-breaker: limits\.exact must be null or a finite number >= 2/);
-  assert.throws(() => apply(dsh.ctx, { denyAfter: 3 }), /denyAfter was removed in 0\.2\.0/);
+  assert.throws(() => apply(dsh.ctx, { denyAfter: 3 }), /denyAfter is a key of the unrelated npm plugin of the same name: use limits/);
   assert.equal(dsh.listenerCount, 0, 'nothing is registered when apply throws');
 });
 
