@@ -284,9 +284,7 @@ class BadRequest:
 def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
     """One frame body → a validated request, or the reason it is not one."""
     if len(body) > max_values and holds_more_values_than(body, max_values):  # a value is >= 1 byte
-        return BadRequest(
-            peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values"
-        )
+        return BadRequest(peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values")
     try:
         # unpackb's own limits follow the frame's length: no container can claim more entries
         # than the frame has bytes, so none is allocated beyond what the count above allowed.
@@ -338,10 +336,37 @@ _FIXED, _SIZED, _SHORT_CONTAINER, _CONTAINER, _INVALID = range(5)
 
 def _value_steps() -> tuple[tuple[int, int, int], ...]:
     steps: list[tuple[int, int, int]] = []
-    sized = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
-             0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}  # bin, ext (one type byte), str
-    fixed = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
-             0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+    sized = {
+        0xC4: (1, 0),
+        0xC5: (2, 0),
+        0xC6: (4, 0),
+        0xC7: (1, 1),
+        0xC8: (2, 1),
+        0xC9: (4, 1),
+        0xD9: (1, 0),
+        0xDA: (2, 0),
+        0xDB: (4, 0),
+    }  # bin, ext (one type byte), str
+    fixed = {
+        0xC0: 1,
+        0xC2: 1,
+        0xC3: 1,
+        0xCA: 5,
+        0xCB: 9,
+        0xCC: 2,
+        0xCD: 3,
+        0xCE: 5,
+        0xCF: 9,
+        0xD0: 2,
+        0xD1: 3,
+        0xD2: 5,
+        0xD3: 9,
+        0xD4: 3,
+        0xD5: 4,
+        0xD6: 6,
+        0xD7: 10,
+        0xD8: 18,
+    }
     containers = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # array16/32, map16/32
     for byte in range(256):
         if byte <= 0x7F or byte >= 0xE0:  # positive and negative fixint
@@ -535,4 +560,3 @@ def _brief(value: object) -> str:
         text = repr(value)
         return text if len(text) <= 80 else f"{text[:80]}... ({_type_name(value)})"
     return f"a {_type_name(value)}"
-

@@ -141,16 +141,19 @@ def run_dsh(
     command = [str(target.dsh_bin), "--profile", target.profile, *patch, *args]
     started = time.monotonic()
     # dsh leaves spill and subprocess folders in its TMPDIR: a private one, removed after the run
-    with tempfile.TemporaryDirectory(prefix="dsh-compat-tmp-") as scratch, subprocess.Popen(
-        command,
-        cwd=cwd,
-        env={**target.env(extra_env), "TMPDIR": scratch},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
+    with (
+        tempfile.TemporaryDirectory(prefix="dsh-compat-tmp-") as scratch,
+        subprocess.Popen(
+            command,
+            cwd=cwd,
+            env={**target.env(extra_env), "TMPDIR": scratch},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        ) as process,
+    ):
         try:
             stdout, stderr = process.communicate(timeout=timeout)
             returncode: int | None = process.returncode

@@ -21,13 +21,20 @@ TARGET_KINDS = frozenset({"net", "site", "sink", "family", "verb"})
 
 
 def fake_fingerprints(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+    """Each key once, in the order given, as ``fingerprint_call`` gives them."""
     args: Any = call.arguments
     local = bool(args.get("local", False))
     fps = tuple(
         Fingerprint(key.partition(":")[0], key, local and key.partition(":")[0] in TARGET_KINDS)
-        for key in args["keys"]
+        for key in dict.fromkeys(args["keys"])
     )
     return CallFingerprints(fps, is_local=local)
+
+
+def repeating_fingerprints(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+    """``fake_fingerprints`` with every key given twice, as no real fingerprinter does."""
+    once = fake_fingerprints(call, config)
+    return CallFingerprints(once.fingerprints + once.fingerprints, is_local=once.is_local)
 
 
 def make(**raw: Any) -> Breaker:

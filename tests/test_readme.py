@@ -255,8 +255,16 @@ def test_readme_is_a_plugin_readme() -> None:
     size = len(README.read_bytes())
     assert size <= README_LIMIT, f"README.md is {size} bytes, over {README_LIMIT}"
     text = README.read_text(encoding="utf-8")
-    for section in ("## Requirements", "## Install", "## Configure", "## What the model sees",
-                    "## Troubleshooting", "## Uninstall", "## Development", "## License"):
+    for section in (
+        "## Requirements",
+        "## Install",
+        "## Configure",
+        "## What the model sees",
+        "## Troubleshooting",
+        "## Uninstall",
+        "## Development",
+        "## License",
+    ):
         assert section in text, f"README.md has no {section!r} section"
 
 

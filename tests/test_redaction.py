@@ -39,9 +39,31 @@ _UNSEEN = re.compile(
 )
 
 _HOSTILE_PIECES = [
-    "\x1b[2J", "\x1b]0;pwned\x07", "\x1b[1A\x1b[2K", "\b\b\b", "\x9b31m", "\x7f", "\x00", "\r",
-    "\r\n", "\t", "\x0b", "\x0c", "\x85", "\u2028", "\u202e", "\u2066", "\u200b", "\ufeff",
-    "\U000e0041\U000e0042", "<tool_call>", "</tool_call>", "REPEAT_TOOL_BLOCKED:", "\n", "x", " ",
+    "\x1b[2J",
+    "\x1b]0;pwned\x07",
+    "\x1b[1A\x1b[2K",
+    "\b\b\b",
+    "\x9b31m",
+    "\x7f",
+    "\x00",
+    "\r",
+    "\r\n",
+    "\t",
+    "\x0b",
+    "\x0c",
+    "\x85",
+    "\u2028",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\ufeff",
+    "\U000e0041\U000e0042",
+    "<tool_call>",
+    "</tool_call>",
+    "REPEAT_TOOL_BLOCKED:",
+    "\n",
+    "x",
+    " ",
 ]
 #: Results built from control sequences and anything else.
 _RESULTS = st.lists(st.sampled_from(_HOSTILE_PIECES) | st.text(max_size=6), max_size=40).map("".join)
@@ -179,7 +201,7 @@ _SECRETS = [
     st.sampled_from(_SECRETS),
     st.integers(min_value=0, max_value=1400),
     st.integers(min_value=20, max_value=900),
-    st.sampled_from([" ", "\n", ": ", "'", "\""]),
+    st.sampled_from([" ", "\n", ": ", "'", '"']),
 )
 @example(_SECRETS[0], 1030, 800, " ")
 @example(_SECRETS[3], 1040, 800, " ")

@@ -27,6 +27,7 @@ def anyio_backend() -> str:
     """The worker is what is under test; one event loop for the test side is enough."""
     return "asyncio"
 
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -232,7 +233,11 @@ async def test_a_request_with_a_list_or_map_op_is_refused_and_its_neighbours_in_
         await pipe.write(chunk)
         replies = [await pipe.reply() for _ in range(5)]
         assert [(reply["id"], reply["ok"]) for reply in replies] == [
-            (60, True), (61, False), (62, True), (63, False), (64, True),
+            (60, True),
+            (61, False),
+            (62, True),
+            (63, False),
+            (64, True),
         ]
         assert replies[1]["error"] == "op must be a string, got list"
         assert replies[3]["error"] == "op must be a string, got dict"
@@ -253,8 +258,18 @@ async def test_a_megabyte_of_empty_containers_is_refused_with_its_id_and_the_nex
     empty: object,
 ) -> None:
     async with configured() as pipe:
-        await pipe.write(frame({"id": 71, "op": "guard", "agent": 1, "call": "c", "name": "bash",
-                                "args": [empty] * (1 << 20)}))
+        await pipe.write(
+            frame(
+                {
+                    "id": 71,
+                    "op": "guard",
+                    "agent": 1,
+                    "call": "c",
+                    "name": "bash",
+                    "args": [empty] * (1 << 20),
+                }
+            )
+        )
         refused = await pipe.reply()
         assert refused["id"] == 71
         assert f"holds more than {MAX_FRAME_VALUES} values" in refused["error"]
@@ -291,8 +306,14 @@ def _memory_bound(frame_bytes: int) -> int:
         ([{"a": {"b": []}}] * (MAX_FRAME_VALUES // 6 - 4), True),
         ("x" * (4 << 20), True),
     ],
-    ids=["1MB-of-empty-arrays", "1MB-of-empty-maps", "empty-arrays-at-the-limit", "empty-maps-at-the-limit",
-         "nested-maps-at-the-limit", "a-4MB-string"],
+    ids=[
+        "1MB-of-empty-arrays",
+        "1MB-of-empty-maps",
+        "empty-arrays-at-the-limit",
+        "empty-maps-at-the-limit",
+        "nested-maps-at-the-limit",
+        "a-4MB-string",
+    ],
 )
 def test_worker_memory_per_frame_is_a_small_multiple_of_the_frame(arguments: object, answered: bool) -> None:
     frame_bytes, peak, reply = _peak_bytes_to_handle(arguments)

@@ -34,7 +34,7 @@ _JSON_SHORT_ESCAPES = tuple(
     (character, ord(character), "\\" + letter)
     for character, letter in zip('\\"\n\r\t', '\\"nrt', strict=True)
 )
-_JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
+_JSON_SHORT_ESCAPED_BYTES = b'\\"\n\r\t'
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

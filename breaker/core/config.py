@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from breaker.core.urls import fold_host_name
+
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 IdentityMode = Literal["exact", "state-aware"]
 OnLimitPolicy = Literal["ask", "deny"]
@@ -99,8 +101,7 @@ REMOVED_KEYS: dict[str, str] = {
     "warnAfter": "use warnAt (advisory notices, off by default) or the notices of "
     "@deepseek-ai/dsh-repeat-tool-reminder",
     "registerAdvisory": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
-    "maxSamePath": "file actions are identified by exact: (position-aware); there is no "
-    "path-only limit",
+    "maxSamePath": "file actions are identified by exact: (position-aware); there is no path-only limit",
     "readTools": "file actions are identified by exact:; there is no read-tool list",
     "matchReadBySubstring": "file actions are identified by exact:; remove the key",
 }
@@ -342,7 +343,7 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
             raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
         if not isinstance(canonical, str) or not canonical.strip():
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
-        result[_fold_host_name(alias)] = _fold_host_name(canonical)
+        result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
     return result
 
 
@@ -362,12 +363,6 @@ def _wildcard_char(char: str) -> str:
     return f"\\x{ord(char):02x}" if char.isascii() and not char.isalnum() else char
 
 
-def _fold_host_name(host: str) -> str:
-    """The spelling-insensitive form the URL normalizer compares hosts in."""
-    folded = host.strip().lower().rstrip(".")
-    return folded[4:] if folded.startswith("www.") else folded
-
-
 def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
     result: dict[str, float | None] = {}
     for key, cap in value.items():
@@ -385,9 +380,7 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
     if cap < 2:
-        raise ConfigError(
-            f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})"
-        )
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
     return float(cap)
 
 

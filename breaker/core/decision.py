@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from breaker.core import messages
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, distinct, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
 from breaker.core.progress import CALL_KINDS, SameResults
@@ -193,6 +193,7 @@ class Breaker:
                 turn.approved = True
             _changed(state)
         return self._apply(state, self._plan(state, call))
+
     def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
         """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
         kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
@@ -223,7 +224,6 @@ class Breaker:
         if plan is None:
             return None
         return self._apply(self._active(agent), plan)
-
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
@@ -311,6 +311,12 @@ class Breaker:
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
         self._agents.pop(agent, None)
+
+    def window_count(self, agent: AgentId, key: str) -> int:
+        """How many entries of the agent's window hold ``key`` now (0 for an agent it does not
+        know). Reads only: ``rtb`` draws the counts with it as the window moves."""
+        state = self._agents.get(agent)
+        return 0 if state is None else state.window.count(key)
 
     def stats(self) -> dict[str, int]:
         """Plain counts for the worker's ``stats`` op: agents tracked and window entries held."""
@@ -400,7 +406,7 @@ class Breaker:
         key = _analysis_key(call)
         fingerprints = self._analysed.pop(key, None) if key is not None else None
         if fingerprints is None:
-            fingerprints = self._fingerprint(call, self.config).fingerprints
+            fingerprints = distinct(self._fingerprint(call, self.config).fingerprints)
         if key is not None:
             self._analysed[key] = fingerprints
             if len(self._analysed) > ANALYSED_CALLS:

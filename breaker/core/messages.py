@@ -49,6 +49,7 @@ __all__ = [
     "warn_notice",
 ]
 
+
 def format_number(value: float) -> str:
     """A cap or count as a person writes it: ``5`` rather than ``5.0``, ``2.5`` as is."""
     return str(int(value)) if float(value).is_integer() else repr(value)

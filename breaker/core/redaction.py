@@ -41,12 +41,36 @@ _REDACTED = "[REDACTED]"
 #: ``aws_secret_access_key``, ``SECRET_KEY``, ``Authorization``, ``Set-Cookie``; ``pass`` and
 #: ``pwd`` only after a separator (``DB_PASS``, but not ``bypass`` or the shell's ``PWD``). A name
 #: that only starts with one (``token_count``, ``password_file``, ``max_tokens``) is not a secret.
-_KEY_KINDS = ("api", "access", "account", "private", "secret", "auth", "client", "master", "signing",
-              "encryption", "storage", "shared")
+_KEY_KINDS = (
+    "api",
+    "access",
+    "account",
+    "private",
+    "secret",
+    "auth",
+    "client",
+    "master",
+    "signing",
+    "encryption",
+    "storage",
+    "shared",
+)
 _SECRET_ENDINGS = "|".join(
     [
-        *(f"(?<={word})" for word in ("password", "passwd", "passphrase", "secret", "credential",
-                                       "credentials", "token", "authorization", "cookie")),
+        *(
+            f"(?<={word})"
+            for word in (
+                "password",
+                "passwd",
+                "passphrase",
+                "secret",
+                "credential",
+                "credentials",
+                "token",
+                "authorization",
+                "cookie",
+            )
+        ),
         "(?<=[a-z0-9][_.\\-]pass)",
         "(?<=[a-z0-9][_.\\-]pwd)",
         "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
@@ -71,7 +95,6 @@ _TOKEN_SHAPES = (
     ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
     ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
 )
-
 
 
 def _redact_base64_key(match: re.Match[str]) -> str:
@@ -155,7 +178,6 @@ _LEFT, _RIGHT = "\u2039", "\u203a"
 #: look-alike modifier letters.
 _TOOL_FENCE = re.compile(r"(?i)```(?=[ \t]{0,8}(?:tool_code|tool_calls?|function_calls?|tool_use)\b)")
 _BRACKET_TOKEN = re.compile(r"\[(?=/?(?:TOOL_CALLS|TOOL_RESULTS|AVAILABLE_TOOLS)\])")
-
 
 
 #: Format characters (category Cf) and the variation selectors: shown as nothing at all. The
@@ -247,6 +269,8 @@ def quoted_prefix(text: str, limit: int) -> str:
 _SHORT_TAIL = 64
 #: How far back from the cut a URL is looked for whose userinfo the cut may have left open.
 _URL_TAIL = 640
+
+
 def _cleaned(text: str, limit: int, length: int) -> str:
     examined = quoted_prefix(text, limit)
     cut = length > len(examined)

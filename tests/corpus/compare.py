@@ -256,8 +256,10 @@ def summary_table(
         written, evaded = by_source.get(CORPUS, Score()), by_source.get(EVASIONS, Score())
         caught = [catch for result in by_source.values() for catch in result.catches.values()]
         cells += [
-            f"{len(written.catches)}/{written.loops}", str(len(written.false_stops)),
-            f"{len(evaded.catches)}/{evaded.loops}", _mean(caught),
+            f"{len(written.catches)}/{written.loops}",
+            str(len(written.false_stops)),
+            f"{len(evaded.catches)}/{evaded.loops}",
+            _mean(caught),
         ]
         lines.append(f"| {system.name} | " + " | ".join(cells) + " |")
     if reference_note:
@@ -343,8 +345,11 @@ def _misses_and_false_stops(systems: Sequence[System], source: Source, scores: S
         for session_id, act in sorted(measured.false_stops.items()):
             label = source.label_of(session_id)
             kind = (
-                f"before its loop (calls {label.start}-{label.end or 'end'})" if label.label == "loop"
-                else "labelled ordinary" if source.is_labelled(session_id) else "unlabelled"
+                f"before its loop (calls {label.start}-{label.end or 'end'})"
+                if label.label == "loop"
+                else "labelled ordinary"
+                if source.is_labelled(session_id)
+                else "unlabelled"
             )
             lines.append(f"- stop: {session_id} ({kind}) call {act.call}: {act.rule[:160]}")
         for session_id, missed in sorted(measured.missed.items()):
