@@ -124,12 +124,16 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
         return ""
     command, cwd = rtb_command(target)
     result = replay_output(command, session, cwd, user_env(target))
-    rows = [line for line in result.stdout.splitlines() if "executed" in line]
-    shown = rows[0] if rows else ""
+    rows = [line for line in result.stdout.splitlines() if "recorded:" in line or "this config" in line]
+    shown = " / ".join(line.strip() for line in rows)
     print(f"  {label}: {' '.join(command)} replay <session> -> exit {result.returncode}: {shown}")
     if result.returncode != 0:
         failures.append(f"{label}: rtb exited with {result.returncode}: {result.stderr.strip()[-300:]}")
-    elif not rows or not re.search(r"4 executed, 2 blocked\s+2 denied, first at #5\s+0$", rows[0]):
+    elif not re.search(
+        r"recorded: 4 executed, 2 blocked\n\s+this config\s+2 denied, first at #5; "
+        r"differs from the recording on 0 calls",
+        result.stdout,
+    ):
         failures.append(f"{label}: rtb replay did not show loop A as recorded and replayed:\n{result.stdout}")
     return result.stdout
 

@@ -148,6 +148,12 @@ class Breaker:
         """The agent is gone: drop everything held for it."""
         self._agents.forget(agent)
 
+    def window_count(self, agent: AgentId, key: str) -> int:
+        """How many entries of the agent's window hold ``key`` now (0 for an agent it does not
+        know). Reads only: ``rtb`` draws the counts with it as the window moves."""
+        state = self._agents.get(agent)
+        return 0 if state is None else state.window.count(key)
+
     def stats(self) -> dict[str, int]:
         """Plain counts for the worker's ``stats`` op: agents tracked and window entries held."""
         return {
