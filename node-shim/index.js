@@ -77,12 +77,25 @@ function noticeMessage({ text, summary }) {
   };
 }
 
+// Why the plugin cannot start, for the operator: one message that names what to change, thrown
+// from apply so the boot fails loud, with no frame of this plugin's code (dsh prints the stack of
+// what apply throws, and ours would only bury the message).
+function bootFailure(message) {
+  const error = new Error(`${name}: ${message}`);
+  error.stack = error.message;
+  return error;
+}
+
+// The fix a configuration error needs, after the worker's "key must be …, got …".
+const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
+  'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
+
 export function apply(ctx, config) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
     python = workerInterpreter({ configured: config?.python, log });
   } catch (error) {
-    throw error instanceof EnvironmentUnavailable ? new Error(`${name}: ${error.message}`) : error;
+    throw error instanceof EnvironmentUnavailable ? bootFailure(error.message) : error;
   }
   let journal; // created from the worker's settings once it has accepted the config
   const bridge = new WorkerBridge({
@@ -102,11 +115,11 @@ export function apply(ctx, config) {
     reply = bridge.boot(configure, bootTimeout);
   } catch (error) {
     bridge.close();
-    throw error instanceof WorkerUnavailable ? new Error(`${name}: ${startupFailure(error, python)}`) : error;
+    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
   }
   if (!reply.ok) {
     bridge.close();
-    throw new Error(`${name}: ${reply.error}`);
+    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
   }
   const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
   journal = new Journal(reply.settings);
