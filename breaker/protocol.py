@@ -34,8 +34,8 @@ Requests (shim → worker)
                                                        guardTimeoutMs, startTimeoutMs, window,
                                                        maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
-                  args: any                            passes: int
-    preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
+                  args: any, standIn: bool (optional)  passes: int, standIn: any (when asked)
+    preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:
                                                        bool (``Breaker.precheck``: the ask, else
                                                        the guard's verdict as of now when
                                                        ``decided``, kept for ``commit``), passes
@@ -64,6 +64,11 @@ Requests (shim → worker)
     will surely be allowed. The shim lets that many through at pre-execute without asking,
     counting every call it has committed or let through since it sent the request, and sends
     each as a ``guard`` event (``reply: "errors"``) when its guard runs (node-shim/ahead.js).
+
+    ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
+    call's arguments with each long text condensed, when that is the same call to ``Breaker``
+    (``breaker.core.standin``): the shim journals those instead of the call's megabytes, so a
+    replacement worker still counts it. Absent when there is none.
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
@@ -135,6 +140,8 @@ class Guard(NamedTuple):
     call: str
     name: str
     args: Any = None
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["guard"] = "guard"
 
@@ -145,6 +152,8 @@ class Preflight(NamedTuple):
     call: str
     name: str
     args: Any = None
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["preflight"] = "preflight"
 
@@ -214,8 +223,14 @@ _Kind = type[int] | type[str] | type[_Anything] | type[_StringKeyedMap]
 #: fields and of the problems an error text tells.
 _REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] = {
     "configure": (Configure, (("config", _Anything),)),
-    "guard": (Guard, (("agent", int), ("call", str), ("name", str), ("args", _Anything))),
-    "preflight": (Preflight, (("agent", int), ("call", str), ("name", str), ("args", _Anything))),
+    "guard": (
+        Guard,
+        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
+    ),
+    "preflight": (
+        Preflight,
+        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
+    ),
     "commit": (Commit, (("agent", int), ("call", str))),
     "result": (Result, (("agent", int), ("call", str), ("text", str), ("outcome", _StringKeyedMap))),
     "human": (Human, (("agent", int),)),

@@ -31,6 +31,7 @@ class Guard(_Request):
     call: str
     name: str
     args: Any = None
+    stand_in: Any = Field(default=None, alias="standIn")
 
 
 class Preflight(_Request):
@@ -39,6 +40,7 @@ class Preflight(_Request):
     call: str
     name: str
     args: Any = None
+    stand_in: Any = Field(default=None, alias="standIn")
 
 
 class Commit(_Request):

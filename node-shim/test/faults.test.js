@@ -102,6 +102,48 @@ test('a killed worker: a call it promised goes through, then its replacement dec
   assert.deepEqual(calls.map((call) => call.denied === undefined), [true, true, true, false]);
 });
 
+// Large identical calls: each frame is megabytes, three of them outweigh the journal's 32 MB.
+const LARGE_WRITE = { path: 'big.txt', content: 'x'.repeat(12 * 1024 * 1024) };
+
+test('a loop of large identical writes is denied at its cap, and no worker is killed for its size', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 100 });
+  const agent = makeAgent('large-loop');
+  const verdicts = [];
+  const lines = await stderrOf(async () => {
+    for (let index = 0; index < 6; index++) verdicts.push((await dsh.call(agent, 'write', LARGE_WRITE)).denied);
+  });
+  assert.deepEqual(verdicts.map((denied) => denied === undefined), [true, true, true, true, false, false]);
+  assert.deepEqual(lines, [], 'no worker lost');
+  assert.equal(interpreter.pids().length, 1);
+});
+
+test("a call whose pre-execute waits behind another agent's large call is given that call's time", async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 100 });
+  const lines = await stderrOf(async () => {
+    for (let round = 0; round < 3; round++) {
+      const both = [dsh.call(makeAgent('large'), 'write', LARGE_WRITE), dsh.call(makeAgent('small'), 'bash', bash(`ls ${round}`))];
+      assert.deepEqual((await Promise.all(both)).map((outcome) => outcome.denied), [undefined, undefined]);
+    }
+  });
+  assert.deepEqual(lines, [], 'no worker lost');
+  assert.equal(interpreter.pids().length, 1);
+});
+
+test('a worker lost during a loop of large calls: its replacement counts them all from the journal', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path });
+  const agent = makeAgent('large-kill');
+  for (let index = 0; index < 4; index++) assert.equal((await dsh.call(agent, 'write', LARGE_WRITE)).denied, undefined);
+  const worker = interpreter.pids().at(-1);
+  process.kill(worker, 'SIGKILL');
+  assert.ok(await waitUntil(() => !isAlive(worker)));
+  const fifth = await dsh.call(agent, 'write', LARGE_WRITE);
+  assert.equal(interpreter.pids().length, 2, 'one replacement worker');
+  assert.match(fifth.denied ?? '', /^REPEAT_TOOL_BLOCKED:/, 'the four journaled calls count in the new worker');
+});
+
 // Loops A, B and C interleaved with local calls, results and a user message: the session every
 // replay test below runs, with and without killing the worker along the way.
 const LOCAL = (n) => bash(`curl -s http://localhost:8080/health | head -n ${n}`);
