@@ -138,6 +138,26 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
     return result.stdout
 
 
+def expect_rtb_from_anywhere(target: Target, failures: list[str]) -> None:
+    """The README's `npx --no --prefix <profile> rtb replay`, run outside the profile with no path:
+    it finds dsh's sessions folder ($DSH_HOME/sessions) and shows loop A's stop."""
+    if target.mode == "overlay":
+        return
+    command = ["npx", "--no", "--prefix", str(target.profile_dir), "rtb"]
+    env = {**user_env(target), "DSH_HOME": str(target.home)}
+    result = subprocess.run(
+        [*command, "replay"],
+        cwd=target.home / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RTB_TIMEOUT_S,
+    )
+    print(f"  rtb from anywhere: {' '.join(command)} replay -> exit {result.returncode}")
+    if result.returncode != 0 or "2 denied, first at #5" not in result.stdout:
+        failures.append(f"rtb replay outside the profile, no path: {result.stdout}{result.stderr[-300:]}")
+
+
 # --- the checks ------------------------------------------------------------------------------
 
 
@@ -157,6 +177,7 @@ def check_first_boot(target: Target) -> bool:
         found = [*environments(target), *leftovers(target)]
         failures.append(f"expected one environment and nothing half-made in the cache: {found}")
     expect_rtb_replays(target, first.session, failures, "rtb")
+    expect_rtb_from_anywhere(target, failures)
     second = gated_boot(target, failures, "second boot, offline", offline(target))
     if any(announcements(second.run)):
         failures.append("the second boot prepared an environment again instead of reusing it")

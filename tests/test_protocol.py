@@ -14,10 +14,10 @@ from breaker.protocol import (
     Configure,
     FrameDecoder,
     Guard,
+    Reply,
     Request,
     Result,
     Shutdown,
-    encode_frame,
     encode_frame_parts,
     error_reply,
     holds_more_values_than,
@@ -25,6 +25,11 @@ from breaker.protocol import (
     parse_request,
     peek_id,
 )
+
+
+def encode_frame(message: Reply) -> bytes:
+    """One frame in one piece (the worker writes its two parts without joining them)."""
+    return b"".join(encode_frame_parts(message))
 
 
 def frame(message: object) -> bytes:

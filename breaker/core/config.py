@@ -182,10 +182,6 @@ class BreakerConfig(BaseModel):
         guard = f"(?!(?:{excluded})$)" if excluded else ""
         return f"^{guard}(?:{included})$"
 
-    def ignored_args(self, tool: str) -> frozenset[str]:
-        """The decoy argument names of one tool: the ``'*'`` list plus the tool's own."""
-        return frozenset(self.ignoreArgs.get("*", ())) | frozenset(self.ignoreArgs.get(tool, ()))
-
 
 def default_config() -> BreakerConfig:
     """The configuration a row mounted with no ``config:`` gets."""

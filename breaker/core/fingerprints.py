@@ -156,8 +156,8 @@ def _targets(
 def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:
     """The arguments with the decoy top-level keys deleted, and the names deleted.
 
-    The decoy lists are searched as they are (``config.ignored_args`` would build sets per call):
-    arguments have a handful of keys and the lists a handful of names.
+    The decoy lists are searched as they are (sets would be built per call): arguments have a
+    handful of keys and the lists a handful of names.
     """
     if not isinstance(arguments, dict):
         return arguments, ()

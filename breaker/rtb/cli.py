@@ -18,7 +18,7 @@ from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.rtb import shown
+from breaker.rtb import check, dshhome, shown
 from breaker.rtb.configfile import read_config_file
 from breaker.rtb.inputs import UsageError, load_sessions, read_labels
 from breaker.rtb.replay import SessionReplay, replay_session
@@ -73,7 +73,11 @@ def _parser() -> argparse.ArgumentParser:
 
     replay = commands.add_parser("replay", help="replay recorded sessions under a configuration")
     replay.add_argument(
-        "paths", nargs="+", type=Path, metavar="SESSION", help="a log, a .jsonl file or a folder"
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="SESSION",
+        help="a log, a .jsonl file or a folder (default: $DSH_HOME/sessions, else ~/.dsh/sessions)",
     )
     replay.add_argument("--show-denials", action="store_true", help="print the text of every denial and ask")
     replay.add_argument(
@@ -123,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_common(grid)
     grid.set_defaults(command=_sweep)
+
+    check.add_subcommand(commands)
     return parser
 
 
@@ -180,7 +186,7 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
 
 def _replay(args: argparse.Namespace) -> int:
     config = load_config(read_config_file(args.config))
-    sessions, problems = load_sessions(args.paths)
+    sessions, problems = load_sessions(args.paths or dshhome.default_session_paths())
     if args.session:
         sessions = [
             s for s in sessions if any(shown.matches(s.session_id, wanted) for wanted in args.session)
