@@ -40,6 +40,7 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from breaker.core.canonical import CONDENSED_CHARS
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.messages import redact
 from breaker.core.verdicts import Ask, Deny
@@ -63,6 +64,8 @@ from breaker.protocol import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from breaker.core.decision import Breaker
     from breaker.core.fingerprints import ToolCall
 
@@ -115,15 +118,18 @@ class RequestHandler:
         self._config: BreakerConfig | None = None
         self._breaker: Breaker | None = None
         self._tool_call: type[ToolCall] | None = None
+        self._stand_in: Callable[[ToolCall, BreakerConfig], object] | None = None
 
     def start(self) -> None:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
         if self._config is not None and self._breaker is None:
             from breaker.core.decision import Breaker
             from breaker.core.fingerprints import ToolCall
+            from breaker.core.standin import stand_in
 
             self._breaker = Breaker(self._config)
             self._tool_call = ToolCall
+            self._stand_in = stand_in
 
     def handle(self, request: Request | BadRequest) -> Reply:
         if isinstance(request, BadRequest):
@@ -147,20 +153,26 @@ class RequestHandler:
         assert breaker is not None and ToolCall is not None
         match request:
             case Guard():
-                verdict = breaker.decide(request.agent, ToolCall(request.name, request.args, request.call))
+                call = ToolCall(request.name, request.args, request.call)
+                verdict = breaker.decide(request.agent, call)
                 if request.reply == "errors":
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
-                return ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
+                reply = ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Preflight():
-                answer = breaker.precheck(request.agent, ToolCall(request.name, request.args, request.call))
+                call = ToolCall(request.name, request.args, request.call)
+                answer = breaker.precheck(request.agent, call)
                 if isinstance(answer, Ask):
-                    return ok_reply(request.id, ask=answer.reason, decided=False)
+                    return self._with_stand_in(
+                        ok_reply(request.id, ask=answer.reason, decided=False), request.stand_in, call
+                    )
                 passes = breaker.passes(request.agent)
                 if answer is None:
                     return ok_reply(request.id, ask=None, decided=False, passes=passes)
                 deny = answer.message if isinstance(answer, Deny) else None
-                return ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
+                reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
                 breaker.commit(request.agent, request.call)
             case Result():
@@ -175,6 +187,22 @@ class RequestHandler:
             case Stats():
                 return ok_reply(request.id, stats=dict(breaker.stats()))
         return ok_reply(request.id)
+
+    def _with_stand_in(self, reply: Reply, asked: object, call: ToolCall) -> Reply:
+        """``reply`` with the call's stand-in when the shim asked for one and there is one."""
+        if asked and self._breaker is not None and self._stand_in is not None:
+            arguments = self._stand_in(call, self._breaker.config)
+            if arguments is not None:
+                reply["standIn"] = arguments
+        return reply
+
+    def _with_history(self, reply: Reply, agent: int) -> Reply:
+        """``reply`` with ``keepFrom`` when the agent's state needs calls older than its window
+        (``Breaker.history_from``): the shim's journal keeps them from that call on."""
+        first = self._breaker.history_from(agent) if self._breaker is not None else None
+        if first is not None:
+            reply["keepFrom"] = first
+        return reply
 
     def _configure(self, request: Configure) -> Reply:
         if self._config is not None:
@@ -198,6 +226,9 @@ class RequestHandler:
             "maxAgents": config.maxAgents,
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
+            # A call this heavy (text units) may hold a text that counts by its digest: it asks for
+            # its stand-in, which the journal keeps instead of the call (breaker/core/standin.py).
+            "condensedChars": CONDENSED_CHARS,
         }
         return ok_reply(request.id, settings=settings)
 

@@ -26,7 +26,7 @@
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,8 @@ const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = wor
 // [4] deadline of the main thread's read, [5] when the watchdog looks next (0: at the next deadline),
 // [6] non-blocking stdout fd, [7] read end of the worker's fd 3 (replies nobody blocks for)
 const FOLDER_PREFIX = 'rtb-';
+/** What a FIFO folder ever holds: these three FIFOs, nothing else. */
+const FIFO_NAMES = ['stdin', 'stdout', 'later'];
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
 
@@ -65,9 +67,7 @@ function fifos() {
   try {
     removeAbandonedFolders();
     folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
-    const stdinPath = join(folder, 'stdin');
-    const stdoutPath = join(folder, 'stdout');
-    const laterPath = join(folder, 'later');
+    const [stdinPath, stdoutPath, laterPath] = FIFO_NAMES.map((name) => join(folder, name));
     if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
     // non-blocking reader makes room for the writers, which then let the blocking reader open.
@@ -90,17 +90,46 @@ function fifos() {
     opened.forEach(closeSync);
     return null;
   } finally {
-    if (folder) rmSync(folder, { recursive: true, force: true });
+    if (folder) removeFifoFolder(folder);
   }
 }
 
 // A process killed between making its folder and unlinking it leaves the folder behind; the
-// next one to make FIFOs removes the folders of processes that are gone.
+// next one to make FIFOs removes the folders of processes that are gone. /tmp is shared: only a
+// real folder this user owns is touched (never a symlink, never another user's), and in it only
+// our FIFOs, by name, then the folder itself if that left it empty. Nothing is removed
+// recursively and no link is followed, so no path another user can swap leads anywhere else
+// (in a sticky /tmp no one else can rename a folder this user owns).
 function removeAbandonedFolders() {
+  const pattern = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`);
   for (const name of readdirSync(tmpdir())) {
-    const owner = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`).exec(name)?.[1];
+    const owner = pattern.exec(name)?.[1];
     if (!owner || Number(owner) === process.pid || isRunning(Number(owner))) continue;
-    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    removeFifoFolder(join(tmpdir(), name));
+  }
+}
+
+/** Remove `folder` if it is ours and holds only our FIFOs; leave anything else as it is. */
+function removeFifoFolder(folder) {
+  try {
+    if (!ownedBy(folder, (stats) => stats.isDirectory())) return;
+    for (const name of FIFO_NAMES) {
+      const path = join(folder, name);
+      if (ownedBy(path, (stats) => stats.isFIFO())) unlinkSync(path);
+    }
+    rmdirSync(folder); // fails, and leaves it, when it holds anything else
+  } catch {
+    // gone already, not empty, or not ours to remove
+  }
+}
+
+/** Whether `path` itself (not what a link points to) is this user's and of the `kind` wanted. */
+function ownedBy(path, kind) {
+  try {
+    const stats = lstatSync(path);
+    return kind(stats) && stats.uid === process.getuid();
+  } catch {
+    return false;
   }
 }
 

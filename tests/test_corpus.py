@@ -1,8 +1,9 @@
 """The labelled corpus as a regression check: every trajectory's first stop per mode, and the targets.
 
 tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never);
-tests/corpus/real-sessions-expected.tsv does the same for the real agent runs in
-../shared/real-sessions, in the defaults and the recommended mode (skipped where shared/ is absent).
+tests/corpus/real-sessions-expected.tsv and real-sessions-2-expected.tsv do the same for the real
+agent runs in ../shared/real-sessions and ../shared/real-sessions-2, in the defaults and the
+recommended mode (skipped with a message where shared/ is absent).
 A change to the core that moves any of them fails here; if the move is deliberate, rerun
 ``python tests/corpus/measure.py --write-expected``, review the diff and say why in the commit.
 """
@@ -109,34 +110,35 @@ def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() 
     assert (scores["reference"].loops_caught or 0) < 0.95 * aware.loops
 
 
-# --- real agent sessions (../shared/real-sessions, read where it is, never copied) ----------------
+# --- real agent sessions (../shared/real-sessions*, read where they are, never copied) -------------
 
-REAL_EXPECTED = _rows("real-sessions-expected.tsv")
-
-
-@pytest.fixture(scope="module")
-def real_first_stops() -> dict[str, dict[str, int | None]]:
-    real = sources.real_sessions()
-    if real is None:
-        pytest.skip(f"{sources.REAL_SESSIONS} is not there: the real-session regression check needs shared/")
-    stops: dict[str, dict[str, int | None]] = measure.first_stops(real.sessions, measure.REAL_MODES)
-    return stops
+#: (source name, session, mode, expected first stop) for every folder of real runs.
+REAL_EXPECTED = [[name, *row] for name, path in measure.REAL_EXPECTED.items() for row in _rows(path.name)]
+_REAL_STOPS: dict[str, dict[str, dict[str, int | None]]] = {}
 
 
-def test_every_real_session_and_mode_has_an_expectation(
-    real_first_stops: dict[str, dict[str, int | None]],
-) -> None:
-    expected = {(session, mode) for session, mode, _ in REAL_EXPECTED}
-    measured = {(session, mode) for session, by_mode in real_first_stops.items() for mode in by_mode}
+def real_first_stops(name: str) -> dict[str, dict[str, int | None]]:
+    """Every session's first stop per kept mode in one folder of real runs (measured once)."""
+    if name not in _REAL_STOPS:
+        folder = dict(sources.REAL_FOLDERS)[name]
+        real = sources.real_sessions(folder, name)
+        if real is None:
+            pytest.skip(f"{folder} is not there: the real-session regression check needs shared/")
+        _REAL_STOPS[name] = measure.first_stops(real.sessions, measure.REAL_MODES)
+    return _REAL_STOPS[name]
+
+
+@pytest.mark.parametrize("name", list(measure.REAL_EXPECTED))
+def test_every_real_session_and_mode_has_an_expectation(name: str) -> None:
+    expected = {(session, mode) for source, session, mode, _ in REAL_EXPECTED if source == name}
+    measured = {(session, mode) for session, by_mode in real_first_stops(name).items() for mode in by_mode}
     assert measured == expected, "rerun python tests/corpus/measure.py --write-expected and review the diff"
 
 
-@pytest.mark.parametrize("row", REAL_EXPECTED, ids=[f"{row[0]}:{row[1]}" for row in REAL_EXPECTED])
-def test_each_real_session_first_stops_where_expected(
-    row: list[str], real_first_stops: dict[str, dict[str, int | None]]
-) -> None:
-    session, mode, cell = row
-    assert real_first_stops[session][mode] == (None if cell == "-" else int(cell))
+@pytest.mark.parametrize("row", REAL_EXPECTED, ids=[f"{row[1]}:{row[2]}" for row in REAL_EXPECTED])
+def test_each_real_session_first_stops_where_expected(row: list[str]) -> None:
+    name, session, mode, cell = row
+    assert real_first_stops(name)[session][mode] == (None if cell == "-" else int(cell))
 
 
 # --- the published detectors, as anchors.py re-implements them (measurement only) -----------------
@@ -150,9 +152,14 @@ def steps(*commands: str, failing: bool = False, description: str | None = None)
     facts = {"isError": False, "exitCode": 1 if failing else 0}
     return [
         anchors.Step(
-            "agent", number, "bash",
+            "agent",
+            number,
+            "bash",
             {"command": command, **({"description": f"{description} {number}"} if description else {})},
-            result, False, facts, False,
+            result,
+            False,
+            facts,
+            False,
         )
         for number, command in enumerate(commands, start=1)
     ]
@@ -215,6 +222,7 @@ def test_a_loop_is_caught_only_by_a_first_stop_inside_it(
     assert scored.loops == 1
     assert scored.catches == ({} if catch is None else {"run": catch})
     assert ("run" in scored.false_stops) == false_stop
+    assert ("run" in scored.missed) == (catch is None)  # every loop not caught is named
 
 
 def test_any_stop_in_an_unlabelled_run_is_a_false_stop() -> None:

@@ -23,7 +23,7 @@ from breaker.rtb.sessions import (
     read_session,
     session_id_for,
 )
-from breaker.rtb.trajectories import Trajectory
+from tests.corpus.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -58,6 +58,19 @@ class CallFingerprints:
     aliases_folded: tuple[tuple[str, str], ...] = ()
 
 
+def distinct(fingerprints: tuple[Fingerprint, ...]) -> tuple[Fingerprint, ...]:
+    """The rule for a key one call carries twice: it counts once, like a key carried once (the
+    first fingerprint with that key stands). Every count follows it: a window entry, a cap's hits,
+    a failure streak, a stage notice, and so ``Breaker.passes`` (no call adds more than one to any
+    count). ``fingerprint_call`` never repeats a key; another fingerprinter may."""
+    if len({fp.key for fp in fingerprints}) == len(fingerprints):
+        return fingerprints
+    first: dict[str, Fingerprint] = {}
+    for fp in fingerprints:
+        first.setdefault(fp.key, fp)
+    return tuple(first.values())
+
+
 def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     """Fingerprint ``call`` under ``config`` (decoy lists, host aliases).
 
@@ -143,8 +156,8 @@ def _targets(
 def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:
     """The arguments with the decoy top-level keys deleted, and the names deleted.
 
-    The decoy lists are searched as they are (``config.ignored_args`` would build sets per call):
-    arguments have a handful of keys and the lists a handful of names.
+    The decoy lists are searched as they are (sets would be built per call): arguments have a
+    handful of keys and the lists a handful of names.
     """
     if not isinstance(arguments, dict):
         return arguments, ()
@@ -188,4 +201,3 @@ def _all_local(urls: tuple[CanonicalUrl, ...]) -> bool:
 
 def _aliases_folded(urls: tuple[CanonicalUrl, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys((url.seen_host, url.host) for url in urls if url.aliased))
-

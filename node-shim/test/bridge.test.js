@@ -2,7 +2,7 @@
 // PATH, event replies piling up, recovery with many live agents, and leftovers.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
@@ -78,12 +78,44 @@ test('a folder left by a process killed while making its FIFOs is removed by the
   const gone = spawnSync('true').pid; // a pid that no longer runs
   const abandoned = join(scratch, `rtb-${gone}-Ab12Cd`);
   mkdirSync(abandoned, { recursive: true });
-  writeFileSync(join(abandoned, 'stdin'), '');
+  assert.equal(spawnSync('mkfifo', [join(abandoned, 'stdin'), join(abandoned, 'later')]).status, 0);
   withEnvironment({ TMPDIR: scratch }, () => {
     const { bridge } = bridgeWith();
     assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
   });
   assert.deepEqual(readdirSync(scratch), []);
+});
+
+test('the cleanup of abandoned folders is never redirected: only our FIFOs in our own folders go', () => {
+  const scratch = join(folder, 'shared-tmp');
+  const victim = join(folder, 'victim');
+  mkdirSync(join(victim, '.ssh'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(victim, '.ssh', 'id_ed25519'), 'secret');
+  mkdirSync(scratch);
+  const gone = spawnSync('true').pid;
+  // A symlink named like a folder of ours, a folder holding a link (as if swapped mid-delete),
+  // and a folder holding more than our FIFOs: none of their targets may be touched.
+  symlinkSync(victim, join(scratch, `rtb-${gone}-link`));
+  mkdirSync(join(scratch, `rtb-${gone}-swapped`));
+  symlinkSync(victim, join(scratch, `rtb-${gone}-swapped`, 'stdin'));
+  symlinkSync(join(victim, '.ssh'), join(scratch, `rtb-${gone}-swapped`, 'a'));
+  mkdirSync(join(scratch, `rtb-${gone}-more`));
+  writeFileSync(join(scratch, `rtb-${gone}-more`, 'notes'), 'kept');
+  const foreign = join(scratch, `rtb-${gone}-foreign`);
+  mkdirSync(foreign);
+  assert.equal(spawnSync('mkfifo', [join(foreign, 'stdin')]).status, 0);
+  const root = process.getuid() === 0;
+  if (root) spawnSync('chown', ['-R', '12345', foreign]); // another user's folder
+  withEnvironment({ TMPDIR: scratch }, () => {
+    const { bridge } = bridgeWith();
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+    assert.ok(bridge.state[3] >= 0, 'FIFOs made');
+  });
+  assert.equal(readFileSync(join(victim, '.ssh', 'id_ed25519'), 'utf8'), 'secret');
+  assert.deepEqual(readdirSync(join(scratch, `rtb-${gone}-swapped`)).sort(), ['a', 'stdin']);
+  assert.ok(lstatSync(join(scratch, `rtb-${gone}-link`)).isSymbolicLink(), 'a link is not ours to remove');
+  assert.deepEqual(readdirSync(join(scratch, `rtb-${gone}-more`)), ['notes']);
+  if (root) assert.deepEqual(readdirSync(foreign), ['stdin'], "another user's folder is left alone");
 });
 
 test('a worker killed for a missed deadline is counted once, not again when its exit arrives', async () => {

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import zstandard
-
-from breaker.rtb.trajectories import Trajectory
+from trajectories import Trajectory
 
 HERE = Path(__file__).resolve().parent
 SESSIONS = HERE / "sessions"

@@ -3,10 +3,13 @@
     npm run quality                                   # installs reference 0.5.2 in a temp folder, then:
     python tests/corpus/compare.py --reference <dsh-repeat-tool-breaker@0.5.2 index.js>
     python tests/corpus/compare.py                    # the same without the reference plugin's row
-    npm run quality -- --write-readme                 # also put the table into README.md
+    npm run quality -- --write-readme                 # also put the table into docs/decision-quality.md
 
 Sources (see sources.py): the labelled corpus, the hand-made evasions, and the real agent runs in
-../shared/real-sessions (read there at run time; their rows say so when it is absent). Systems:
+../shared/real-sessions and ../shared/real-sessions-2 (read there at run time; the table says so
+when one is absent). It prints a summary table (the README's), one table per source, every loop
+of the real runs and evasions with the call each system catches it at, then per source and
+system every false stop and every missed loop with its session, call and rule. Systems:
 
 * this project's rows (``PROJECT_ROWS``): each a mode file under modes/, replayed through
   ``breaker.rtb.replay`` exactly as ``rtb replay`` and the live gate decide;
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from anchors import ANCHORS, Anchor, Step, session_steps
 from measure import mode_config
-from sources import HERE, ROOT, Source, corpus, evasions, real_sessions
+from sources import HERE, ROOT, Source, corpus, evasions, real_sessions, real_sources
 
 from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.rtb.replay import CallReplay, replay_session
@@ -42,7 +45,7 @@ from breaker.rtb.sessions import Session
 #: README recommends; change this list when it changes.
 PROJECT_ROWS = (("this project, defaults", "seed"), ("this project, recommended", "state-aware"))
 REFERENCE_ROW = "reference plugin 0.5.2 (its defaults)"
-REAL, CORPUS, EVASIONS = "real sessions", "corpus", "evasions"
+CORPUS, EVASIONS = "corpus", "evasions"
 README_START, README_END = "<!-- quality-table -->", "<!-- /quality-table -->"
 
 
@@ -71,12 +74,14 @@ class System:
 
 @dataclass
 class Score:
-    """One system on one source: loops caught (and at which call of the loop), and false stops."""
+    """One system on one source: loops caught (and at which call of the loop), false stops, misses."""
 
     loops: int = 0
     catches: dict[str, int] = field(default_factory=dict)
     ordinary: int = 0
     false_stops: dict[str, FirstAct] = field(default_factory=dict)
+    #: Loops not caught: the first act (before the loop, after it) or None (never acted).
+    missed: dict[str, FirstAct | None] = field(default_factory=dict)
 
 
 def project_system(name: str, mode: str) -> System:
@@ -186,12 +191,12 @@ def score(system: System, source: Source) -> Score:
                 result.false_stops[session.session_id] = act
             continue
         result.loops += 1
-        if act is None:
-            continue
-        if act.call < label.start:
+        if act is not None and act.call < label.start:
             result.false_stops[session.session_id] = act
-        elif label.end is None or act.call <= label.end:
+        if act is not None and label.start <= act.call and (label.end is None or act.call <= label.end):
             result.catches[session.session_id] = act.call - label.start + 1
+        else:
+            result.missed[session.session_id] = act
     return result
 
 
@@ -199,34 +204,101 @@ def _mean(values: Sequence[int]) -> str:
     return f"{sum(values) / len(values):.1f}" if values else "-"
 
 
-def report(systems: Sequence[System], sources: Sequence[Source], reference_note: str) -> str:
-    """The table, the loops of the real runs and evasions system by system, the real false stops."""
+Scores = dict[str, dict[str, Score]]
+
+
+def report(
+    systems: Sequence[System],
+    sources: Sequence[Source],
+    reference_note: str,
+    absent: Sequence[tuple[str, Path]] = (),
+) -> str:
+    """The summary table; per source its own table; the loops of the real runs and evasions system
+    by system; every false stop and every missed loop with its session, call and rule."""
     scores = {system.name: {source.name: score(system, source) for source in sources} for system in systems}
-    real_present = any(source.name == REAL for source in sources)
+    lines = [*summary_table(systems, sources, scores, reference_note, absent)]
+    for source in sources:
+        lines += ["", *source_table(systems, source, scores)]
+    looped = [source for source in sources if source.real or source.name == EVASIONS]
+    lines += ["", *_loop_details(systems, scores, looped)]
+    for source in sources:
+        # Every system on the real runs; on the written sources only this project and the
+        # reference (the published detectors miss most written loops by design: the evasions).
+        named = [system for system in systems if source.real or not system.published]
+        lines += ["", *_misses_and_false_stops(named, source, scores)]
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(
+    systems: Sequence[System],
+    sources: Sequence[Source],
+    scores: Scores,
+    reference_note: str,
+    absent: Sequence[tuple[str, Path]],
+) -> list[str]:
+    """One row per system, two columns per real source, then the corpus and the evasions."""
+    real = [source for source in sources if source.real]
+    heads = [f"{source.name}: loops caught | {source.name}: ordinary runs stopped" for source in real]
+    heads += [f"{name}: not measured" for name, _ in absent]
     lines = [
-        "| system | real-session loops caught | real ordinary sessions stopped | corpus loops caught "
-        "| corpus false stops | evasions caught | mean catch (call of the loop) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| system | " + " | ".join(heads) + " | corpus loops caught | corpus false stops | evasions caught "
+        "| mean catch (call of the loop) |",
+        "| --- |" + " --- |" * (2 * len(real) + len(absent) + 4),
     ]
     for system in systems:
         by_source = scores[system.name]
-        real_cells = ["not measured: ../shared/real-sessions is absent", ""]
-        if real_present:
-            real = by_source[REAL]
-            real_cells = [f"{len(real.catches)}/{real.loops}", f"{len(real.false_stops)} of {real.ordinary}"]
-        written, evaded = by_source[CORPUS], by_source[EVASIONS]
+        cells = []
+        for source in real:
+            measured = by_source[source.name]
+            stopped = f"{len(measured.false_stops)} of {measured.ordinary}"
+            cells += [f"{len(measured.catches)}/{measured.loops}", stopped]
+        cells += [f"../shared/{folder.name} is absent" for _, folder in absent]
+        written, evaded = by_source.get(CORPUS, Score()), by_source.get(EVASIONS, Score())
         caught = [catch for result in by_source.values() for catch in result.catches.values()]
-        lines.append(
-            f"| {system.name} | {' | '.join(real_cells)} | {len(written.catches)}/{written.loops} "
-            f"| {len(written.false_stops)} | {len(evaded.catches)}/{evaded.loops} | {_mean(caught)} |"
-        )
+        cells += [
+            f"{len(written.catches)}/{written.loops}",
+            str(len(written.false_stops)),
+            f"{len(evaded.catches)}/{evaded.loops}",
+            _mean(caught),
+        ]
+        lines.append(f"| {system.name} | " + " | ".join(cells) + " |")
     if reference_note:
-        lines.append(f"| {REFERENCE_ROW} | {reference_note} | | | | | |")
-    looped = [source for source in sources if source.name in (REAL, EVASIONS)]
-    lines += ["", *_loop_details(systems, scores, looped)]
-    if real_present:
-        lines += ["", *_false_stops(systems, scores)]
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {REFERENCE_ROW} | {reference_note} |" + " |" * (len(real) * 2 + len(absent) + 3))
+    return lines
+
+
+def source_table(systems: Sequence[System], source: Source, scores: Scores) -> list[str]:
+    """One source alone: loops caught, how early, and the ordinary runs stopped (for real runs,
+    those read and found ordinary apart from those nobody read)."""
+    sessions = [session.session_id for session in source.sessions]
+    loops = sum(source.label_of(session).label == "loop" for session in sessions)
+    unlabelled = sum(not source.is_labelled(session) for session in sessions)
+    labelled_ok = len(sessions) - loops - unlabelled
+    title = f"{source.name}: {len(sessions)} sessions, {loops} loops"
+    if source.real:
+        title += f", {labelled_ok} labelled ordinary, {unlabelled} unlabelled"
+        head = (
+            "| system | loops caught | mean catch | labelled ordinary stopped | unlabelled stopped "
+            "| stopped before a loop |"
+        )
+    else:
+        title += f", {len(sessions) - loops} ordinary"
+        head = "| system | loops caught | mean catch | ordinary stopped | stopped before a loop |"
+    lines = [f"{title} (first stop per session; notices for advisory systems).", "", head]
+    lines.append("| --- " * (head.count("|") - 1) + "|")
+    for system in systems:
+        measured = scores[system.name][source.name]
+        early = sum(session in measured.missed for session in measured.false_stops)
+        ordinary = [session for session in measured.false_stops if session not in measured.missed]
+        cells = [f"{len(measured.catches)}/{measured.loops}", _mean(list(measured.catches.values()))]
+        if source.real:
+            read = sum(source.is_labelled(session) for session in ordinary)
+            cells += [f"{read}/{labelled_ok}", f"{len(ordinary) - read}/{unlabelled}"]
+        else:
+            cells.append(f"{len(ordinary)}/{len(sessions) - loops}")
+        cells.append(str(early))
+        lines.append(f"| {system.name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _loop_details(
@@ -263,13 +335,32 @@ def _loop_details(
     return lines
 
 
-def _false_stops(systems: Sequence[System], scores: dict[str, dict[str, Score]]) -> list[str]:
-    lines = ["Every stop (notice, for advisory systems) on a real ordinary session: session, call, rule."]
+def _misses_and_false_stops(systems: Sequence[System], source: Source, scores: Scores) -> list[str]:
+    """Per system: every stop on ordinary work and every loop not caught, with session, call and rule."""
+    lines = [f"{source.name}: every false stop and every missed loop (session, call, rule)."]
     for system in systems:
-        real_score = scores[system.name][REAL]
-        lines += ["", f"{system.name}: {len(real_score.false_stops)}"]
-        for session_id, act in sorted(real_score.false_stops.items()):
-            lines.append(f"- {session_id} call {act.call}: {act.rule[:160]}")
+        measured = scores[system.name][source.name]
+        counts = f"{len(measured.false_stops)} false stops, {len(measured.missed)} loops missed"
+        lines += ["", f"{system.name}: {counts}"]
+        for session_id, act in sorted(measured.false_stops.items()):
+            label = source.label_of(session_id)
+            kind = (
+                f"before its loop (calls {label.start}-{label.end or 'end'})"
+                if label.label == "loop"
+                else "labelled ordinary"
+                if source.is_labelled(session_id)
+                else "unlabelled"
+            )
+            lines.append(f"- stop: {session_id} ({kind}) call {act.call}: {act.rule[:160]}")
+        for session_id, missed in sorted(measured.missed.items()):
+            label = source.label_of(session_id)
+            span = f"calls {label.start}-{label.end}" if label.end is not None else f"from call {label.start}"
+            if missed is None:
+                what = "never stopped"
+            else:
+                when = "before it" if missed.call < label.start else "after it"
+                what = f"first stop {when}, call {missed.call}: {missed.rule[:120]}"
+            lines.append(f"- missed: {session_id} ({span}): {what}")
     return lines
 
 
@@ -277,10 +368,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, help="index.js of dsh-repeat-tool-breaker@0.5.2")
     parser.add_argument("--real-sessions", type=Path, help="another folder of real runs, labels.tsv inside")
-    parser.add_argument("--write-readme", action="store_true", help="put the table into README.md")
+    parser.add_argument(
+        "--write-readme", action="store_true", help="put the table into docs/decision-quality.md"
+    )
     args = parser.parse_args()
-    real = real_sessions() if args.real_sessions is None else real_sessions(args.real_sessions)
-    sources = [source for source in (real, corpus(), evasions()) if source is not None]
+    if args.real_sessions is None:
+        real, absent = real_sources()
+    else:
+        folder = args.real_sessions
+        given = real_sessions(folder, folder.name)
+        real, absent = ([given], []) if given is not None else ([], [(folder.name, folder)])
+    sources = [*real, corpus(), evasions()]
     systems = [project_system(name, mode) for name, mode in PROJECT_ROWS]
     note = "not measured: run `npm run quality` (installs it into a temporary folder)"
     if args.reference is not None:
@@ -288,17 +386,18 @@ def main() -> None:
         note = ""
     systems += [anchor_system(anchor) for anchor in ANCHORS]
     counts = ", ".join(f"{source.name}: {len(source.sessions)} sessions" for source in sources)
-    print(f"Sources: {counts}" + ("" if real is not None else "; ../shared/real-sessions is absent"))
+    missing = "".join(f"; {folder} is absent" for _, folder in absent)
+    print(f"Sources: {counts}{missing}")
     print()
-    text = report(systems, sources, note)
+    text = report(systems, sources, note, absent)
     print(text, end="")
     if args.write_readme:
         write_readme_table(text.split("\n\n", 1)[0])
 
 
 def write_readme_table(table: str) -> None:
-    """Replace the table between the README's quality-table markers."""
-    readme = ROOT / "README.md"
+    """Replace the table between the quality-table markers of docs/decision-quality.md."""
+    readme = ROOT / "docs" / "decision-quality.md"
     text = readme.read_text()
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)

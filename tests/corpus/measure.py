@@ -7,7 +7,7 @@ prints for that mode's own window and cap.
 
     python tests/corpus/measure.py             # the table (markdown), as docs/decision-quality.md quotes it
     python tests/corpus/measure.py --sessions  # plus every session's first stop per mode
-    python tests/corpus/measure.py --write-expected   # refresh expected.tsv and real-sessions-expected.tsv
+    python tests/corpus/measure.py --write-expected   # refresh expected.tsv and real-sessions*-expected.tsv
                                                       # after a deliberate change (review the diff)
 """
 
@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sources import Source, read_folder, real_sessions
+from sources import REAL_FOLDERS, Source, read_folder, real_sources
 
 from breaker.core.config import load_config
 from breaker.rtb.replay import replay_session
@@ -39,7 +39,8 @@ EXPECTED = HERE / "expected.tsv"
 #: The modes whose first stop on every real session is kept (real-sessions-expected.tsv): the
 #: defaults and the recommended mode.
 REAL_MODES = ("seed", "state-aware")
-REAL_EXPECTED = HERE / "real-sessions-expected.tsv"
+#: Per folder of real runs (sources.REAL_FOLDERS, by name): the file its first stops are kept in.
+REAL_EXPECTED = {name: HERE / f"{folder.name}-expected.tsv" for name, folder in REAL_FOLDERS}
 
 
 def mode_config(mode: str) -> dict[str, Any]:
@@ -129,7 +130,8 @@ def settings_text(mode: str) -> str:
 
 def real_expected_text(source: Source) -> str:
     """One line per real session and mode: the call that mode first stops, ``-`` for none."""
-    rows = ["# session\tmode\tfirst stop (derived from ../shared/real-sessions; measure.py --write-expected)"]
+    folder = dict(REAL_FOLDERS)[source.name].name
+    rows = [f"# session\tmode\tfirst stop (derived from ../shared/{folder}; measure.py --write-expected)"]
     for session_id, by_mode in sorted(first_stops(source.sessions, REAL_MODES).items()):
         for mode in REAL_MODES:
             stop = by_mode[mode]
@@ -146,11 +148,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.write_expected:
         EXPECTED.write_text(expected_text())
-        real = real_sessions()
-        if real is None:
-            print("real-sessions-expected.tsv kept: ../shared/real-sessions is not there")
-        else:
-            REAL_EXPECTED.write_text(real_expected_text(real))
+        present, absent = real_sources()
+        for source in present:
+            REAL_EXPECTED[source.name].write_text(real_expected_text(source))
+        for name, folder in absent:
+            print(f"{REAL_EXPECTED[name].name} kept: {folder} is not there")
     print(table(scores()), end="")
     if args.sessions:
         print()

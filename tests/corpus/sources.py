@@ -2,10 +2,11 @@
 
 * ``corpus``: the labelled trajectories written here (``sessions/``, ``labels.tsv``; build.py).
 * ``evasions``: loops that never repeat a call verbatim back to back (``evasions/``; evasions.py).
-* ``real sessions``: agent runs nobody here wrote, kept outside the project in
-  ``../shared/real-sessions`` (relative to the repository root) and read from there at run time,
-  never copied. Their ``labels.tsv`` marks loops with their first and last call; a session it
-  does not name was not read call by call and counts as ordinary work.
+* ``real sessions`` and ``real sessions 2``: agent runs nobody here wrote, kept outside the
+  project in ``../shared/real-sessions`` and ``../shared/real-sessions-2`` (relative to the
+  repository root) and read from there at run time, never copied. Each ``labels.tsv`` marks loops
+  with their first and last call and ordinary runs that were read (``ok``); a session it does not
+  name was not read call by call and counts as ordinary work (``unlabelled``).
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from breaker.rtb.call_logs import read_call_logs
+from call_logs import read_call_logs
+
 from breaker.rtb.sessions import Session, find_session_files, group_sessions, read_session
 from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-REAL_SESSIONS = ROOT.parent / "shared" / "real-sessions"
+SHARED = ROOT.parent / "shared"
+REAL_SESSIONS = SHARED / "real-sessions"
+#: Every folder of real runs: (the source's name, its folder). Each is read the same way.
+REAL_FOLDERS = (("real sessions", REAL_SESSIONS), ("real sessions 2", SHARED / "real-sessions-2"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +43,15 @@ class Source:
     name: str
     sessions: list[Session]
     labels: dict[str, Labelled]
+    #: Real runs (a folder outside the project): its ordinary runs are told apart as labelled
+    #: (read and found ordinary) or unlabelled (not read).
+    real: bool = False
 
     def label_of(self, session_id: str) -> Labelled:
         return self.labels.get(session_id, Labelled("ok"))
+
+    def is_labelled(self, session_id: str) -> bool:
+        return session_id in self.labels
 
 
 def read_folder(folder: Path) -> list[Session]:
@@ -77,11 +88,25 @@ def evasions() -> Source:
     return _written_here("evasions", HERE / "evasions", HERE / "evasions" / "labels.tsv")
 
 
-def real_sessions(folder: Path = REAL_SESSIONS) -> Source | None:
+def real_sessions(folder: Path = REAL_SESSIONS, name: str = "real sessions") -> Source | None:
     """The real agent runs, or None where the folder is absent (a checkout without ``shared/``)."""
     if not (folder / "labels.tsv").is_file():
         return None
-    return Source("real sessions", read_call_logs(folder), parse_spans((folder / "labels.tsv").read_text()))
+    labels = parse_spans((folder / "labels.tsv").read_text())
+    return Source(name, read_call_logs(folder), labels, real=True)
+
+
+def real_sources() -> tuple[list[Source], list[tuple[str, Path]]]:
+    """Every folder of ``REAL_FOLDERS`` that is there, read; and the (name, folder) of those absent."""
+    present: list[Source] = []
+    absent: list[tuple[str, Path]] = []
+    for name, folder in REAL_FOLDERS:
+        source = real_sessions(folder, name)
+        if source is None:
+            absent.append((name, folder))
+        else:
+            present.append(source)
+    return present, absent
 
 
 def parse_spans(text: str) -> dict[str, Labelled]:
