@@ -57,6 +57,10 @@ Requests (shim → worker)
     (``breaker.core.standin``): the shim journals those instead of the call's megabytes, so a
     replacement worker still counts it. Absent when there is none.
 
+    ``keepFrom`` (guard, decided preflight; absent when None) is ``Breaker.history_from``: the
+    call from which the agent's calls rebuild what outlives its window (the failure that began a
+    streak still alive); the shim's journal keeps that call and those after it.
+
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
     names the key. A worker configures once: a second ``configure`` is refused (the shim starts a

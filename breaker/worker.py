@@ -130,7 +130,7 @@ class RequestHandler:
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
                 reply = ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
-                return self._with_stand_in(reply, request.stand_in, call)
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Preflight():
                 call = ToolCall(request.name, request.args, request.call)
                 answer = breaker.precheck(request.agent, call)
@@ -143,7 +143,7 @@ class RequestHandler:
                     return ok_reply(request.id, ask=None, decided=False, passes=passes)
                 deny = answer.message if isinstance(answer, Deny) else None
                 reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
-                return self._with_stand_in(reply, request.stand_in, call)
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
                 breaker.commit(request.agent, request.call)
             case Result():
@@ -165,6 +165,14 @@ class RequestHandler:
             arguments = stand_in(call, self._breaker.config)
             if arguments is not None:
                 reply["standIn"] = arguments
+        return reply
+
+    def _with_history(self, reply: Reply, agent: int) -> Reply:
+        """``reply`` with ``keepFrom`` when the agent's state needs calls older than its window
+        (``Breaker.history_from``): the shim's journal keeps them from that call on."""
+        first = self._breaker.history_from(agent) if self._breaker is not None else None
+        if first is not None:
+            reply["keepFrom"] = first
         return reply
 
     def _configure(self, request: Configure) -> Reply:

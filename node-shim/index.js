@@ -215,6 +215,7 @@ export function apply(ctx, config) {
       ahead.granted(agent, committed, answer.passes, bridge.generation);
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -241,6 +242,7 @@ export function apply(ctx, config) {
       if (!answer.ok) throw new Error(answer.error);
       const entry = journaled(message, weight, answer);
       ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       if (typeof answer.ask === 'string') {
         journal.asked(entry.message, entry.weight);
         return { kind: 'ask', reason: answer.ask };
