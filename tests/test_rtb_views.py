@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from rtb_logs import SECRETS, Log, secret_session
 
 from breaker.rtb.cli import main
+from tests.rtb_logs import SECRETS, Log, secret_session
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

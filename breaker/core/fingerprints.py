@@ -18,7 +18,7 @@ from breaker.core.urls import CanonicalUrl, canonical_url
 
 #: Tools whose command argument is a shell line.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
-_COMMAND_ARGS = ("command", "cmd", "script")
+COMMAND_ARGS = ("command", "cmd", "script")
 _URL_ARGS = ("url", "href", "uri")
 _URL_LIST_ARGS = ("urls",)
 #: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
@@ -80,7 +80,7 @@ def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     arguments, stripped = _without_decoys(call.arguments, config, call.name)
     exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
     tool = call.name.lower()
-    command = _first_text(arguments, _COMMAND_ARGS) if tool in SHELL_TOOLS else None
+    command = _first_text(arguments, COMMAND_ARGS) if tool in SHELL_TOOLS else None
     if command is not None:
         return _shell_fingerprints(exact, command, config, stripped)
     if _URL_TOOL_NAME.search(tool):
