@@ -26,6 +26,57 @@ function log(text) {
   writeStderr(`[repeat-tool-breaker] ${text}\n`);
 }
 
+// The worker is started as soon as dsh loads this module: dsh imports its plugins well before it
+// applies them (0.6-1.2 s on a real boot of the pinned dsh), so when `apply` sends the configuration
+// the worker has started and imported what answering it needs, and the boot does not wait for
+// Python. Only a ready environment is used here, never prepared (preparing, and every error, belong
+// to `apply`); `apply` takes this worker only if it would have started the very same one, and one
+// left unclaimed is stopped after EARLY_WORKER_MS.
+const EARLY_WORKER_MS = 60_000;
+
+function workerOptions(command) {
+  // cwd: keeps the user's working directory off the worker's import path
+  return { command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: pythonEnvironment() };
+}
+
+// What makes two workers the same: the command, and the variables Python, the loader, the locale
+// or the worker itself read (dsh's own plugins set others while it loads, VIPSHOME for one).
+const WORKER_VARIABLES = /^(?:PYTHON|RTB_|LD_|LC_|LANG$|PATH$|HOME$|TMPDIR$)/;
+function workerKey({ command, env }) {
+  return JSON.stringify([command, Object.entries(env).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
+}
+
+function startEarly() {
+  try {
+    const python = workerInterpreter({ log: () => {}, prepare: false });
+    if (!python) return null;
+    const options = workerOptions(python.command);
+    const bridge = new WorkerBridge({ ...options, log });
+    bridge.spawn();
+    const timer = setTimeout(() => {
+      if (early?.bridge !== bridge) return;
+      early = null;
+      bridge.close();
+    }, EARLY_WORKER_MS);
+    timer.unref();
+    return { bridge, key: workerKey(options), timer };
+  } catch {
+    return null; // apply finds the same trouble and reports it
+  }
+}
+
+/** The early worker when it is the one `options` describe (it is then claimed), else a new bridge. */
+function bridgeFor(options) {
+  const claimed = early;
+  early = null;
+  if (claimed) clearTimeout(claimed.timer);
+  if (claimed?.key === workerKey(options)) return claimed.bridge;
+  claimed?.bridge.close();
+  return new WorkerBridge({ ...options, log });
+}
+
+let early = startEarly();
+
 // A failure that repeats on every call is reported once, not once per call. The texts are the
 // shim's own or the worker's (already redacted): nothing read from a call's arguments is ever
 // thrown (see arguments.js). Only so many are remembered: an endless stream of distinct failures
@@ -98,14 +149,8 @@ export function apply(ctx, config) {
     throw error instanceof EnvironmentUnavailable ? bootFailure(error.message) : error;
   }
   let journal; // created from the worker's settings once it has accepted the config
-  const bridge = new WorkerBridge({
-    command: python.command,
-    args: ['-m', 'breaker.worker'],
-    cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
-    env: pythonEnvironment(),
-    log,
-    replay: (agent) => journal.of(agent), // an agent's recent calls, before a new worker hears of it
-  });
+  const bridge = bridgeFor(workerOptions(python.command));
+  bridge.replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
   const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
@@ -121,7 +166,7 @@ export function apply(ctx, config) {
     bridge.close();
     throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
   }
-  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
@@ -155,12 +200,31 @@ export function apply(ctx, config) {
     return agentOf(exec?.agent, options);
   }
 
-  // The request for one call and what it weighs (for the journal).
+  // The request for one call and what it weighs (for the journal). The copy of its arguments is
+  // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
+  // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
+  const copies = new WeakMap();
   function callMessage(op, exec, agent) {
-    const { value: args, weight } = boundedCopy(exec.arguments);
-    const call = String(exec.callId ?? '');
-    const name = String(exec.name);
-    return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
+    let copy = copies.get(exec);
+    if (copy === undefined) {
+      const { value: args, weight } = boundedCopy(exec.arguments);
+      copy = { call: String(exec.callId ?? ''), name: String(exec.name), args, weight };
+      copies.set(exec, copy);
+    }
+    const { call, name, args, weight } = copy;
+    const message = { op, agent, call, name, args };
+    const large = weight >= condensedChars;
+    if (large) message.standIn = true;
+    return { message, weight: weight + call.length + name.length, large };
+  }
+
+  // What the journal keeps of a call the worker answered: the stand-in it gave (the call with its
+  // long texts by digest, breaker/core/standin.py), else the call as sent.
+  function journaled(message, weight, answer) {
+    if (answer.standIn === undefined || answer.standIn === null) return { message, weight };
+    const { standIn: _, ...sent } = message;
+    const { value: args, weight: argsWeight } = boundedCopy(answer.standIn);
+    return { message: { ...sent, args }, weight: argsWeight + sent.call.length + sent.name.length };
   }
 
   const failureVerdict = onWorkerFailure === 'deny'
@@ -173,8 +237,9 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
-      if (ahead.usePass(exec, bridge.generation)) {
-        // Surely allowed (its pre-execute reserved a pass): the worker decides it in order.
+      if (ahead.usePass(exec, agent, bridge.generation)) {
+        // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
+        // ran since): the worker decides it in order.
         const { message, weight } = callMessage('guard', exec, agent.id);
         ahead.committing(agent, true);
         bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
@@ -194,7 +259,9 @@ export function apply(ctx, config) {
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       ahead.granted(agent, committed, answer.passes, bridge.generation);
-      journal.guard(message, weight);
+      const entry = journaled(message, weight, answer);
+      journal.guard(entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -212,14 +279,18 @@ export function apply(ctx, config) {
     const since = clock();
     try {
       const agent = countedAgent(exec, { create: true });
-      if (agent === undefined || ahead.reserve(exec, agent, bridge.generation)) return decision;
-      const { message, weight } = callMessage('preflight', exec, agent.id);
+      if (agent === undefined) return decision;
+      const { message, weight, large } = callMessage('preflight', exec, agent.id);
+      // A large call takes no pass: its answer brings the stand-in the journal keeps.
+      if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
       const mark = ahead.preflighting(agent, bridge.generation);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      ahead.answered(exec, agent, mark, answer, message, weight);
+      const entry = journaled(message, weight, answer);
+      ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       if (typeof answer.ask === 'string') {
-        journal.asked(message, weight);
+        journal.asked(entry.message, entry.weight);
         return { kind: 'ask', reason: answer.ask };
       }
     } catch (error) {

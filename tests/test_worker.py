@@ -16,6 +16,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
+from breaker.core.canonical import CONDENSED_CHARS, condensed
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
 
@@ -32,7 +33,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def frame(message: object) -> bytes:
-    body = msgpack.packb(message, use_bin_type=True)
+    body: bytes = msgpack.packb(message, use_bin_type=True)
     return struct.pack(">I", len(body)) + body
 
 
@@ -110,9 +111,28 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "window": 12,
                 "maxAgents": 10000,
                 "notices": False,
+                "condensedChars": CONDENSED_CHARS,
             },
         }
         assert "todo" in reply["settings"]["countedTools"]
+
+
+async def test_a_long_call_asked_for_its_stand_in_gets_one_that_counts_the_same() -> None:
+    content = "€" * CONDENSED_CHARS
+    write = {"agent": 1, "name": "write", "args": {"path": "big.txt", "content": content}, "standIn": True}
+    async with configured({"limits": {"exact": 3}}) as pipe:
+        first = await pipe.call("guard", call="c1", **write)
+        assert first["standIn"] == {"path": "big.txt", "content": condensed(content)}
+        assert len(first["standIn"]["content"]) < 200
+        # The stand-in, decided in the original's place, is the same call: the third is denied.
+        assert (await pipe.call("guard", **{**write, "call": "c2", "args": first["standIn"]}))["deny"] is None
+        assert (await pipe.call("guard", call="c3", **write))["deny"] is not None
+        # A long shell command is read as it is: it has no stand-in.
+        long_command = "echo " + "x" * CONDENSED_CHARS
+        reply = await pipe.call("preflight", standIn=True, **bash(2, "c4", long_command))
+        assert "standIn" not in reply
+        # Not asked, not computed.
+        assert "standIn" not in await pipe.call("guard", **{**write, "call": "c5", "standIn": None})
 
 
 async def test_a_rejected_config_is_an_error_naming_the_key_and_the_worker_keeps_serving() -> None:

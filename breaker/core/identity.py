@@ -36,8 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from breaker.core.canonical import canonical_json
-from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.canonical import canonical_json, condensed
+from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.outcomes import shell_end
 from breaker.core.shell import ShellScript, lex_shell
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
@@ -53,8 +54,6 @@ _PATH_ARGS = ("file_path", "path")
 _CONTENT_ARGS = ("content", "file_text")
 _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
-#: dsh renders a failed shell command with one of these markers as the last line.
-_SHELL_FAILED = re.compile(r"\n\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*\Z")
 #: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
 #: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
 _COMMAND_NOT_FOUND = re.compile(
@@ -234,14 +233,14 @@ def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
     return (
         not text.startswith("Error")
-        and _SHELL_FAILED.search(text[-200:]) is None
+        and shell_end(text) == (0, None)
         and _COMMAND_NOT_FOUND.search(text) is None
     )
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
     """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
-    command = _text(arguments, ("command", "cmd", "script"))
+    command = _text(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
     fingerprints = tuple(fingerprints)
@@ -286,10 +285,11 @@ def _mutates(script: ShellScript) -> bool:
 
 
 def _edit_pairs(arguments: dict[object, object]) -> Edit:
-    """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list."""
+    """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list;
+    a long text by its digest (``condensed``), which is all an edit is compared by."""
     old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
     if old is not None and new is not None:
-        return ((old, new),)
+        return ((condensed(old), condensed(new)),)
     listed = arguments.get("edits")
     pairs: list[tuple[str, str]] = []
     if isinstance(listed, list):
@@ -297,7 +297,7 @@ def _edit_pairs(arguments: dict[object, object]) -> Edit:
             if isinstance(item, dict):
                 old, new = _text(item, _OLD_ARGS), _text(item, _NEW_ARGS)
                 if old is not None and new is not None:
-                    pairs.append((old, new))
+                    pairs.append((condensed(old), condensed(new)))
     return tuple(pairs)
 
 
