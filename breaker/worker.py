@@ -224,6 +224,7 @@ class RequestHandler:
             # How much of an agent's history the shim must journal to rebuild a new worker.
             "window": config.window,
             "maxAgents": config.maxAgents,
+            "logDenials": config.logDenials,
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
             # A call this heavy (text units) may hold a text that counts by its digest: it asks for

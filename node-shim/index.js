@@ -141,6 +141,14 @@ function bootFailure(message) {
 const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
   'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
 
+/** The line logDenials writes for one denial (see reportDenial in apply). */
+export function denialLine(tool, agent, deny) {
+  const reached = [...deny.matchAll(/^- ([a-z]+):.* (\d+)\/(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}/${m[3]}`);
+  const why = reached.length ? `reached ${reached.join(', ')}` : 'no progress: the same result again';
+  const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
+  return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
+}
+
 export function apply(ctx, config) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
@@ -166,7 +174,7 @@ export function apply(ctx, config) {
     bridge.close();
     throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
   }
-  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
@@ -204,6 +212,14 @@ export function apply(ctx, config) {
   // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
   // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
   const copies = new WeakMap();
+  // logDenials: one line on stderr per denied call, for an operator of a headless dsh: the tool,
+  // the kinds of what reached its limit and the agent, never the arguments or a result (the
+  // session log holds the whole denial; `rtb replay` shows it).
+  function reportDenial(exec, agent, deny) {
+    if (deny !== undefined && logDenials) log(denialLine(String(exec.name), agent.id, deny));
+    return deny;
+  }
+
   function callMessage(op, exec, agent) {
     let copy = copies.get(exec);
     if (copy === undefined) {
@@ -252,7 +268,7 @@ export function apply(ctx, config) {
         journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
         ahead.committing(agent);
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
-        return kept.deny;
+        return reportDenial(exec, agent, kept.deny);
       }
       const { message, weight } = callMessage('guard', exec, agent.id);
       const committed = ahead.committing(agent);
@@ -262,7 +278,7 @@ export function apply(ctx, config) {
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
       journal.keepFrom(agent.id, answer.keepFrom);
-      return typeof answer.deny === 'string' ? answer.deny : undefined;
+      return reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined);
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
       if (!(error instanceof WorkerUnavailable)) logOnce(`guard failed: ${error.message}`);

@@ -113,6 +113,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "startTimeoutMs": 10000,
                 "window": 12,
                 "maxAgents": 10000,
+                "logDenials": False,
                 "notices": False,
                 "condensedChars": CONDENSED_CHARS,
             },
