@@ -63,7 +63,10 @@ browser() {
 stage "browser for the page tests (chromium)" browser
 stage "ruff" $py -m ruff check breaker tests compat
 stage "ruff format --check" $py -m ruff format --check breaker tests compat
-stage "mypy --strict" $py -m mypy --strict breaker
+stage "mypy --strict" $py -m mypy --strict breaker tests
+# the corpus scripts import each other as siblings, so they are checked from their folder
+stage "mypy --strict (tests/corpus)" bash -c \
+  'cd tests/corpus && MYPYPATH="$0" "$0/$1" -m mypy --strict --config-file "$0/pyproject.toml" ./*.py' "$root" "$py"
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
 stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci

@@ -33,7 +33,7 @@ def encode_frame(message: Reply) -> bytes:
 
 
 def frame(message: object) -> bytes:
-    body = msgpack.packb(message, use_bin_type=True)
+    body: bytes = msgpack.packb(message, use_bin_type=True)
     return struct.pack(">I", len(body)) + body
 
 
@@ -104,7 +104,9 @@ def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_the_frames
 
 def test_an_undecodable_frame_is_answered_with_the_id_at_its_head() -> None:
     cut_short = msgpack.packb(GUARD)[:-3]
-    assert parse_request(cut_short) == BadRequest(7, parse_request(cut_short).error, unreadable=True)
+    refused = parse_request(cut_short)
+    assert isinstance(refused, BadRequest)
+    assert refused == BadRequest(7, refused.error, unreadable=True)
     broken = msgpack.packb({"id": 8, "op": "guard", "args": "XX"}).replace(b"\xa2XX", b"\xc1XX")
     problem = parse_request(broken)
     assert isinstance(problem, BadRequest)

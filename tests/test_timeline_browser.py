@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdp import Browser, chromium_binary
-from rtb_logs import SECRETS, Log, secret_session
 
 from breaker.rtb.cli import main
+from tests.cdp import Browser, chromium_binary
+from tests.rtb_logs import SECRETS, Log, secret_session
 
 CHROMIUM = chromium_binary()
 pytestmark = pytest.mark.skipif(

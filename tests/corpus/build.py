@@ -81,7 +81,7 @@ class Agent:
         )
 
     def edit(self, path: str, old: str, new: str, *, found: bool = True) -> None:
-        arguments = {"file_path": path, "old_string": old, "new_string": new}
+        arguments: dict[str, object] = {"file_path": path, "old_string": old, "new_string": new}
         if found:
             self.call("edit", arguments, f"The file {path} has been updated successfully.")
         else:
