@@ -6,7 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
 import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
-import { EnvironmentUnavailable, PACKAGE_ROOT, pythonEnvironment, startupFailure, workerInterpreter } from './environment.js';
+import {
+  EnvironmentUnavailable,
+  PACKAGE_ROOT,
+  acceptedSettings,
+  pythonEnvironment,
+  rememberAccepted,
+  startupFailure,
+  workerInterpreter,
+} from './environment.js';
 import { Journal } from './journal.js';
 import { boundedWriter } from './stderr.js';
 
@@ -163,19 +171,29 @@ export function apply(ctx, config) {
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
-  let reply;
-  try {
-    reply = bridge.boot(configure, bootTimeout);
-  } catch (error) {
-    bridge.close();
-    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+  // A configuration the plugin's own environment has accepted before, from this very code, is not
+  // waited for: the worker is configured while dsh boots on (a refusal would be logged). Any
+  // other configuration waits for the worker's verdict, so a bad one stops the boot here.
+  let settings = python.chosenBy === 'environment' ? acceptedSettings(python.dir, configure.config) : undefined;
+  if (settings) {
+    bridge.start(configure, settings);
+  } else {
+    let reply;
+    try {
+      reply = bridge.boot(configure, bootTimeout);
+    } catch (error) {
+      bridge.close();
+      throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+    }
+    if (!reply.ok) {
+      bridge.close();
+      throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
+    }
+    settings = reply.settings;
+    if (python.chosenBy === 'environment') rememberAccepted(python.dir, configure.config, settings);
   }
-  if (!reply.ok) {
-    bridge.close();
-    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
-  }
-  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials } = reply.settings;
-  journal = new Journal(reply.settings);
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials } = settings;
+  journal = new Journal(settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
 
