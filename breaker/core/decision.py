@@ -29,7 +29,7 @@ from breaker.core.config import BreakerConfig
 from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
 from breaker.core.identity import Workspace
 from breaker.core.outcomes import Failure, Settled, judge
-from breaker.core.progress import CALL_KINDS, SameResults
+from breaker.core.evidence import CALL_KINDS, Evidence, call_keys, sooner, target_of
 from breaker.core.streaks import Streaks
 from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall
 from breaker.core.window import Window, digest, split
@@ -99,8 +99,8 @@ class _Agent:
     # The last preflighted call and its raw fingerprints, for the guard of that call, which
     # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
     preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
-    # The run of one tool's identical results (sameResultLimit only, else None).
-    progress: SameResults | None = None
+    # What results say about progress since the last change (sameResultLimit only, else None).
+    progress: Evidence | None = None
     # Call id -> the plan its precheck made since the last change a verdict reads (None: none).
     kept: dict[str, _Plan] | None = None
     # Per window entry, oldest first: the highest count any capped key it committed reached then.
@@ -118,6 +118,7 @@ class _Plan:
     raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
     commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
     peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
+    target: str = ""  # what the call works on, for the evidence of results (sameResultLimit only)
 
 
 #: What ``passes`` reads for an agent not seen yet (never changed).
@@ -250,7 +251,10 @@ class Breaker:
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
         if state.progress is not None:
-            state.progress.returned(call_id, text)
+            tool = state.progress.tool_of(call_id)
+            judged = judge(tool, outcome, text)
+            failure = judged.reason if isinstance(judged, Failure) else None
+            state.progress.returned(call_id, text, sooner(failure, tool, text))
         if call_id in state.results:
             state.results[call_id] = (messages.quoted_prefix(text, self.config.resultPreviewChars), len(text))
         running = state.running.pop(call_id, None)
@@ -302,10 +306,9 @@ class Breaker:
         fail_limit = self.config.failLimit
         if fail_limit is not None:
             passes = min(passes, fail_limit - state.streaks.longest() - len(state.running))
-        same_limit, run = self.config.sameResultLimit, state.progress
+        same_limit, evidence = self.config.sameResultLimit, state.progress
         if same_limit is not None:
-            run_length = 0 if run is None else run.count + (1 if run.awaited else 0)
-            passes = min(passes, same_limit - run_length)
+            passes = min(passes, max(1, same_limit - 2) if evidence is None else evidence.passes(same_limit))
         return max(0, math.ceil(passes))
 
     def forget(self, agent: AgentId) -> None:
@@ -335,22 +338,23 @@ class Breaker:
         fingerprints = self._fingerprints(state, call, raw)
         hits, peak = self._hits(state, fingerprints)
         failures = self._failure_hits(state, fingerprints)
+        target = target_of(call, raw) if self.config.sameResultLimit is not None else ""
         if not hits and not failures:
-            stall = self._stall(state, call, fingerprints)
+            stall = self._stall(state, call, fingerprints, target)
             if stall is not None:
                 # Like any denial it commits only what stopped it: the call.
-                assert state.progress is not None
-                previous = self._quotable_result(state.results.get(state.progress.returned_by))
+                previous = self._quotable_result(state.results.get(stall.quote))
                 message = messages.stall_denial(call.name, stall, previous, self.config)
                 stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
-                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak)
+                return _Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target)
             notice = self._stage_notice(state, fingerprints)
-            return _Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak)
+            verdict = ALLOW if notice is None else Allow(notice)
+            return _Plan(call, verdict, fingerprints, raw, (), peak, target)
         hit_keys = tuple(_keys(hits, failures))
         refused = not state.turn.asked_measures.isdisjoint(hit_keys)
         previous = self._previous_result(state, hits)
         message = messages.denial(call.name, hits, previous, self.config, failures, refused)
-        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak)
+        return _Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target)
 
     def _apply(self, state: _Agent, plan: _Plan) -> Allow | Deny:
         """Commit what ``plan`` decided: every fingerprint of an allowed call, only what stopped a
@@ -364,7 +368,8 @@ class Breaker:
             return verdict
         self._commit(state, call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
         if state.progress is not None:
-            state.progress.ran(call.call_id, call.name, plan.fingerprints)
+            progress_keys = call_keys(plan.fingerprints)
+            state.progress.ran(call.call_id, call.name, progress_keys, plan.target, _state_of(state))
         if call.call_id:
             state.denied.discard(call.call_id)
             state.results[call.call_id] = None
@@ -440,16 +445,15 @@ class Breaker:
                 found.append(FailureHit(fp, streak, limit))
         return tuple(found)
 
-    def _stall(self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Stall | None:
-        """No progress (``sameResultLimit``): the call repeats the previous one, and that tool
-        already returned one result this many times in a row."""
+    def _stall(self, state: _Agent, call: ToolCall, fingerprints: Iterable[Fingerprint], target: str) -> Stall | None:
+        """No progress (``sameResultLimit``, breaker/core/evidence.py): the call repeats one whose
+        result already came back the same, or the agent keeps getting answers it already had."""
         limit = self.config.sameResultLimit
         if limit is None:
             return None
         if state.progress is None:
-            state.progress = SameResults()
-        count = state.progress.repeats(call.name, fingerprints)
-        return Stall(count, limit) if count >= limit else None
+            state.progress = Evidence(self.config.window)
+        return state.progress.stall(call_keys(fingerprints), target, _state_of(state), limit)
 
     def _stage_notice(self, state: _Agent, fingerprints: Iterable[Fingerprint]) -> Notice | None:
         """The advisory this allowed call earns: a capped fingerprint at exactly ``summarizeAt``
@@ -555,6 +559,11 @@ def _analysis_key(call: ToolCall) -> tuple[object, ...] | None:
             return None
         key.extend((name, type(value), value))
     return tuple(key)
+
+
+def _state_of(state: _Agent) -> int:
+    """The agent's workspace state (0: unchanged, or not tracked)."""
+    return 0 if state.workspace is None else state.workspace.state
 
 
 def _changed(state: _Agent) -> None:

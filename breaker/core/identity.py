@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from breaker.core.canonical import canonical_json
+from breaker.core.fetchers import FETCHERS
 from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.core.shell import ShellScript, lex_shell
 
@@ -46,6 +47,8 @@ MAX_PLACES = 1024
 MAX_EDITS = 64
 #: Target kinds that name a network resource: left unkeyed unless the call is purely local.
 NETWORK_KINDS = frozenset({"net", "host", "site", "family"})
+#: The HTTP clients: the programs that fetch, not the ones that read what was fetched.
+FETCHER_NAMES = frozenset(FETCHERS)
 #: Volume budgets count calls whatever the workspace holds.
 UNKEYED_KINDS = frozenset({"verb"})
 
@@ -143,15 +146,23 @@ class Workspace:
         for name in effect.places:
             state ^= self._digest_of(name, "identity")
         keyed: list[Fingerprint] = []
+        consumers = _consumers(fingerprints)
         for fp in fingerprints:
             fp_state = state
             if fp.kind == "sink":
                 fp_state ^= self._digest_of(_sink_place(fp), "content")
-            if fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
+            if consumers and fp.kind in NETWORK_KINDS and not fp.local:
+                keyed.append(Fingerprint(fp.kind, f"{fp.key} |{consumers}", fp.local))
+            elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
                 keyed.append(fp)
             else:
                 keyed.append(Fingerprint(fp.kind, f"{fp.key} @workspace:{fp_state:016x}", fp.local))
         return tuple(keyed)
+
+    @property
+    def state(self) -> int:
+        """The whole workspace state as one number (0: nothing changed yet)."""
+        return self._xor
 
     def expect(self, call_id: str) -> None:
         """The call last identified was allowed: its effect waits for the call's result."""
@@ -299,6 +310,15 @@ def _edit_pairs(arguments: dict[object, object]) -> Edit:
                 if old is not None and new is not None:
                     pairs.append((old, new))
     return tuple(pairs)
+
+
+def _consumers(fingerprints: Iterable[Fingerprint]) -> str:
+    """The programs of a command line other than its HTTP clients, sorted (empty: none): what
+    reads what it fetched. A page fetched and fed to ``grep``, then to ``sed``, then to ``awk`` is
+    three ways of reading it, not one fetch repeated; a fetch that only changes its client, its
+    wrapper or its flags keeps the same target key."""
+    verbs = sorted({fp.key[5:] for fp in fingerprints if fp.kind == "verb"} - FETCHER_NAMES)
+    return " ".join(verbs)
 
 
 def _keyed(fp: Fingerprint) -> bool:
