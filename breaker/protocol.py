@@ -34,8 +34,8 @@ Requests (shim → worker)
                                                        guardTimeoutMs, startTimeoutMs, window,
                                                        maxAgents, notices}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
-                  args: any                            passes: int
-    preflight     agent, call, name, args              ask: str | nil, deny: str | nil, decided:
+                  args: any, standIn: bool (optional)  passes: int, standIn: any (when asked)
+    preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:
                                                        bool (``Breaker.precheck``: the ask, else
                                                        the guard's verdict as of now when
                                                        ``decided``, kept for ``commit``), passes
@@ -64,6 +64,11 @@ Requests (shim → worker)
     will surely be allowed. The shim lets that many through at pre-execute without asking,
     counting every call it has committed or let through since it sent the request, and sends
     each as a ``guard`` event (``reply: "errors"``) when its guard runs (node-shim/ahead.js).
+
+    ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
+    call's arguments with each long text condensed, when that is the same call to ``Breaker``
+    (``breaker.core.standin``): the shim journals those instead of the call's megabytes, so a
+    replacement worker still counts it. Absent when there is none.
 
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
@@ -135,6 +140,8 @@ class Guard(NamedTuple):
     call: str
     name: str
     args: Any = None
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["guard"] = "guard"
 
@@ -145,6 +152,8 @@ class Preflight(NamedTuple):
     call: str
     name: str
     args: Any = None
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["preflight"] = "preflight"
 
@@ -214,8 +223,14 @@ _Kind = type[int] | type[str] | type[_Anything] | type[_StringKeyedMap]
 #: fields and of the problems an error text tells.
 _REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] = {
     "configure": (Configure, (("config", _Anything),)),
-    "guard": (Guard, (("agent", int), ("call", str), ("name", str), ("args", _Anything))),
-    "preflight": (Preflight, (("agent", int), ("call", str), ("name", str), ("args", _Anything))),
+    "guard": (
+        Guard,
+        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
+    ),
+    "preflight": (
+        Preflight,
+        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
+    ),
     "commit": (Commit, (("agent", int), ("call", str))),
     "result": (Result, (("agent", int), ("call", str), ("text", str), ("outcome", _StringKeyedMap))),
     "human": (Human, (("agent", int),)),
@@ -284,9 +299,7 @@ class BadRequest:
 def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
     """One frame body → a validated request, or the reason it is not one."""
     if len(body) > max_values and holds_more_values_than(body, max_values):  # a value is >= 1 byte
-        return BadRequest(
-            peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values"
-        )
+        return BadRequest(peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values")
     try:
         # unpackb's own limits follow the frame's length: no container can claim more entries
         # than the frame has bytes, so none is allocated beyond what the count above allowed.
@@ -338,10 +351,37 @@ _FIXED, _SIZED, _SHORT_CONTAINER, _CONTAINER, _INVALID = range(5)
 
 def _value_steps() -> tuple[tuple[int, int, int], ...]:
     steps: list[tuple[int, int, int]] = []
-    sized = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
-             0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}  # bin, ext (one type byte), str
-    fixed = {0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
-             0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+    sized = {
+        0xC4: (1, 0),
+        0xC5: (2, 0),
+        0xC6: (4, 0),
+        0xC7: (1, 1),
+        0xC8: (2, 1),
+        0xC9: (4, 1),
+        0xD9: (1, 0),
+        0xDA: (2, 0),
+        0xDB: (4, 0),
+    }  # bin, ext (one type byte), str
+    fixed = {
+        0xC0: 1,
+        0xC2: 1,
+        0xC3: 1,
+        0xCA: 5,
+        0xCB: 9,
+        0xCC: 2,
+        0xCD: 3,
+        0xCE: 5,
+        0xCF: 9,
+        0xD0: 2,
+        0xD1: 3,
+        0xD2: 5,
+        0xD3: 9,
+        0xD4: 3,
+        0xD5: 4,
+        0xD6: 6,
+        0xD7: 10,
+        0xD8: 18,
+    }
     containers = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # array16/32, map16/32
     for byte in range(256):
         if byte <= 0x7F or byte >= 0xE0:  # positive and negative fixint
@@ -535,4 +575,3 @@ def _brief(value: object) -> str:
         text = repr(value)
         return text if len(text) <= 80 else f"{text[:80]}... ({_type_name(value)})"
     return f"a {_type_name(value)}"
-

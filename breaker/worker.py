@@ -35,10 +35,12 @@ import traceback
 
 import anyio
 
+from breaker.core.canonical import CONDENSED_CHARS
 from breaker.core.config import ConfigError, load_config
 from breaker.core.decision import Breaker
 from breaker.core.fingerprints import ToolCall
 from breaker.core.messages import redact
+from breaker.core.standin import stand_in
 from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
@@ -122,20 +124,26 @@ class RequestHandler:
             return error_reply(request.id, f"{request.op} before a successful configure")
         match request:
             case Guard():
-                verdict = breaker.decide(request.agent, ToolCall(request.name, request.args, request.call))
+                call = ToolCall(request.name, request.args, request.call)
+                verdict = breaker.decide(request.agent, call)
                 if request.reply == "errors":
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
-                return ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
+                reply = ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
+                return self._with_stand_in(reply, request.stand_in, call)
             case Preflight():
-                answer = breaker.precheck(request.agent, ToolCall(request.name, request.args, request.call))
+                call = ToolCall(request.name, request.args, request.call)
+                answer = breaker.precheck(request.agent, call)
                 if isinstance(answer, Ask):
-                    return ok_reply(request.id, ask=answer.reason, decided=False)
+                    return self._with_stand_in(
+                        ok_reply(request.id, ask=answer.reason, decided=False), request.stand_in, call
+                    )
                 passes = breaker.passes(request.agent)
                 if answer is None:
                     return ok_reply(request.id, ask=None, decided=False, passes=passes)
                 deny = answer.message if isinstance(answer, Deny) else None
-                return ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
+                reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
+                return self._with_stand_in(reply, request.stand_in, call)
             case Commit():
                 breaker.commit(request.agent, request.call)
             case Result():
@@ -150,6 +158,14 @@ class RequestHandler:
             case Stats():
                 return ok_reply(request.id, stats=dict(breaker.stats()))
         return ok_reply(request.id)
+
+    def _with_stand_in(self, reply: Reply, asked: object, call: ToolCall) -> Reply:
+        """``reply`` with the call's stand-in when the shim asked for one and there is one."""
+        if asked and self._breaker is not None:
+            arguments = stand_in(call, self._breaker.config)
+            if arguments is not None:
+                reply["standIn"] = arguments
+        return reply
 
     def _configure(self, request: Configure) -> Reply:
         if self._breaker is not None:
@@ -171,6 +187,9 @@ class RequestHandler:
             "maxAgents": config.maxAgents,
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
+            # A call this heavy (text units) may hold a text that counts by its digest: it asks for
+            # its stand-in, which the journal keeps instead of the call (breaker/core/standin.py).
+            "condensedChars": CONDENSED_CHARS,
         }
         return ok_reply(request.id, settings=settings)
 

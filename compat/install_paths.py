@@ -124,14 +124,38 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
         return ""
     command, cwd = rtb_command(target)
     result = replay_output(command, session, cwd, user_env(target))
-    rows = [line for line in result.stdout.splitlines() if "executed" in line]
-    shown = rows[0] if rows else ""
+    rows = [line for line in result.stdout.splitlines() if "recorded:" in line or "this config" in line]
+    shown = " / ".join(line.strip() for line in rows)
     print(f"  {label}: {' '.join(command)} replay <session> -> exit {result.returncode}: {shown}")
     if result.returncode != 0:
         failures.append(f"{label}: rtb exited with {result.returncode}: {result.stderr.strip()[-300:]}")
-    elif not rows or not re.search(r"4 executed, 2 blocked\s+2 denied, first at #5\s+0$", rows[0]):
+    elif not re.search(
+        r"recorded: 4 executed, 2 blocked\n\s+this config\s+2 denied, first at #5; "
+        r"differs from the recording on 0 calls",
+        result.stdout,
+    ):
         failures.append(f"{label}: rtb replay did not show loop A as recorded and replayed:\n{result.stdout}")
     return result.stdout
+
+
+def expect_rtb_from_anywhere(target: Target, failures: list[str]) -> None:
+    """The README's `npx --no --prefix <profile> rtb replay`, run outside the profile with no path:
+    it finds dsh's sessions folder ($DSH_HOME/sessions) and shows loop A's stop."""
+    if target.mode == "overlay":
+        return
+    command = ["npx", "--no", "--prefix", str(target.profile_dir), "rtb"]
+    env = {**user_env(target), "DSH_HOME": str(target.home)}
+    result = subprocess.run(
+        [*command, "replay"],
+        cwd=target.home / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RTB_TIMEOUT_S,
+    )
+    print(f"  rtb from anywhere: {' '.join(command)} replay -> exit {result.returncode}")
+    if result.returncode != 0 or "2 denied, first at #5" not in result.stdout:
+        failures.append(f"rtb replay outside the profile, no path: {result.stdout}{result.stderr[-300:]}")
 
 
 # --- the checks ------------------------------------------------------------------------------
@@ -153,14 +177,30 @@ def check_first_boot(target: Target) -> bool:
         found = [*environments(target), *leftovers(target)]
         failures.append(f"expected one environment and nothing half-made in the cache: {found}")
     expect_rtb_replays(target, first.session, failures, "rtb")
+    expect_rtb_from_anywhere(target, failures)
     second = gated_boot(target, failures, "second boot, offline", offline(target))
     if any(announcements(second.run)):
         failures.append("the second boot prepared an environment again instead of reusing it")
-    if target.mode not in ("dir", "overlay"):  # an installed copy, not the checkout being tested
+    expect_this_plugin(target, package, failures)
+    if target.mode not in ("dir", "overlay", "plugin-dir"):  # a copy, not the checkout being tested
         added = sorted(files_under(package) - files_before)
         if added:
             failures.append(f"the boots and rtb wrote into the installed package: {added[:3]}")
     return report("first-boot", failures, first.run)
+
+
+def expect_this_plugin(target: Target, package: Path, failures: list[str]) -> None:
+    """What was installed is this plugin, from the spec given, not the npm package of that name."""
+    if not (package / "breaker" / "worker.py").is_file():
+        failures.append(f"{package} is not this plugin (no breaker/worker.py)")
+    if target.mode == "overlay":
+        return
+    manifest = json.loads((target.profile_dir / "package.json").read_text())
+    spec = manifest.get("dependencies", {}).get("dsh-repeat-tool-breaker", "")
+    print(f"  the profile depends on dsh-repeat-tool-breaker {spec or '(not listed)'}")
+    expected = {"plugin-dir": "link:", "plugin-git": "git+file://"}.get(target.mode)
+    if expected and not spec.startswith(expected):
+        failures.append(f"the profile's dependency is {spec!r}, expected it to start with {expected!r}")
 
 
 def files_under(folder: Path) -> set[Path]:

@@ -7,7 +7,8 @@
 # Environment:
 #   COMPAT_VERSIONS  default: every compat/dsh-*/ with a committed lock
 #   COMPAT_MODES     default: "dir pack overlay" (see compat/setup.sh)
-#   COMPAT_INSTALLS  default: "pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade overlay"; each is
+#   COMPAT_INSTALLS  default: "plugin-dir plugin-git pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade
+#                    overlay" (plugin-dir, plugin-git and pnpm10 are the README's three routes); each is
 #                    a setup.sh mode with its own empty cache, judged by compat/install_paths.py
 #                    ("" skips them)
 #   COMPAT_WORK      where the throwaway DSH_HOMEs go (default: ${TMPDIR:-/tmp}/dsh-compat)
@@ -27,7 +28,7 @@ if [[ -z "${PYTHON:-}" ]] && ! python3 -c 'import zstandard' 2>/dev/null && [[ -
 fi
 work="${COMPAT_WORK:-${TMPDIR:-/tmp}/dsh-compat}"
 modes="${COMPAT_MODES:-dir pack overlay}"
-installs="${COMPAT_INSTALLS-pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade overlay}"
+installs="${COMPAT_INSTALLS-plugin-dir plugin-git pnpm9 pnpm10 pnpm-latest npm-ignore-scripts upgrade overlay}"
 versions="${COMPAT_VERSIONS:-$(for lock in "$here"/dsh-*/package-lock.json; do
   basename "$(dirname "$lock")" | sed 's/^dsh-//'
 done | sort -rV | tr '\n' ' ')}"

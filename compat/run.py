@@ -141,16 +141,19 @@ def run_dsh(
     command = [str(target.dsh_bin), "--profile", target.profile, *patch, *args]
     started = time.monotonic()
     # dsh leaves spill and subprocess folders in its TMPDIR: a private one, removed after the run
-    with tempfile.TemporaryDirectory(prefix="dsh-compat-tmp-") as scratch, subprocess.Popen(
-        command,
-        cwd=cwd,
-        env={**target.env(extra_env), "TMPDIR": scratch},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
+    with (
+        tempfile.TemporaryDirectory(prefix="dsh-compat-tmp-") as scratch,
+        subprocess.Popen(
+            command,
+            cwd=cwd,
+            env={**target.env(extra_env), "TMPDIR": scratch},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        ) as process,
+    ):
         try:
             stdout, stderr = process.communicate(timeout=timeout)
             returncode: int | None = process.returncode
@@ -616,6 +619,8 @@ def report(name: str, failures: list[str], run: DshRun) -> bool:
 
 ROW = "- id: repeat-tool-breaker"
 INVALID_CONFIG = "limits: { exact: 1 }"
+#: A stack frame in the plugin's own code, which a config error must not show.
+OWN_FRAME = re.compile(r"^\s*at .*(node-shim|breaker)/")
 
 
 def provenance_of_row(dump: str) -> str | None:
@@ -683,12 +688,17 @@ def check_invalid_config(target: Target) -> bool:
     output = run.stderr + run.stdout
     message = next((line for line in output.splitlines() if "exact" in line), "")
     print(f"=== invalid-config: limits.exact: 1 must fail the boot ({run.seconds:.1f} s)")
-    print(f"  exit {run.returncode} | {message.strip()[:200]}")
+    print(f"  exit {run.returncode} | {message.strip()[:300]}")
     failures = []
     if run.returncode in (0, None):
         failures.append(f"dsh exited with {run.returncode}, expected a non-zero exit")
     if not message:
         failures.append("no output line names the key 'exact'")
+    elif not all(part in message for part in ("limits.exact", "got 1", ">= 2", "cordis.patch.yml")):
+        failures.append("the message does not name the key, the value, what is allowed and the fix")
+    own_frames = [line.strip() for line in output.splitlines() if OWN_FRAME.search(line)]
+    if own_frames:
+        failures.append(f"dsh printed frames of the plugin's own code: {own_frames[:2]}")
     return report("invalid-config", failures, run)
 
 

@@ -14,6 +14,10 @@
 #                       needs `add -w`: dsh makes the profile a pnpm workspace root), with that
 #                       pnpm installed from the npm registry into compat/.tools/; dsh itself
 #                       creates the profile and lists the bundle
+#              plugin-dir  `dsh plugin --profile headless add <checkout folder>` (pnpm 10)
+#              plugin-git  `dsh plugin --profile headless add git+file:///…/repo.git#<commit>`
+#                       (pnpm 10): a local git repository holding the packed files, committed,
+#                       stands in for `github:owner/repo#<commit>`
 #              upgrade  as pack, plus the tarball of the next version (UPGRADE_TARBALL), whose
 #                       Python dependency list gained `six` and whose worker imports it
 #   HOME     the DSH_HOME to create; it is wiped first
@@ -40,7 +44,7 @@ npm_quiet=(--no-audit --no-fund --loglevel=error)
 
 case "$mode" in
   dir | pack | overlay | npm-ignore-scripts | upgrade) profile_name=compat ;;
-  pnpm9 | pnpm10 | pnpm-latest) profile_name=headless ;; # dsh's own template: dsh-base + dsh-headless
+  pnpm9 | pnpm10 | pnpm-latest | plugin-dir | plugin-git) profile_name=headless ;; # dsh's own template: dsh-base + dsh-headless
   *) echo "setup.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
 [[ -f "$prefix/package-lock.json" ]] || { echo "setup.sh: no pinned lock at $prefix" >&2; exit 2; }
@@ -129,10 +133,23 @@ pack_next_version() {
   (cd "$home" && npm pack --silent "$next/package" | tail -n 1)
 }
 
+# A git repository holding the packed files in one commit (what a user's clone of the project
+# holds, as far as the package goes); prints "<repository>#<commit>".
+git_repository() {
+  local repo="$home/repo.git" tree="$home/repo-tree"
+  mkdir -p "$tree"
+  tar xzf "$home/$1" -C "$tree" --strip-components=1
+  git -C "$tree" init --quiet
+  git -C "$tree" add -A
+  git -C "$tree" -c user.name=compat -c user.email=compat@localhost commit --quiet -m "the packed plugin"
+  git clone --quiet --bare "$tree" "$repo"
+  echo "$repo#$(git -C "$tree" rev-parse HEAD)"
+}
+
 # pnpm from the npm registry into a private prefix; the newest is looked up on every run.
 pnpm_bin() {
   local spec tools="$here/.tools/$mode"
-  case "$mode" in pnpm9) spec=9 ;; pnpm10) spec=10 ;; *) spec=latest ;; esac
+  case "$mode" in pnpm9) spec=9 ;; pnpm10 | plugin-dir | plugin-git) spec=10 ;; *) spec=latest ;; esac
   if [[ "$spec" == latest || ! -x "$tools/node_modules/.bin/pnpm" ]]; then
     npm install --prefix "$tools" "${npm_quiet[@]}" "pnpm@$spec" >&2
   fi
@@ -155,14 +172,18 @@ case "$mode" in
     (cd "$profile" && npm install "${flags[@]}" "$home/$tarball")
     [[ "$mode" == upgrade ]] && upgrade_tarball="$home/$(pack_next_version "$tarball")"
     ;;
-  pnpm9 | pnpm10 | pnpm-latest)
-    tarball="$(pack_plugin)"
+  pnpm9 | pnpm10 | pnpm-latest | plugin-dir | plugin-git)
+    case "$mode" in
+      plugin-dir) spec="$plugin_dir" ;;
+      plugin-git) spec="git+file://$(git_repository "$(pack_plugin)")" ;;
+      *) spec="$home/$(pack_plugin)" ;;
+    esac
     add=(add)
     [[ "$mode" == pnpm9 ]] && add+=(-w)
     bin="$(pnpm_bin)"
-    echo "setup: dsh plugin --profile $profile_name ${add[*]} <tarball>, pnpm $(PATH="$node_dir:$PATH" "$bin/pnpm" --version)"
+    echo "setup: dsh plugin --profile $profile_name ${add[*]} $spec, pnpm $(PATH="$node_dir:$PATH" "$bin/pnpm" --version)"
     (cd "$home" && PATH="$bin:$node_dir:$PATH" DSH_HOME="$home" XDG_CACHE_HOME="$cache" XDG_DATA_HOME="$home/data" \
-      "$dsh_bin" plugin --profile "$profile_name" "${add[@]}" "$home/$tarball")
+      "$dsh_bin" plugin --profile "$profile_name" "${add[@]}" "$spec")
     node -e 'process.exit(require(process.argv[1]).dsh.profile.bundles.includes("dsh-repeat-tool-breaker") ? 0 : 1)' \
       "$profile/package.json" || { echo "setup.sh: dsh plugin add did not list the bundle" >&2; exit 1; }
     ;;

@@ -44,6 +44,9 @@ const OUTBOX_FRAMES = 64;
 const RESTORE_MS_PER_REQUEST = 1;
 /** What a request queued ahead of a call may cost the worker (an event takes ~20 µs). */
 const QUEUED_MS_PER_REQUEST = 0.1;
+/** Frames from this size on are remembered until answered: their bytes add to the deadlines of
+ * the requests behind them. */
+const LARGE_FRAME_BYTES = 64 * 1024;
 /** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
 const COLLECT_EVERY = 1024;
 const RESTORE_BYTES_PER_MS = 20_000;
@@ -121,6 +124,7 @@ export class WorkerBridge {
     this.later = null; // the event loop's reader of the worker's fd 3
     this.awaiting = new Map(); // id → {resolve, reject, timer} of replies awaited through fd 3
     this.outbox = []; // encoded events not written yet, oldest first
+    this.large = []; // {id, bytes} of the large frames sent and not known answered, oldest first
     this.flushing = null; // the pending timer that writes the outbox
     this.flushOutbox = () => {
       this.flushing = null;
@@ -157,24 +161,15 @@ export class WorkerBridge {
    * fresh worker has not answered yet; a call that first restores its agent's journal gets more
    * in proportion to it. A worker found dead is replaced and the request is sent once more to its
    * successor; a worker that misses the deadline is killed and replaced, and WorkerUnavailable is
-   * thrown (the caller applies onWorkerFailure). Requests still queued ahead of it add 0.1 ms each.
-   * Whatever the caller spent, the worker is given at least a quarter of the guard deadline, more
-   * for a large frame: a healthy worker is never killed for the shim's time.
+   * thrown (the caller applies onWorkerFailure). The deadline is `deadline`'s, as for `ask`.
    */
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
-      const { guardTimeoutMs, startTimeoutMs } = this.settings;
-      const restoring = this.restore(message.agent);
-      const timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+      const timeoutMs = this.timeoutFor(fresh, this.restore(message.agent));
       try {
         const id = this.send(message);
-        // The worker answers in order: requests queued ahead of this one (a burst of events) are
-        // work, not a hang, and the call waits for them too.
-        const queued = (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST;
-        const floor = Math.max(guardTimeoutMs / 4, this.sentBytes / RESTORE_BYTES_PER_MS);
-        const deadline = Math.max(since + timeoutMs + queued, clock() + floor);
-        const reply = this.waitFor(id, deadline, timeoutMs);
+        const reply = this.waitFor(id, this.deadline(id, since, timeoutMs), timeoutMs);
         this.answered();
         return reply;
       } catch (error) {
@@ -197,13 +192,12 @@ export class WorkerBridge {
     try {
       const fresh = this.ensureRunning();
       if (!this.openLater()) return Promise.resolve(this.call(message, since));
-      const { guardTimeoutMs, startTimeoutMs } = this.settings;
-      const restoring = this.restore(message.agent);
-      timeoutMs = fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+      timeoutMs = this.timeoutFor(fresh, this.restore(message.agent));
     } catch (error) {
       return Promise.reject(error);
     }
     const id = this.send(message, 'later');
+    const deadline = this.deadline(id, since, timeoutMs);
     const awaiting = this.awaiting;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -211,9 +205,32 @@ export class WorkerBridge {
         const error = this.timeoutError(timeoutMs);
         reject(error);
         if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
-      }, Math.max(1, since + timeoutMs - clock())); // referenced: the process stays up for the reply, no longer
+      }, Math.max(1, deadline - clock())); // referenced: the process stays up for the reply, no longer
       awaiting.set(id, { resolve, reject, timer });
     });
+  }
+
+  // The time a request is given: the start deadline while the worker is fresh, else the guard
+  // deadline and what restoring its agent's journal (`restoring` ms) adds, within the start one.
+  timeoutFor(fresh, restoring) {
+    const { guardTimeoutMs, startTimeoutMs } = this.settings;
+    return fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+  }
+
+  /**
+   * When the reply to request `id` is due, for every request that waits for one (`call` and
+   * `ask`): `timeoutMs` from `since` (when the caller started on it), and whatever the caller
+   * spent, at least a quarter of the guard deadline from now; plus the work queued at the worker
+   * up to and including this request, which is work, not a hang: 0.1 ms a request, and the bytes
+   * of its large frames at the rate a restore is given. A healthy worker is never killed for the
+   * shim's time, nor for the large calls it was sent.
+   */
+  deadline(id, since, timeoutMs) {
+    while (this.large.length > 0 && this.large[0].id <= this.answeredId) this.large.shift();
+    let bytes = 0;
+    for (const frame of this.large) if (frame.id <= id) bytes += frame.bytes;
+    const queued = (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST + bytes / RESTORE_BYTES_PER_MS;
+    return Math.max(since + timeoutMs, clock() + this.settings.guardTimeoutMs / 4) + queued;
   }
 
   /**
@@ -438,6 +455,7 @@ export class WorkerBridge {
     this.state[7] = -1;
     this.restored = new Set();
     this.answeredId = this.nextId - 1; // nothing is queued at a new worker yet
+    this.large = [];
     this.generation++;
     this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
@@ -463,7 +481,7 @@ export class WorkerBridge {
   send(message, reply = undefined) {
     const id = this.nextId++;
     const frame = encodeFrame(reply === undefined ? { id, ...message } : { id, ...message, reply });
-    this.sentBytes = frame.length;
+    if (frame.length >= LARGE_FRAME_BYTES) this.large.push({ id, bytes: frame.length });
     this.outbox.push(frame);
     if (reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
     else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);

@@ -77,12 +77,25 @@ function noticeMessage({ text, summary }) {
   };
 }
 
+// Why the plugin cannot start, for the operator: one message that names what to change, thrown
+// from apply so the boot fails loud, with no frame of this plugin's code (dsh prints the stack of
+// what apply throws, and ours would only bury the message).
+function bootFailure(message) {
+  const error = new Error(`${name}: ${message}`);
+  error.stack = error.message;
+  return error;
+}
+
+// The fix a configuration error needs, after the worker's "key must be …, got …".
+const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
+  'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
+
 export function apply(ctx, config) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
     python = workerInterpreter({ configured: config?.python, log });
   } catch (error) {
-    throw error instanceof EnvironmentUnavailable ? new Error(`${name}: ${error.message}`) : error;
+    throw error instanceof EnvironmentUnavailable ? bootFailure(error.message) : error;
   }
   let journal; // created from the worker's settings once it has accepted the config
   const bridge = new WorkerBridge({
@@ -102,13 +115,13 @@ export function apply(ctx, config) {
     reply = bridge.boot(configure, bootTimeout);
   } catch (error) {
     bridge.close();
-    throw error instanceof WorkerUnavailable ? new Error(`${name}: ${startupFailure(error, python)}`) : error;
+    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
   }
   if (!reply.ok) {
     bridge.close();
-    throw new Error(`${name}: ${reply.error}`);
+    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
   }
-  const { countedTools, onWorkerFailure, notices, maxAgents } = reply.settings;
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
   journal = new Journal(reply.settings);
   const ahead = new AheadVerdicts(maxAgents);
   const counted = new RegExp(countedTools);
@@ -142,12 +155,31 @@ export function apply(ctx, config) {
     return agentOf(exec?.agent, options);
   }
 
-  // The request for one call and what it weighs (for the journal).
+  // The request for one call and what it weighs (for the journal). The copy of its arguments is
+  // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
+  // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
+  const copies = new WeakMap();
   function callMessage(op, exec, agent) {
-    const { value: args, weight } = boundedCopy(exec.arguments);
-    const call = String(exec.callId ?? '');
-    const name = String(exec.name);
-    return { message: { op, agent, call, name, args }, weight: weight + call.length + name.length };
+    let copy = copies.get(exec);
+    if (copy === undefined) {
+      const { value: args, weight } = boundedCopy(exec.arguments);
+      copy = { call: String(exec.callId ?? ''), name: String(exec.name), args, weight };
+      copies.set(exec, copy);
+    }
+    const { call, name, args, weight } = copy;
+    const message = { op, agent, call, name, args };
+    const large = weight >= condensedChars;
+    if (large) message.standIn = true;
+    return { message, weight: weight + call.length + name.length, large };
+  }
+
+  // What the journal keeps of a call the worker answered: the stand-in it gave (the call with its
+  // long texts by digest, breaker/core/standin.py), else the call as sent.
+  function journaled(message, weight, answer) {
+    if (answer.standIn === undefined || answer.standIn === null) return { message, weight };
+    const { standIn: _, ...sent } = message;
+    const { value: args, weight: argsWeight } = boundedCopy(answer.standIn);
+    return { message: { ...sent, args }, weight: argsWeight + sent.call.length + sent.name.length };
   }
 
   const failureVerdict = onWorkerFailure === 'deny'
@@ -181,7 +213,8 @@ export function apply(ctx, config) {
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       ahead.granted(agent, committed, answer.passes, bridge.generation);
-      journal.guard(message, weight);
+      const entry = journaled(message, weight, answer);
+      journal.guard(entry.message, entry.weight);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -199,14 +232,17 @@ export function apply(ctx, config) {
     const since = clock();
     try {
       const agent = countedAgent(exec, { create: true });
-      if (agent === undefined || ahead.reserve(exec, agent, bridge.generation)) return decision;
-      const { message, weight } = callMessage('preflight', exec, agent.id);
+      if (agent === undefined) return decision;
+      const { message, weight, large } = callMessage('preflight', exec, agent.id);
+      // A large call takes no pass: its answer brings the stand-in the journal keeps.
+      if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
       const mark = ahead.preflighting(agent, bridge.generation);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      ahead.answered(exec, agent, mark, answer, message, weight);
+      const entry = journaled(message, weight, answer);
+      ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
       if (typeof answer.ask === 'string') {
-        journal.asked(message, weight);
+        journal.asked(entry.message, entry.weight);
         return { kind: 'ask', reason: answer.ask };
       }
     } catch (error) {

@@ -8,6 +8,8 @@
 // guard commits one window entry), plus the results and asks that came after the oldest of
 // them. A human message or a forgotten agent drops its journal, as the worker drops its state.
 // The window size and the agent cap come from the worker's settings: no policy lives here.
+// A large call is journaled by its stand-in when the worker gave one (its long texts by digest,
+// breaker/core/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
 // Bounded in bytes too (JOURNAL_BYTES, by the weight of each request, about its encoded size):
 // past it the idlest agents are dropped, and an agent that alone outweighs it keeps its newest
 // requests only. A dropped agent's window does not survive a worker loss: the loss then errs

@@ -33,10 +33,11 @@ if ((${#failed[@]})); then
   exit 1
 fi
 stage "ruff" $py -m ruff check breaker tests compat
+stage "ruff format --check" $py -m ruff format --check breaker tests compat
 stage "mypy --strict" $py -m mypy --strict breaker
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
-stage "Python tests (pytest)" $py -m pytest
+stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci
 stage "Node shim tests (node --test)" env RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
 
 echo

@@ -81,7 +81,7 @@ def test_explain_json_carries_the_same_facts(capsys: pytest.CaptureFixture[str])
     document = json.loads(out)
     assert document["local"] is True
     net = next(fp for fp in document["fingerprints"] if fp["kind"] == "net")
-    assert net == {"kind": "net", "key": "net:localhost:8080/health", "cap": 5.0, "local": True}
+    assert net == {"kind": "net", "key": "net:localhost:8080/health", "cap": 5, "local": True}
 
 
 def test_explain_reads_a_yaml_cordis_patch_and_a_json_mapping(
@@ -115,7 +115,7 @@ def test_a_bad_config_fails_loud_with_the_config_error(
     removed.write_text('{"denyAfter": 3}')
     status, _, err = _run(capsys, "replay", "--config", str(removed), str(SESSIONS))
     assert status == 2
-    assert "denyAfter was removed in 0.2.0" in err
+    assert "denyAfter is a key of the unrelated npm plugin" in err
 
 
 def test_the_config_row_is_found_in_every_patch_shape() -> None:
@@ -134,13 +134,16 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     assert status == 0
     assert err == ""
     table = out.split("\n\n")[0].splitlines()
-    summary = {line.split()[0]: line for line in table[1:]}
-    assert "4 executed, 2 blocked" in summary["loop-a"]
-    assert "2 denied, first at #5" in summary["loop-a"]
-    assert "no stop" in summary["ok-pagination"]
-    assert "#5    bash  denied   cmd:curl:curl open.canada.ca/ -o /tmp/od.html 5/5" in out
+    summary = {name: line for line in table[1:] for name in line.split() if name.startswith(("loop", "ok-"))}
+    assert "2 from #5" in summary["loop-a"]
+    assert " - " in summary["ok-pagination"]
+    blocks = {block.splitlines()[0].split()[-1]: block for block in out.split("\n\n")[1:]}
+    assert "recorded: 4 executed, 2 blocked" in blocks["loop-a"]
+    assert "this config  2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
+    assert "#5    bash  denied   5/5 +2  executed  cmd:curl:curl open.canada.ca/ -o /tmp/o" in out
     assert out.rstrip().endswith("6 sessions, 40 calls, 5 stopped by this config")
     assert "REPEAT_TOOL_BLOCKED" not in out
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,7 +151,8 @@ def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> 
     _, out, _ = _run(capsys, "replay", "--show-denials", loop_a)
     assert "    REPEAT_TOOL_BLOCKED: this `read` call was not run" in out
     _, out, _ = _run(capsys, "replay", "--format", "markdown", "--show-denials", loop_a)
-    assert out.startswith("| SESSION | CALLS | RECORDED | THIS CONFIG | DIFFERS |\n| --- |")
+    header = "| STARTED (UTC) | SESSION | CALLS | STOPPED | DIFFERS | DIRECTORY \u00b7 FIRST PROMPT |"
+    assert out.startswith(header + "\n| --- |")
     assert "```text\nREPEAT_TOOL_BLOCKED:" in out
     _, out, _ = _run(capsys, "replay", "--format", "json", loop_a)
     [session] = json.loads(out)["sessions"]

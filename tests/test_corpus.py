@@ -113,9 +113,7 @@ def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() 
 # --- real agent sessions (../shared/real-sessions*, read where they are, never copied) -------------
 
 #: (source name, session, mode, expected first stop) for every folder of real runs.
-REAL_EXPECTED = [
-    [name, *row] for name, path in measure.REAL_EXPECTED.items() for row in _rows(path.name)
-]
+REAL_EXPECTED = [[name, *row] for name, path in measure.REAL_EXPECTED.items() for row in _rows(path.name)]
 _REAL_STOPS: dict[str, dict[str, dict[str, int | None]]] = {}
 
 
@@ -154,9 +152,14 @@ def steps(*commands: str, failing: bool = False, description: str | None = None)
     facts = {"isError": False, "exitCode": 1 if failing else 0}
     return [
         anchors.Step(
-            "agent", number, "bash",
+            "agent",
+            number,
+            "bash",
             {"command": command, **({"description": f"{description} {number}"} if description else {})},
-            result, False, facts, False,
+            result,
+            False,
+            facts,
+            False,
         )
         for number, command in enumerate(commands, start=1)
     ]

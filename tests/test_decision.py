@@ -21,13 +21,20 @@ TARGET_KINDS = frozenset({"net", "site", "sink", "family", "verb"})
 
 
 def fake_fingerprints(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+    """Each key once, in the order given, as ``fingerprint_call`` gives them."""
     args: Any = call.arguments
     local = bool(args.get("local", False))
     fps = tuple(
         Fingerprint(key.partition(":")[0], key, local and key.partition(":")[0] in TARGET_KINDS)
-        for key in args["keys"]
+        for key in dict.fromkeys(args["keys"])
     )
     return CallFingerprints(fps, is_local=local)
+
+
+def repeating_fingerprints(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+    """``fake_fingerprints`` with every key given twice, as no real fingerprinter does."""
+    once = fake_fingerprints(call, config)
+    return CallFingerprints(once.fingerprints + once.fingerprints, is_local=once.is_local)
 
 
 def make(**raw: Any) -> Breaker:
@@ -245,13 +252,16 @@ def test_results_leave_with_their_calls_and_are_cut_to_result_preview_chars() ->
     first = call("exact:a")
     breaker.decide(1, first)
     breaker.record_result(1, first.call_id, "y" * 10_000)
-    kept, length = breaker._agents[1].results[first.call_id] or ("", 0)
+    kept, length = breaker._agents[1].results.kept[first.call_id] or ("", 0)
     assert (len(kept), length) == (10 + REDACTION_MARGIN, 10_000), "only what quoting it reads is kept"
-    assert breaker._previous_result(breaker._agents[1], ()) == "y" * 10 + "… [cut at 10 of 10000 characters]"
+    assert (
+        breaker._agents[1].results.previous(breaker._agents[1].window, (), 10)
+        == "y" * 10 + "… [cut at 10 of 10000 characters]"
+    )
     run(breaker, 4, "exact:b")
-    assert first.call_id not in breaker._agents[1].results
+    assert first.call_id not in breaker._agents[1].results.kept
     breaker.record_result(1, "unknown-id", "ignored")
-    assert "unknown-id" not in breaker._agents[1].results
+    assert "unknown-id" not in breaker._agents[1].results.kept
 
 
 def test_without_any_result_the_denial_says_so() -> None:
@@ -503,4 +513,4 @@ def test_the_analysis_cache_is_bounded() -> None:
     breaker = Breaker(load_config(None))
     for index in range(ANALYSED_CALLS + 50):
         breaker.decide(1, ToolCall("bash", {"command": f"echo {index}"}, f"c{index}"))
-    assert len(breaker._analysed) == ANALYSED_CALLS
+    assert len(breaker._analysis.analysed) == ANALYSED_CALLS

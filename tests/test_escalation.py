@@ -220,7 +220,7 @@ def test_a_denial_by_the_breaker_is_not_a_failure() -> None:
     denied = call("exact:a")
     assert isinstance(breaker.decide(1, denied), Deny)
     breaker.record_result(1, denied.call_id, f"Error: {PREFIX} …", {"isError": True, "exitCode": 1})
-    assert breaker._agents[1].streaks.get("exact:a") is None
+    assert breaker._agents[1].failures.streaks.get("exact:a") is None
 
 
 def test_only_capped_fingerprints_have_streaks() -> None:
@@ -296,7 +296,7 @@ def test_on_limit_ask_asks_at_the_cap_and_an_approval_exempts_the_measure_for_th
     question = verdicts[4]
     assert isinstance(question, Ask)
     assert "reached a limit" in question.reason and "exact:a 5/5" in question.reason
-    assert breaker._agents[1].turn.exempt == {"exact:a", "net:h/"}
+    assert breaker._agents[1].asks.exempt == {"exact:a", "net:h/"}
 
 
 def test_on_limit_ask_once_per_measure_per_turn_and_a_decline_keeps_it_blocked() -> None:
@@ -326,7 +326,7 @@ def test_local_hosts_ask_keeps_the_local_ask_under_on_limit_ask() -> None:
     verdicts = [ask_then(breaker, "approve", f"exact:{n}", "net:localhost/", local=True) for n in range(6)]
     question = verdicts[4]
     assert isinstance(question, Ask) and "repeats a local target" in question.reason
-    assert breaker._agents[1].turn.approved and not breaker._agents[1].turn.exempt
+    assert breaker._agents[1].asks.approved and not breaker._agents[1].asks.exempt
 
 
 def test_local_hosts_ask_refused_is_not_asked_again_through_on_limit() -> None:
@@ -340,7 +340,7 @@ def test_on_limit_ask_under_local_hosts_deny_asks_about_local_repeats_per_measur
     verdicts = [ask_then(breaker, "approve", f"exact:{n}", "net:localhost/", local=True) for n in range(6)]
     question = verdicts[4]
     assert isinstance(question, Ask) and "reached a limit" in question.reason
-    assert breaker._agents[1].turn.exempt == {"net:localhost/"}
+    assert breaker._agents[1].asks.exempt == {"net:localhost/"}
 
 
 def test_the_defaults_keep_the_seed_verdicts() -> None:

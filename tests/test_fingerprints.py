@@ -76,7 +76,9 @@ def test_loop_c_host_and_timeout_ping_pong_shares_net_sink_and_cmd() -> None:
 
 
 def test_loop_c_explains_what_was_folded_and_removed() -> None:
-    result = fingerprints("bash", {"command": "curl --max-time 60 -sSL -o /tmp/od.html https://open-data.canada.ca/"})
+    result = fingerprints(
+        "bash", {"command": "curl --max-time 60 -sSL -o /tmp/od.html https://open-data.canada.ca/"}
+    )
     assert result.volatile_removed == ("--max-time 60", "-sSL")
     assert result.aliases_folded == (("open-data.canada.ca", "open.canada.ca"),)
 
@@ -141,8 +143,10 @@ def test_refetching_one_page_with_tracking_noise_is_the_same_resource() -> None:
 
 
 def test_four_urls_written_to_dev_null_share_no_net_or_sink() -> None:
-    calls = [bash(f"curl -s -o /dev/null -w '%{{http_code}}' https://{host}/") for host in
-             ("a.org", "b.org", "c.org", "d.org")]
+    calls = [
+        bash(f"curl -s -o /dev/null -w '%{{http_code}}' https://{host}/")
+        for host in ("a.org", "b.org", "c.org", "d.org")
+    ]
     nets = [of_kind(call, "net") for call in calls]
     assert all(len(net) == 1 for net in nets) and len(set.union(*nets)) == 4
     assert all(not of_kind(call, "sink") for call in calls)
@@ -175,7 +179,10 @@ def test_a_local_url_tool_call_is_local() -> None:
     result = fingerprints("web_fetch", {"url": "http://192.168.1.5:3000/status"})
     assert result.is_local
     assert [(fp.kind, fp.local) for fp in result.fingerprints] == [
-        ("exact", False), ("net", True), ("site", True), ("family", True)
+        ("exact", False),
+        ("net", True),
+        ("site", True),
+        ("family", True),
     ]
 
 
@@ -267,16 +274,41 @@ def test_huge_commands_fingerprint_to_bounded_keys() -> None:
 DECOY_MARK = "DECOYVALUE"
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 tool_names = st.sampled_from(["bash", "pwsh", "shell", "read", "write", "web_fetch", "web_search", "grep"])
-shell_words = st.sampled_from([
-    "curl", "wget", "-sSL", "-o", "out.txt", "https://x.org/a?page=2", "open.canada.ca", "|", "&&", ";",
-    ">", "/dev/null", "tee", "'quoted word'", '"dq $(sub)"', "<<EOF\nhttps://h.org/\nEOF\n", "timeout",
-    "30", "sudo", "FOO=1", "--max-time", "\\\n", "#", "http://[::1]:8080/", "`x`",
-])
+shell_words = st.sampled_from(
+    [
+        "curl",
+        "wget",
+        "-sSL",
+        "-o",
+        "out.txt",
+        "https://x.org/a?page=2",
+        "open.canada.ca",
+        "|",
+        "&&",
+        ";",
+        ">",
+        "/dev/null",
+        "tee",
+        "'quoted word'",
+        '"dq $(sub)"',
+        "<<EOF\nhttps://h.org/\nEOF\n",
+        "timeout",
+        "30",
+        "sudo",
+        "FOO=1",
+        "--max-time",
+        "\\\n",
+        "#",
+        "http://[::1]:8080/",
+        "`x`",
+    ]
+)
 
 
 @given(
@@ -307,10 +339,30 @@ def test_fingerprints_are_invariant_under_dict_key_order(arguments: dict[str, ob
         assert shuffled == fingerprints(tool, arguments).fingerprints
 
 
-volatile_flags = st.lists(st.sampled_from([
-    "-s", "-S", "-L", "-sSL", "-k", "-f", "--silent", "--max-time 30", "--max-time=5", "-m 9",
-    "--connect-timeout 4", "--retry 2", "--retry-all-errors", "-A bot", "--compressed", "-#", "-v",
-]), max_size=5)
+volatile_flags = st.lists(
+    st.sampled_from(
+        [
+            "-s",
+            "-S",
+            "-L",
+            "-sSL",
+            "-k",
+            "-f",
+            "--silent",
+            "--max-time 30",
+            "--max-time=5",
+            "-m 9",
+            "--connect-timeout 4",
+            "--retry 2",
+            "--retry-all-errors",
+            "-A bot",
+            "--compressed",
+            "-#",
+            "-v",
+        ]
+    ),
+    max_size=5,
+)
 
 
 @given(volatile_flags, st.sampled_from(["", "timeout 30 ", "sudo ", "FOO=1 ", "nice -n 5 ", "env A=b "]))
@@ -322,7 +374,10 @@ def test_fingerprints_are_invariant_under_volatile_flags_and_wrappers(flags: lis
 
 @given(
     st.sampled_from(["open.canada.ca", "open-data.canada.ca"]),
-    st.booleans(), st.booleans(), st.booleans(), st.sampled_from(["", ":443", ":80"]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(["", ":443", ":80"]),
     st.sampled_from(["https://", "http://", ""]),
 )
 def test_fingerprints_are_invariant_under_host_spelling(
@@ -331,8 +386,9 @@ def test_fingerprints_are_invariant_under_host_spelling(
     spelled = ("www." if www else "") + (host.upper() if upper else host) + ("." if trailing_dot else "")
     url = f"{scheme}{spelled}{port}/data/"
     for tool, arguments in [("bash", {"command": f"curl -o d.html '{url}'"}), ("web_fetch", {"url": url})]:
-        canonical = fingerprints(tool, {key: value.replace(url, "https://open.canada.ca/data")
-                                        for key, value in arguments.items()})
+        canonical = fingerprints(
+            tool, {key: value.replace(url, "https://open.canada.ca/data") for key, value in arguments.items()}
+        )
         assert semantic([fp.key for fp in fingerprints(tool, arguments).fingerprints]) == semantic(
             [fp.key for fp in canonical.fingerprints]
         )

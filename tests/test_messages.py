@@ -148,9 +148,20 @@ def test_secrets_are_redacted(raw: str, secret: str) -> None:
         "The secretary filed the passport; the compass points north.",
     ],
     ids=[
-        "http-response", "git-push-u", "docker-user", "test-summary", "pass-words", "pwd",
-        "token-counters", "names-starting-with-a-secret-word", "git-sha", "at-in-url-paths",
-        "port-then-at", "package-versions", "comparison", "prose",
+        "http-response",
+        "git-push-u",
+        "docker-user",
+        "test-summary",
+        "pass-words",
+        "pwd",
+        "token-counters",
+        "names-starting-with-a-secret-word",
+        "git-sha",
+        "at-in-url-paths",
+        "port-then-at",
+        "package-versions",
+        "comparison",
+        "prose",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
@@ -323,8 +334,29 @@ def test_newlines_in_a_tool_name_or_a_key_cannot_put_a_line_of_their_own_into_th
 #: could forge a line of the breaker's own: the markers, every line break, terminal escapes.
 _FORGING = st.lists(
     st.sampled_from(
-        [PREFIX, NOTICE_PREFIX, " ", "x", "| ", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e",
-         "\x85", "\u2028", "\u2029", "\x1b[1A", "\x1b[2K", "\x00", "\x7f", "\x9b"]
+        [
+            PREFIX,
+            NOTICE_PREFIX,
+            " ",
+            "x",
+            "| ",
+            "\n",
+            "\r",
+            "\r\n",
+            "\v",
+            "\f",
+            "\x1c",
+            "\x1d",
+            "\x1e",
+            "\x85",
+            "\u2028",
+            "\u2029",
+            "\x1b[1A",
+            "\x1b[2K",
+            "\x00",
+            "\x7f",
+            "\x9b",
+        ]
     )
     | st.text(max_size=4),
     max_size=12,

@@ -81,8 +81,12 @@ def test_bounded_key_is_always_valid_utf8() -> None:
     bounded_key("exact:" + "\udfff" * 10_000).encode("utf-8")
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-                    lambda children: st.lists(children) | st.dictionaries(st.text(), children)))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    )
+)
 def test_canonical_json_agrees_with_json_dumps_on_json_values(value: object) -> None:
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == expected
@@ -169,9 +173,22 @@ def test_site_is_the_registrable_part_and_ip_literals_stand_alone(url: str, site
 @pytest.mark.parametrize(
     "host",
     [
-        "localhost", "app.localhost", "127.0.0.1", "127.8.9.10", "0.0.0.0", "10.1.2.3", "172.16.0.1",
-        "172.31.255.255", "192.168.0.1", "169.254.169.254", "[::1]", "[::]", "[fe80::1]", "[fd00::1]",
-        "[::ffff:127.0.0.1]", "[::ffff:192.168.1.1]",
+        "localhost",
+        "app.localhost",
+        "127.0.0.1",
+        "127.8.9.10",
+        "0.0.0.0",
+        "10.1.2.3",
+        "172.16.0.1",
+        "172.31.255.255",
+        "192.168.0.1",
+        "169.254.169.254",
+        "[::1]",
+        "[::]",
+        "[fe80::1]",
+        "[fd00::1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:192.168.1.1]",
     ],
 )
 def test_local_hosts_are_recognised_without_dns(host: str) -> None:
@@ -180,8 +197,16 @@ def test_local_hosts_are_recognised_without_dns(host: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "host", ["example.com", "8.8.8.8", "172.32.0.1", "192.169.0.1", "[2001:db8::1]", "[::ffff:8.8.8.8]",
-             "localhost.example.com"],
+    "host",
+    [
+        "example.com",
+        "8.8.8.8",
+        "172.32.0.1",
+        "192.169.0.1",
+        "[2001:db8::1]",
+        "[::ffff:8.8.8.8]",
+        "localhost.example.com",
+    ],
 )
 def test_public_hosts_are_not_local(host: str) -> None:
     canonical = canonical_url(f"http://{host}/", ALIASES)
@@ -191,8 +216,10 @@ def test_public_hosts_are_not_local(host: str) -> None:
 def test_alias_fold_is_reported_with_the_spelling_seen() -> None:
     canonical = canonical_url("https://WWW.Open-Data.Canada.ca./", ALIASES)
     assert canonical is not None
-    assert canonical.aliased and canonical.seen_host == "WWW.Open-Data.Canada.ca." and canonical.host == (
-        "open.canada.ca"
+    assert (
+        canonical.aliased
+        and canonical.seen_host == "WWW.Open-Data.Canada.ca."
+        and canonical.host == ("open.canada.ca")
     )
 
 
@@ -232,8 +259,14 @@ def test_lexer_reads_redirections_with_their_fd() -> None:
     script = lex_shell("cmd > out 2>&1 >>log 2> err &> all <in")
     first = script.parts[0]
     assert isinstance(first, SimpleCommand)
-    assert first.redirects == [(">", "out"), ("2>&", "1"), (">>", "log"), ("2>", "err"), ("&>", "all"),
-                               ("<", "in")]
+    assert first.redirects == [
+        (">", "out"),
+        ("2>&", "1"),
+        (">>", "log"),
+        ("2>", "err"),
+        ("&>", "all"),
+        ("<", "in"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -294,15 +327,26 @@ def test_a_wrapper_with_nothing_to_run_is_the_command_itself() -> None:
         ("curl -sm 30 https://x.org/", "curl x.org/", ["-sm 30"]),
         ("curl -sm30 -I https://x.org/", "curl -I x.org/", ["-sm30"]),
         ("curl -# -v -k -f https://x.org/", "curl x.org/", ["-#", "-v", "-k", "-f"]),
-        ("curl --max-time=5 --connect-timeout 3 --retry 4 --retry-delay 1 --retry-all-errors x.org",
-         "curl x.org/", ["--max-time=5", "--connect-timeout 3", "--retry 4", "--retry-delay 1",
-                         "--retry-all-errors"]),
-        ("curl --silent --show-error --fail --location --insecure --compressed x.org", "curl x.org/",
-         ["--silent", "--show-error", "--fail", "--location", "--insecure", "--compressed"]),
-        ("curl -A 'Mozilla/5.0' --user-agent=bot x.org", "curl x.org/",
-         ["-A Mozilla/5.0", "--user-agent=bot"]),
-        ("wget -q -nv -T 10 --tries=3 --no-check-certificate -U ua x.org", "wget x.org/",
-         ["-q", "-nv", "-T 10", "--tries=3", "--no-check-certificate", "-U ua"]),
+        (
+            "curl --max-time=5 --connect-timeout 3 --retry 4 --retry-delay 1 --retry-all-errors x.org",
+            "curl x.org/",
+            ["--max-time=5", "--connect-timeout 3", "--retry 4", "--retry-delay 1", "--retry-all-errors"],
+        ),
+        (
+            "curl --silent --show-error --fail --location --insecure --compressed x.org",
+            "curl x.org/",
+            ["--silent", "--show-error", "--fail", "--location", "--insecure", "--compressed"],
+        ),
+        (
+            "curl -A 'Mozilla/5.0' --user-agent=bot x.org",
+            "curl x.org/",
+            ["-A Mozilla/5.0", "--user-agent=bot"],
+        ),
+        (
+            "wget -q -nv -T 10 --tries=3 --no-check-certificate -U ua x.org",
+            "wget x.org/",
+            ["-q", "-nv", "-T 10", "--tries=3", "--no-check-certificate", "-U ua"],
+        ),
         ("wget -qO- x.org", "wget -O - x.org/", ["-q"]),
         ("http --timeout 5 --verify no GET x.org/a", "http GET x.org/a", ["--timeout 5", "--verify no"]),
     ],

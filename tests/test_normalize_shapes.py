@@ -24,8 +24,32 @@ OPERATORS = [";", "&&", "||", "|", "\n", " \\\n&&"]
 
 #: Units that stress quoting, nesting, substitution, heredocs and URL scanning when repeated.
 PATHOLOGICAL_UNITS = [
-    "$(", ")", "'", '"', "\\", "`", "${", "<<EOF\n", "http://", "a.", "[::", "%", "=", "-o ", ">",
-    "&&", "|", "\\\n", "'\"", "$((", "<(", "#", "?a=1&", "@", ":8080", " -H 'x: y'",
+    "$(",
+    ")",
+    "'",
+    '"',
+    "\\",
+    "`",
+    "${",
+    "<<EOF\n",
+    "http://",
+    "a.",
+    "[::",
+    "%",
+    "=",
+    "-o ",
+    ">",
+    "&&",
+    "|",
+    "\\\n",
+    "'\"",
+    "$((",
+    "<(",
+    "#",
+    "?a=1&",
+    "@",
+    ":8080",
+    " -H 'x: y'",
 ]
 
 
@@ -63,7 +87,7 @@ def test_every_command_of_a_long_chain_yields_its_url_and_sink(count: int, opera
 def test_nested_substitutions_and_quotes_keep_their_urls(depth: int) -> None:
     text = "echo " + "$(" * depth + "curl https://deep.example.org/x" + ")" * depth
     assert [url.host for url in analyze_shell(text, ALIASES).urls] == ["deep.example.org"]
-    quoted = "ssh box " + "'" + "\"" * depth + "wget -O /tmp/f https://q.example.org/" + "\"" * depth + "'"
+    quoted = "ssh box " + "'" + '"' * depth + "wget -O /tmp/f https://q.example.org/" + '"' * depth + "'"
     assert "q.example.org" in {url.host for url in analyze_shell(quoted, ALIASES).urls}
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
 from breaker.core.decision import UNLIMITED_PASSES
-from tests.test_decision import call, fake_fingerprints
+from breaker.core.outcomes import Failure
+from breaker.core.streaks import Streaks
+from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
 
 
 def make(**raw: Any) -> Breaker:
@@ -133,8 +135,18 @@ _CONFIGS = [
 ]
 
 
+#: Shrunk failures, kept: one key twice in a call, then a failure (its streak once grew by two).
+_KEY_TWICE_THEN_A_FAILURE = [
+    ("call", ["exact:a", "exact:a"], False),
+    ("result", "same", True),
+    ("call", ["exact:a"], False),
+]
+
+
 @settings(max_examples=300, deadline=None)
 @given(steps=_STEPS, raw=st.sampled_from(_CONFIGS))
+@example(steps=_KEY_TWICE_THEN_A_FAILURE, raw={"failLimit": 2})
+@example(steps=_KEY_TWICE_THEN_A_FAILURE, raw={"failLimit": 2, "sameResultLimit": 3, "limits": {"exact": 3}})
 def test_every_call_within_its_passes_is_allowed_unasked(steps: list[Any], raw: dict[str, Any]) -> None:
     """Whatever came before (denials, asks, approvals, results, failures, human turns), the next
     ``passes`` calls are each allowed by the guard and never asked about."""
@@ -156,5 +168,93 @@ def test_every_call_within_its_passes_is_allowed_unasked(steps: list[Any], raw: 
         elif kind == "result":
             breaker.record_result(1, last_call, keys, {"exitCode": 1 if local else 0})
         else:
+            breaker.human_message(1)
+        promises.append(breaker.passes(1))
+
+
+def test_a_failed_call_grows_the_streak_of_a_key_it_carries_twice_by_one() -> None:
+    streaks = Streaks()
+    failure = Failure("exit", "1")
+    assert streaks.fail(["exact:a", "exact:a", "net:h/"], failure, "") == {"exact:a": 1, "net:h/": 1}
+    assert streaks.fail(["exact:a", "exact:a"], failure, "") == {"exact:a": 2}
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_STEPS, raw=st.sampled_from(_CONFIGS))
+@example(steps=_KEY_TWICE_THEN_A_FAILURE, raw={"failLimit": 2})
+@example(steps=[("call", ["exact:a"], False)] * 2, raw={"limits": {"exact": 2, "cmd": None}})
+@example(steps=[("call", ["exact:a"], False)] * 3, raw={"warnAt": 2, "summarizeAt": 3, "failWarnAt": 1})
+def test_a_key_a_call_carries_twice_counts_once_everywhere(steps: list[Any], raw: dict[str, Any]) -> None:
+    """The one rule for a key repeated within a call (``fingerprints.distinct``): verdicts, denial
+    texts, notices and passes are those of the call carrying it once."""
+    once = Breaker(load_config(raw or None), fingerprinter=fake_fingerprints)
+    twice = Breaker(load_config(raw or None), fingerprinter=repeating_fingerprints)
+    last_call = ""
+    for index, (kind, keys, local) in enumerate(steps):
+        if kind in ("call", "ask"):
+            tool_call = ToolCall("bash", {"keys": keys, "local": local}, f"c{index}")
+            assert once.preflight(1, tool_call) == twice.preflight(1, tool_call)
+            if kind == "call":
+                assert once.decide(1, tool_call) == twice.decide(1, tool_call)
+                last_call = tool_call.call_id
+        elif kind == "result":
+            outcome = {"exitCode": 1 if local else 0}
+            notices = once.record_result(1, last_call, keys, outcome)
+            assert twice.record_result(1, last_call, keys, outcome) == notices
+        else:
+            once.human_message(1)
+            twice.human_message(1)
+        assert once.passes(1) == twice.passes(1)
+
+
+_PROGRESS_CALLS = [
+    ("edit", {"file_path": "a.py", "old_string": "<lines 1-1>", "new_string": "x = ("}),
+    ("edit", {"file_path": "a.py", "old_string": "<lines 1-2>", "new_string": "x = ("}),
+    ("read", {"file_path": "a.py", "offset": 1}),
+    ("read", {"file_path": "b.py"}),
+    ("bash", {"command": "ps -ef --args"}),
+    ("bash", {"command": "ps -ef --args -y"}),
+    ("web_fetch", {"url": "https://api.example.com/s?t=1"}),
+    ("web_fetch", {"url": "https://api.example.com/s?t=2"}),
+    ("submit", {"flag": "a"}),
+]
+_PROGRESS_RESULTS = [
+    ("Error: rejected", {"isError": True}),
+    ("same", {"exitCode": 0}),
+    ("", {"exitCode": 0}),
+    ("boom\n[exit code: 1]", {"exitCode": 1}),
+    ("other", {"exitCode": 0}),
+]
+_PROGRESS_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("call"), st.integers(0, len(_PROGRESS_CALLS) - 1)),
+        st.tuples(st.just("result"), st.integers(0, len(_PROGRESS_RESULTS) - 1)),
+        st.tuples(st.just("human"), st.just(0)),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_PROGRESS_STEPS, raw=st.sampled_from([{"identity": "state-aware"}, {"sameResultLimit": 2}]))
+def test_no_call_within_its_passes_is_stopped_for_no_progress(steps: list[Any], raw: dict[str, Any]) -> None:
+    """The evidence of results (same result, cycles, rewordings) keeps the promise too, with real
+    fingerprints, file tools whose errors stop sooner, and results that arrive late or never."""
+    breaker = Breaker(load_config(raw))
+    promises = [breaker.passes(1)]
+    running: list[str] = []
+    for index, (kind, which) in enumerate(steps):
+        if kind == "call":
+            tool, arguments = _PROGRESS_CALLS[which]
+            verdict = breaker.decide(1, ToolCall(tool, dict(arguments), f"c{index}"))
+            if any(promises):
+                assert isinstance(verdict, Allow)
+            promises = [left - 1 for left in promises if left > 1]
+            if isinstance(verdict, Allow):
+                running.append(f"c{index}")
+        elif kind == "result" and running:
+            text, facts = _PROGRESS_RESULTS[which]
+            breaker.record_result(1, running.pop(0), text, facts)
+        elif kind == "human":
             breaker.human_message(1)
         promises.append(breaker.passes(1))

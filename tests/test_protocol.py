@@ -54,7 +54,15 @@ def test_every_op_parses() -> None:
     ]
     parsed = [parse_request(msgpack.packb(message)) for message in requests]
     assert [type(request).__name__ for request in parsed] == [
-        "Configure", "Configure", "Guard", "Preflight", "Result", "Human", "Forget", "Stats", "Shutdown",
+        "Configure",
+        "Configure",
+        "Guard",
+        "Preflight",
+        "Result",
+        "Human",
+        "Forget",
+        "Stats",
+        "Shutdown",
     ]
     assert parsed[1] == Configure(id=2, op="configure", config=None)
 
@@ -127,7 +135,11 @@ def _values(value: object) -> int:
 
 
 _ANY_MSGPACK = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=300)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=300)
     | st.binary(max_size=300)
     | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=20)),
     lambda children: (
@@ -203,7 +215,11 @@ def test_an_unknown_op_is_quoted_short() -> None:
 
 
 _MSGPACK_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=8)
     | st.binary(max_size=8),
     lambda children: (
         st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
@@ -247,9 +263,9 @@ def test_decoder_handles_several_frames_in_one_read_and_one_frame_across_reads()
 
 @given(st.lists(st.integers(min_value=1, max_value=40), max_size=30))
 def test_any_split_of_the_stream_decodes_the_same(cuts: list[int]) -> None:
-    messages = [
-        {**GUARD, "id": index, "args": {"command": "x" * index * 7}} for index in range(1, 6)
-    ] + [{"id": 99, "op": "result", "agent": 2, "call": "c", "text": "é" * 50}]
+    messages = [{**GUARD, "id": index, "args": {"command": "x" * index * 7}} for index in range(1, 6)] + [
+        {"id": 99, "op": "result", "agent": 2, "call": "c", "text": "é" * 50}
+    ]
     stream = b"".join(frame(message) for message in messages)
     decoder = FrameDecoder()
     decoded = []

@@ -1,20 +1,39 @@
-"""The README quotes the defaults tables of breaker/core/config.py; this keeps the quotes in step.
+"""The README and docs/ say what the code does; this keeps them in step.
 
-Run with UPDATE_README=1 to rewrite the quoted blocks from ``DEFAULTS`` and ``MODE_DEFAULTS``.
+* The README quotes the defaults of ``breaker/core/config.py`` (``DEFAULTS``, ``MODE_DEFAULTS``)
+  and the texts the model sees (a denial, an ask, a notice), produced here by the real core.
+* docs/rtb.md's ``$ rtb …`` examples are what ``rtb`` prints for them.
+* Every table stands in one place only; the README stays a plugin README (size, no internal
+  words, no commit hashes or dates).
+
+Run with UPDATE_README=1 to rewrite the README's quoted blocks from the code.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
-from breaker.core.config import DEFAULTS, MODE_DEFAULTS
+import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BEGIN, END = "<!-- defaults:begin -->", "<!-- defaults:end -->"
-MODE_BEGIN, MODE_END = "<!-- mode-defaults:begin -->", "<!-- mode-defaults:end -->"
+from breaker.core.config import DEFAULTS, MODE_DEFAULTS, load_config
+from breaker.core.decision import Breaker
+from breaker.core.fingerprints import ToolCall
+from breaker.core.verdicts import Ask, Deny
+from breaker.rtb.cli import main as rtb_main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+#: The pages a user reads: the README, docs/ and the architecture map.
+USER_PAGES = [README, ROOT / "ARCHITECTURE.md", *DOCS]
+README_LIMIT = 12 * 1024
 
 
 def _scalar(value: Any) -> str:
@@ -61,23 +80,223 @@ def render_mode_defaults() -> str:
     return "\n".join(lines)
 
 
-def _quoted_block(text: str, begin: str, end: str) -> str:
+def _text_block(text: str) -> str:
+    return f"```text\n{text}\n```"
+
+
+#: What the fetch of loop C returned each time in the README's example.
+TIMED_OUT = "curl: (28) Operation timed out after 30001 milliseconds with 0 bytes received\n[exit code: 28]"
+
+
+def render_denial() -> str:
+    """Loop C of the README: the same portal under two host spellings and two timeouts."""
+    breaker = Breaker(load_config(None))
+    hosts = ("open-data.canada.ca", "open.canada.ca")
+    for n in range(5):
+        command = f"curl -sS --max-time {(60, 30)[n % 2]} -o /tmp/portal.html https://{hosts[n % 2]}/"
+        arguments = {"command": command, "description": f"Fetch the portal, try {n + 1}"}
+        call = ToolCall("bash", arguments, f"c{n}")
+        verdict = breaker.decide("agent", call)
+        if isinstance(verdict, Deny):
+            return _text_block(verdict.message)
+        breaker.record_result("agent", call.call_id, TIMED_OUT, {"exitCode": 28})
+    raise AssertionError("the fifth call of loop C was not denied")
+
+
+def render_ask() -> str:
+    """Five different commands against one local URL: only the local target repeats."""
+    breaker = Breaker(load_config(None))
+    tails = ("", " | head -c 100", " | wc -c", " | grep -c ok", " | tail -c 10")
+    for n, tail in enumerate(tails):
+        call = ToolCall("bash", {"command": f"curl -s http://127.0.0.1:8000/health{tail}"}, f"c{n}")
+        check = breaker.preflight("agent", call)
+        if isinstance(check, Ask):
+            return _text_block(check.reason)
+        breaker.decide("agent", call)
+        breaker.record_result("agent", call.call_id, "ok")
+    raise AssertionError("the fifth local call was not asked about")
+
+
+def render_notice() -> str:
+    """``warnAt: 3``: the third identical read earns a notice."""
+    breaker = Breaker(load_config({"warnAt": 3}))
+    for n in range(3):
+        call = ToolCall("read", {"path": "src/app.py", "offset": 0, "limit": 40}, f"c{n}")
+        breaker.decide("agent", call)
+        notices = breaker.record_result("agent", call.call_id, "def main(): ...")
+        if notices:
+            return _text_block(notices[0].text)
+    raise AssertionError("warnAt: 3 gave no notice on the third read")
+
+
+QUOTES = {
+    "defaults": render_defaults,
+    "mode-defaults": render_mode_defaults,
+    "model-denial": render_denial,
+    "model-ask": render_ask,
+    "model-notice": render_notice,
+}
+
+
+def _quoted_block(text: str, name: str) -> str:
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     start = text.index(begin) + len(begin)
     return text[start : text.index(end)].strip("\n")
 
 
-def _check_quote(begin: str, end: str, expected: str) -> None:
+@pytest.mark.parametrize("name", list(QUOTES))
+def test_readme_quotes_the_code(name: str) -> None:
+    expected = QUOTES[name]()
     text = README.read_text(encoding="utf-8")
     if os.environ.get("UPDATE_README") == "1":
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
         start = text.index(begin) + len(begin)
         text = text[:start] + "\n" + expected + "\n" + text[text.index(end) :]
         README.write_text(text, encoding="utf-8")
-    assert _quoted_block(text, begin, end) == expected
+    assert _quoted_block(text, name) == expected, f"README block {name!r} drifted from the code"
 
 
-def test_readme_quotes_the_defaults_of_config_py() -> None:
-    _check_quote(BEGIN, END, render_defaults())
+def test_the_denial_shown_is_what_the_model_would_get_for_loop_c() -> None:
+    """The example is a real loop C: both host spellings, and the timeouts, count as one."""
+    denial = render_denial()
+    assert "net:open.canada.ca/ 5/5" in denial and "[exit code: 28]" in denial
 
 
-def test_readme_quotes_what_each_identity_mode_brings() -> None:
-    _check_quote(MODE_BEGIN, MODE_END, render_mode_defaults())
+# --- docs/rtb.md: every `$ rtb …` example is what rtb prints ---------------------------------
+
+
+def _rtb_examples(page: Path) -> list[tuple[str, str]]:
+    """(command line, output) of each ```text block that starts with `$ rtb `."""
+    examples = []
+    for block in re.findall(r"```text\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S):
+        first, _, rest = block.partition("\n")
+        if first.startswith("$ rtb "):
+            examples.append((first[2:], rest))
+    return examples
+
+
+def _run_rtb(command: str) -> str:
+    argv = shlex.split(command)[1:]
+    out = io.StringIO()
+    cwd = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            rtb_main(argv)
+    finally:
+        os.chdir(cwd)
+    return out.getvalue()
+
+
+RTB_EXAMPLES = [
+    example for example in _rtb_examples(ROOT / "docs" / "rtb.md") if "tests/corpus" not in example[0]
+]
+
+
+def test_docs_rtb_has_examples_to_check() -> None:
+    assert len(RTB_EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize(("command", "output"), RTB_EXAMPLES, ids=[c for c, _ in RTB_EXAMPLES])
+def test_docs_rtb_example_is_what_rtb_prints(command: str, output: str) -> None:
+    """The shown lines come in this order; a line `...` stands for lines left out."""
+    printed = [line.rstrip() for line in _run_rtb(command).splitlines()]
+    shown = [line.rstrip() for line in output.rstrip("\n").splitlines()]
+    chunks: list[list[str]] = [[]]
+    for line in shown:
+        if line == "...":
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
+    at = 0
+    for n, chunk in enumerate(chunks):
+        if n == 0:
+            found = 0 if printed[: len(chunk)] == chunk else -1
+        else:
+            starts = range(at, len(printed) - len(chunk) + 1)
+            found = next((i for i in starts if printed[i : i + len(chunk)] == chunk), -1)
+        assert found >= 0, f"docs/rtb.md: `{command}` no longer prints:\n" + "\n".join(chunk)
+        at = found + len(chunk)
+
+
+# --- one copy of each table; a README a user reads ------------------------------------------
+
+_SEPARATOR = re.compile(r"^\|[\s:|-]+\|$")
+
+
+def _table_rows(page: Path) -> list[str]:
+    rows = []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("|") and line.endswith("|") and not _SEPARATOR.match(line):
+            rows.append(re.sub(r"\s+", " ", line))
+    return rows
+
+
+def test_every_table_row_stands_in_one_page_only() -> None:
+    """A table lives in one page and the others link to it: no row is printed twice."""
+    seen: dict[str, Path] = {}
+    copies = []
+    for page in USER_PAGES:
+        headers = set()
+        for row in _table_rows(page):
+            cells = [cell.strip() for cell in row.strip("|").split("|")]
+            if len(cells) < 2 or row in headers:
+                continue
+            if row in seen and seen[row] != page:
+                copies.append(f"{page.name} and {seen[row].name}: {row[:100]}")
+            seen.setdefault(row, page)
+            headers.add(row)
+    header_like = [c for c in copies if "| --- |" not in c]
+    assert not header_like, "rows in two pages:\n" + "\n".join(header_like)
+
+
+def test_readme_is_a_plugin_readme() -> None:
+    size = len(README.read_bytes())
+    assert size <= README_LIMIT, f"README.md is {size} bytes, over {README_LIMIT}"
+    text = README.read_text(encoding="utf-8")
+    for section in (
+        "## Requirements",
+        "## Install",
+        "## Configure",
+        "## What the model sees",
+        "## Troubleshooting",
+        "## Uninstall",
+        "## Development",
+        "## License",
+    ):
+        assert section in text, f"README.md has no {section!r} section"
+
+
+#: Words a user cannot resolve, and records of how the project was made: they belong in git.
+_INTERNAL = [
+    (re.compile(r"\bthe seed\b|\bseed's\b|seed-like|\bseed README", re.I), "the seed"),
+    (re.compile(r"\.\./shared"), "../shared"),
+    (re.compile(r"\b20\d\d-\d\d-\d\d\b"), "a date"),
+    (re.compile(r"\b\d\d:\d\d UTC\b"), "a time of day"),
+    (re.compile(r"\bissue \d+\b", re.I), "an issue number"),
+    (re.compile(r"\|\s*(met|\*\*missed\*\*|missed)\b[^|]*\|\s*$"), "a met/missed verdict"),
+    # our own commit hashes, in backticks or parentheses (a third party's pinned source, cited as
+    # `repo @ hash`, is a reference and stays)
+    (re.compile(r"(?<!@ )[`(](?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12}[`)]"), "a commit hash"),
+]
+
+
+@pytest.mark.parametrize("page", USER_PAGES, ids=lambda page: page.name)
+def test_user_pages_hold_no_internal_words(page: Path) -> None:
+    found = []
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        for pattern, what in _INTERNAL:
+            if pattern.search(line):
+                found.append(f"{page.name}:{number}: {what}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)
+
+
+def test_root_has_license_and_changelog() -> None:
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "MIT License" in license_text
+    package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    assert package["license"] == "MIT"
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "## Unreleased" in changelog
+    assert f"## {package['version']}" in changelog, "CHANGELOG.md has no entry for the package version"

@@ -31,6 +31,7 @@ class Guard(_Request):
     call: str
     name: str
     args: Any = None
+    stand_in: Any = Field(default=None, alias="standIn")
 
 
 class Preflight(_Request):
@@ -39,6 +40,7 @@ class Preflight(_Request):
     call: str
     name: str
     args: Any = None
+    stand_in: Any = Field(default=None, alias="standIn")
 
 
 class Commit(_Request):
@@ -102,11 +104,20 @@ def parse(message: dict[Any, Any]) -> tuple[str, dict[str, Any]] | BadRequest:
 
 
 _SCALARS = (
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=6)
-    | st.binary(max_size=4) | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=2))
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=6)
+    | st.binary(max_size=4)
+    | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=2))
 )
 _KEYS = (
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(max_size=4)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=4)
     | st.binary(max_size=4)
 )
 _VALUES = st.recursive(
@@ -133,14 +144,24 @@ def test_a_request_is_read_as_the_pydantic_models_read_it(message: dict[str, Any
 
 
 def test_the_texts_pinned_here_are_the_reference_texts() -> None:
-    message = {"id": 1, "op": "result", "reply": "x", "agent": True, "call": b"c", "text": None,
-               "outcome": {b"x": 1, 3.5: 1, None: 1, True: 1, 2**64 - 1: 1, "ok": 1}}
-    expected = BadRequest(1, "result: reply: Input should be 'later' or 'errors'; "
-                          "agent: Input should be a valid integer; call: Input should be a valid string; "
-                          "text: Input should be a valid string; outcome.b'x'.[key]: Input should be a valid "
-                          "string; outcome.3.5.[key]: Input should be a valid string; outcome.None.[key]: "
-                          "Input should be a valid string; outcome.1.[key]: Input should be a valid string; "
-                          "outcome.18446744073709551615.[key]: Input should be a valid string")
+    message = {
+        "id": 1,
+        "op": "result",
+        "reply": "x",
+        "agent": True,
+        "call": b"c",
+        "text": None,
+        "outcome": {b"x": 1, 3.5: 1, None: 1, True: 1, 2**64 - 1: 1, "ok": 1},
+    }
+    expected = BadRequest(
+        1,
+        "result: reply: Input should be 'later' or 'errors'; "
+        "agent: Input should be a valid integer; call: Input should be a valid string; "
+        "text: Input should be a valid string; outcome.b'x'.[key]: Input should be a valid "
+        "string; outcome.3.5.[key]: Input should be a valid string; outcome.None.[key]: "
+        "Input should be a valid string; outcome.1.[key]: Input should be a valid string; "
+        "outcome.18446744073709551615.[key]: Input should be a valid string",
+    )
     assert parse(message) == reference_parse(message) == expected
     for op in ("guard", "preflight", "commit", "human", "forget"):
         message = {"id": 2, "op": op, "agent": 1, "call": "c", "name": "n", "outcome": [], "reply": "later"}

@@ -88,8 +88,8 @@ def test_a_rewrite_over_a_write_that_landed_is_a_new_action() -> None:
 def test_a_rewrite_over_a_write_that_did_not_land_is_the_same_action(failed: str) -> None:
     workspace = Workspace()
     write(workspace, "echo 'v = 1' > conf.py", "c1", "")
-    second = write(workspace, "echo -e \"v = `2`\" > conf.py", "c2", failed)
-    third = write(workspace, "echo -e \"v = `3`\" > conf.py", "c3", failed)
+    second = write(workspace, 'echo -e "v = `2`" > conf.py', "c2", failed)
+    third = write(workspace, 'echo -e "v = `3`" > conf.py', "c3", failed)
     assert second == third
 
 
@@ -104,8 +104,8 @@ def test_the_same_content_written_again_is_no_change() -> None:
 def test_appends_build_on_what_the_file_held() -> None:
     workspace = Workspace()
     lines = ["import sys", "print(sys.argv)", "print('done')"]
-    keys = [write(workspace, f"echo \"{line}\" >> fix.py", f"c{n}", "") for n, line in enumerate(lines)]
-    keys.append(write(workspace, "echo \"import sys\" >> fix.py", "c9", ""))
+    keys = [write(workspace, f'echo "{line}" >> fix.py', f"c{n}", "") for n, line in enumerate(lines)]
+    keys.append(write(workspace, 'echo "import sys" >> fix.py', "c9", ""))
     assert len(set(keys)) == 4  # the same line appended again makes a longer file
 
 

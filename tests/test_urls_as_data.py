@@ -10,12 +10,13 @@ URL-taking tool still touch what they name.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from breaker.core.config import default_config, load_config
 from breaker.core.fingerprints import ToolCall, fingerprint_call
 from breaker.core.shell import SimpleCommand, lex_shell
+from breaker.core.urls import fold_host_name
 
 CONFIG = default_config()
 TARGET_URL_KINDS = ("net", "site", "host", "family")
@@ -157,9 +158,27 @@ def test_any_url_in_a_heredoc_written_to_a_file_is_no_target(
 
 
 @given(interpreters, hosts, paths)
+@example("python3 - <<'EOF'\n{t}\nEOF", "www.org", "")  # a host whose first label is www
+@example("python3 - <<'EOF'\n{t}\nEOF", "www.example.org", "/x")
 def test_any_url_in_a_heredoc_fed_to_an_interpreter_is_a_target(template: str, host: str, path: str) -> None:
     command = template.format(t=f"url = 'https://{host}{path}'")
-    assert any(key.startswith(f"net:{host}") for key in url_targets(command))
+    canonical = fold_host_name(host)  # www.example.org is counted as example.org
+    assert any(key.startswith(f"net:{canonical}") for key in url_targets(command))
+
+
+@pytest.mark.parametrize(
+    ("spelled", "folded"),
+    [
+        ("WWW.Example.org.", "example.org"),
+        ("www.co.uk", "co.uk"),
+        ("www.org", "www.org"),  # folding would leave the bare label "org", which names no site
+        ("www", "www"),
+        ("wwwx.org", "wwwx.org"),
+    ],
+)
+def test_www_folds_away_only_in_front_of_a_name_that_keeps_a_dot(spelled: str, folded: str) -> None:
+    assert fold_host_name(spelled) == folded
+    assert load_config({"hostAliases": {spelled: "b.example"}}).hostAliases[folded] == "b.example"
 
 
 def test_a_heredoc_belongs_to_the_command_that_reads_it() -> None:

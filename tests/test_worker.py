@@ -16,6 +16,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
+from breaker.core.canonical import CONDENSED_CHARS, condensed
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
 
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.anyio
 def anyio_backend() -> str:
     """The worker is what is under test; one event loop for the test side is enough."""
     return "asyncio"
+
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,9 +111,28 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "window": 12,
                 "maxAgents": 10000,
                 "notices": False,
+                "condensedChars": CONDENSED_CHARS,
             },
         }
         assert "todo" in reply["settings"]["countedTools"]
+
+
+async def test_a_long_call_asked_for_its_stand_in_gets_one_that_counts_the_same() -> None:
+    content = "€" * CONDENSED_CHARS
+    write = {"agent": 1, "name": "write", "args": {"path": "big.txt", "content": content}, "standIn": True}
+    async with configured({"limits": {"exact": 3}}) as pipe:
+        first = await pipe.call("guard", call="c1", **write)
+        assert first["standIn"] == {"path": "big.txt", "content": condensed(content)}
+        assert len(first["standIn"]["content"]) < 200
+        # The stand-in, decided in the original's place, is the same call: the third is denied.
+        assert (await pipe.call("guard", **{**write, "call": "c2", "args": first["standIn"]}))["deny"] is None
+        assert (await pipe.call("guard", call="c3", **write))["deny"] is not None
+        # A long shell command is read as it is: it has no stand-in.
+        long_command = "echo " + "x" * CONDENSED_CHARS
+        reply = await pipe.call("preflight", standIn=True, **bash(2, "c4", long_command))
+        assert "standIn" not in reply
+        # Not asked, not computed.
+        assert "standIn" not in await pipe.call("guard", **{**write, "call": "c5", "standIn": None})
 
 
 async def test_a_rejected_config_is_an_error_naming_the_key_and_the_worker_keeps_serving() -> None:
@@ -120,7 +141,7 @@ async def test_a_rejected_config_is_an_error_naming_the_key_and_the_worker_keeps
         assert rejected["ok"] is False
         assert "unknown config key 'windw'; did you mean 'window'?" in rejected["error"]
         removed = await pipe.call("configure", config={"denyAfter": 3})
-        assert removed["error"].startswith("denyAfter was removed in 0.2.0")
+        assert removed["error"].startswith("denyAfter is a key of the unrelated npm plugin")
         assert (await pipe.call("configure", config="not a map"))["ok"] is False
         assert (await pipe.call("configure", config=None))["ok"] is True
 
@@ -232,7 +253,11 @@ async def test_a_request_with_a_list_or_map_op_is_refused_and_its_neighbours_in_
         await pipe.write(chunk)
         replies = [await pipe.reply() for _ in range(5)]
         assert [(reply["id"], reply["ok"]) for reply in replies] == [
-            (60, True), (61, False), (62, True), (63, False), (64, True),
+            (60, True),
+            (61, False),
+            (62, True),
+            (63, False),
+            (64, True),
         ]
         assert replies[1]["error"] == "op must be a string, got list"
         assert replies[3]["error"] == "op must be a string, got dict"
@@ -253,8 +278,18 @@ async def test_a_megabyte_of_empty_containers_is_refused_with_its_id_and_the_nex
     empty: object,
 ) -> None:
     async with configured() as pipe:
-        await pipe.write(frame({"id": 71, "op": "guard", "agent": 1, "call": "c", "name": "bash",
-                                "args": [empty] * (1 << 20)}))
+        await pipe.write(
+            frame(
+                {
+                    "id": 71,
+                    "op": "guard",
+                    "agent": 1,
+                    "call": "c",
+                    "name": "bash",
+                    "args": [empty] * (1 << 20),
+                }
+            )
+        )
         refused = await pipe.reply()
         assert refused["id"] == 71
         assert f"holds more than {MAX_FRAME_VALUES} values" in refused["error"]
@@ -291,8 +326,14 @@ def _memory_bound(frame_bytes: int) -> int:
         ([{"a": {"b": []}}] * (MAX_FRAME_VALUES // 6 - 4), True),
         ("x" * (4 << 20), True),
     ],
-    ids=["1MB-of-empty-arrays", "1MB-of-empty-maps", "empty-arrays-at-the-limit", "empty-maps-at-the-limit",
-         "nested-maps-at-the-limit", "a-4MB-string"],
+    ids=[
+        "1MB-of-empty-arrays",
+        "1MB-of-empty-maps",
+        "empty-arrays-at-the-limit",
+        "empty-maps-at-the-limit",
+        "nested-maps-at-the-limit",
+        "a-4MB-string",
+    ],
 )
 def test_worker_memory_per_frame_is_a_small_multiple_of_the_frame(arguments: object, answered: bool) -> None:
     frame_bytes, peak, reply = _peak_bytes_to_handle(arguments)
@@ -371,4 +412,4 @@ async def test_the_state_aware_mode_stops_the_same_answer_a_fifth_time_through_t
             text = "Error: " + reply["deny"] if reply["deny"] else "Wrong flag!"
             assert (await pipe.call("result", agent=1, call=f"s{index}", text=text))["ok"]
         assert [deny is None for deny in verdicts] == [True, True, True, True, False, False]
-        assert "the same result 4 times in a row" in verdicts[4]
+        assert "returned the identical result" in verdicts[4]

@@ -92,8 +92,16 @@ async def test_under_audit_loops_a_b_c_and_hostile_input_never_run_open_or_conne
                 assert reply["ok"], reply
         # Text that is not valid UTF-8 (a lone surrogate) is decoded with replacement.
         packer = msgpack.Packer(use_bin_type=True, unicode_errors="surrogatepass")
-        body = packer.pack({"id": 999, "op": "guard", "agent": 5, "call": "s", "name": "bash",
-                            "args": {"command": "echo \udc80\ud800"}})
+        body = packer.pack(
+            {
+                "id": 999,
+                "op": "guard",
+                "agent": 5,
+                "call": "s",
+                "name": "bash",
+                "args": {"command": "echo \udc80\ud800"},
+            }
+        )
         await pipe.write(struct.pack(">I", len(body)) + body)
         assert (await pipe.reply())["ok"] is True
         await pipe.write(struct.pack(">I", 3) + b"\xc1\xc1\xc1")

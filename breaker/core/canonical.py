@@ -3,7 +3,9 @@
 Two calls whose arguments differ only in key order or whitespace are the same call, so arguments
 are compared as compact JSON with keys deep-sorted. The encoder is total (any depth, cycles,
 non-JSON types) and never recurses on input depth; a key too long to keep verbatim keeps a head
-plus a digest, so it stays unique without growing the window.
+plus a digest, so it stays unique without growing the window. A text of CONDENSED_CHARS or
+more counts by its digest (``condensed``): canonical JSON writes it condensed, so a stand-in that
+holds the condensed text in its place is the same call (``breaker.core.standin``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ MAX_KEY_CHARS = 512
 _DIGEST_BYTES = 16
 _DIGEST_MARK = "…#"
 _KEY_HEAD_CHARS = MAX_KEY_CHARS - len(_DIGEST_MARK) - 2 * _DIGEST_BYTES
+#: A text at least this long is written by its head and a digest of the whole (``condensed``).
+CONDENSED_CHARS = 1 << 16
+_CONDENSED_HEAD_CHARS = 64
 
 #: Values nested deeper than this take the iterative encoder instead of the C one.
 _PLAIN_DEPTH = 64
@@ -34,7 +39,7 @@ _JSON_SHORT_ESCAPES = tuple(
     (character, ord(character), "\\" + letter)
     for character, letter in zip('\\"\n\r\t', '\\"nrt', strict=True)
 )
-_JSON_SHORT_ESCAPED_BYTES = b"\\\"\n\r\t"
+_JSON_SHORT_ESCAPED_BYTES = b'\\"\n\r\t'
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -80,6 +85,8 @@ def _encode_flat_with_long_text(value: dict[object, object]) -> str:
 
 def _json_scalar(value: object) -> str:
     if type(value) is str and len(value) >= _LONG_TEXT:
+        if len(value) >= CONDENSED_CHARS:
+            return _ENCODER.encode(condensed(value))
         encoded = value.encode("utf-8", "surrogatepass")
         # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
         # the characters JSON must escape: control characters, the quote and the backslash.
@@ -100,6 +107,26 @@ def _first_of_pair(pair: tuple[object, object]) -> str:
     return key
 
 
+def condensed(text: str) -> str:
+    """``text``, or when it is CONDENSED_CHARS long or more, its head, its length and a digest of
+    the whole: unique to the text, short, and condensed again to itself."""
+    if len(text) < CONDENSED_CHARS:
+        return text
+    last = _last_condensed[0]
+    if last is not None and last[0] is text:  # one call's text is read several times over
+        return last[1]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    short = f"{text[:_CONDENSED_HEAD_CHARS]}…[{len(text)} characters, sha256 {digest[: 2 * _DIGEST_BYTES]}]"
+    _last_condensed[0] = (text, short)
+    return short
+
+
+#: The text condensed last (the very object) and its condensed form: fingerprints, the workspace
+#: and a stand-in all read one call's long text, and a digest of megabytes is worth one pass (it
+#: holds that one text until the next).
+_last_condensed: list[tuple[str, str] | None] = [None]
+
+
 def bounded_key(key: str) -> str:
     """``key`` at most MAX_KEY_CHARS long and valid UTF-8, still unique to the whole text."""
     if len(key) > MAX_KEY_CHARS:
@@ -116,7 +143,8 @@ def bounded_key(key: str) -> str:
 
 
 def _is_plain(value: object) -> bool:
-    """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing."""
+    """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing,
+    no text to condense."""
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
@@ -136,6 +164,9 @@ def _is_plain(value: object) -> bool:
                 stack.append((child, depth + 1))
         elif type(item) is int:
             if item.bit_length() > _MAX_DECIMAL_BITS:
+                return False
+        elif type(item) is str:
+            if len(item) >= CONDENSED_CHARS:
                 return False
         elif type(item) not in _SCALAR_TYPES:
             return False
@@ -215,7 +246,7 @@ def _scalar_json(value: object) -> str:
     if isinstance(value, int):
         return str(value) if value.bit_length() <= _MAX_DECIMAL_BITS else json.dumps(hex(value))
     if isinstance(value, str):
-        return _ENCODER.encode(value)
+        return _ENCODER.encode(condensed(value))
     if isinstance(value, (bytes, bytearray)):
         return _ENCODER.encode(bytes(value).decode("utf-8", "backslashreplace"))
     return json.dumps(f"<{type(value).__name__}>")

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from breaker.core.urls import fold_host_name
+
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 IdentityMode = Literal["exact", "state-aware"]
 OnLimitPolicy = Literal["ask", "deny"]
@@ -92,15 +94,14 @@ MODE_DEFAULTS: dict[str, dict[str, Any]] = {
 #: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
 MERGED_KEYS = ("ignoreArgs", "hostAliases", "limits")
 
-#: Keys removed in 0.2.0, with where their job went. They raise instead of being ignored, so an
-#: upgraded profile cannot silently lose its tuning.
+#: Keys of the unrelated npm plugin of the same name, with where their job is done here. They
+#: raise instead of being ignored, so a profile written for it cannot silently lose its tuning.
 REMOVED_KEYS: dict[str, str] = {
     "denyAfter": "use limits (for example limits: {exact: 5, cmd: 5, net: 5, sink: 5})",
     "warnAfter": "use warnAt (advisory notices, off by default) or the notices of "
     "@deepseek-ai/dsh-repeat-tool-reminder",
     "registerAdvisory": "advisory notices come from @deepseek-ai/dsh-repeat-tool-reminder",
-    "maxSamePath": "file actions are identified by exact: (position-aware); there is no "
-    "path-only limit",
+    "maxSamePath": "file actions are identified by exact: (position-aware); there is no path-only limit",
     "readTools": "file actions are identified by exact:; there is no read-tool list",
     "matchReadBySubstring": "file actions are identified by exact:; remove the key",
 }
@@ -205,7 +206,9 @@ def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
         if not isinstance(key, str):
             raise ConfigError(f"config keys must be strings, got {key!r}")
         if key in REMOVED_KEYS:
-            raise ConfigError(f"{key} was removed in 0.2.0: {REMOVED_KEYS[key]}")
+            raise ConfigError(
+                f"{key} is a key of the unrelated npm plugin of the same name: {REMOVED_KEYS[key]}"
+            )
         if key in IGNORED_KEYS:
             continue
         if key not in DEFAULTS:
@@ -340,7 +343,7 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
             raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
         if not isinstance(canonical, str) or not canonical.strip():
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
-        result[_fold_host_name(alias)] = _fold_host_name(canonical)
+        result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
     return result
 
 
@@ -360,12 +363,6 @@ def _wildcard_char(char: str) -> str:
     return f"\\x{ord(char):02x}" if char.isascii() and not char.isalnum() else char
 
 
-def _fold_host_name(host: str) -> str:
-    """The spelling-insensitive form the URL normalizer compares hosts in."""
-    folded = host.strip().lower().rstrip(".")
-    return folded[4:] if folded.startswith("www.") else folded
-
-
 def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
     result: dict[str, float | None] = {}
     for key, cap in value.items():
@@ -383,9 +380,7 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
     if cap < 2:
-        raise ConfigError(
-            f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})"
-        )
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
     return float(cap)
 
 

@@ -58,6 +58,19 @@ class CallFingerprints:
     aliases_folded: tuple[tuple[str, str], ...] = ()
 
 
+def distinct(fingerprints: tuple[Fingerprint, ...]) -> tuple[Fingerprint, ...]:
+    """The rule for a key one call carries twice: it counts once, like a key carried once (the
+    first fingerprint with that key stands). Every count follows it: a window entry, a cap's hits,
+    a failure streak, a stage notice, and so ``Breaker.passes`` (no call adds more than one to any
+    count). ``fingerprint_call`` never repeats a key; another fingerprinter may."""
+    if len({fp.key for fp in fingerprints}) == len(fingerprints):
+        return fingerprints
+    first: dict[str, Fingerprint] = {}
+    for fp in fingerprints:
+        first.setdefault(fp.key, fp)
+    return tuple(first.values())
+
+
 def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     """Fingerprint ``call`` under ``config`` (decoy lists, host aliases).
 
@@ -188,4 +201,3 @@ def _all_local(urls: tuple[CanonicalUrl, ...]) -> bool:
 
 def _aliases_folded(urls: tuple[CanonicalUrl, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys((url.seen_host, url.host) for url in urls if url.aliased))
-

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from breaker.core.canonical import canonical_json
+from breaker.core.canonical import canonical_json, condensed
 from breaker.core.fetchers import FETCHERS
 from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.core.shell import ShellScript, lex_shell
@@ -297,10 +297,11 @@ def _mutates(script: ShellScript) -> bool:
 
 
 def _edit_pairs(arguments: dict[object, object]) -> Edit:
-    """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list."""
+    """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list;
+    a long text by its digest (``condensed``), which is all an edit is compared by."""
     old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
     if old is not None and new is not None:
-        return ((old, new),)
+        return ((condensed(old), condensed(new)),)
     listed = arguments.get("edits")
     pairs: list[tuple[str, str]] = []
     if isinstance(listed, list):
@@ -308,7 +309,7 @@ def _edit_pairs(arguments: dict[object, object]) -> Edit:
             if isinstance(item, dict):
                 old, new = _text(item, _OLD_ARGS), _text(item, _NEW_ARGS)
                 if old is not None and new is not None:
-                    pairs.append((old, new))
+                    pairs.append((condensed(old), condensed(new)))
     return tuple(pairs)
 
 

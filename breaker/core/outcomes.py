@@ -61,7 +61,8 @@ class Failure:
             case "curl":
                 return f"curl failed with error {self.detail}"
             case "tool":
-                return f"the tool returned an error ({self.detail})" if self.detail else "the tool returned an error"
+                detail = f" ({self.detail})" if self.detail else ""
+                return f"the tool returned an error{detail}"
             case _:
                 return f"the script raised {self.detail or 'an uncaught exception'}"
 

@@ -159,9 +159,7 @@ def _read_redirect(
     return i
 
 
-def _read_heredoc_bodies(
-    text: str, i: int, pending: list[_Heredoc], heredocs: list[str]
-) -> int:
+def _read_heredoc_bodies(text: str, i: int, pending: list[_Heredoc], heredocs: list[str]) -> int:
     """Consume the bodies of the heredocs opened on the line that just ended."""
     n = len(text)
     for delimiter, strip_tabs, reader in pending:

@@ -49,10 +49,11 @@ class Streaks:
         return max((streak.count for streak in self._streaks.values()), default=0)
 
     def fail(self, keys: Iterable[str], failure: Failure, quote: str) -> dict[str, int]:
-        """One failed call carrying ``keys``: each streak grows by one. Returns the new counts."""
+        """One failed call carrying ``keys``: each streak grows by one, a key carried twice too
+        (``fingerprints.distinct``). Returns the new counts."""
         self._serial += 1
         counts: dict[str, int] = {}
-        for key in keys:
+        for key in dict.fromkeys(keys):
             previous = self._streaks.get(key)
             count = 1 if previous is None else previous.count + 1
             self._streaks[key] = Streak(count, failure, quote, self._serial)

@@ -130,6 +130,14 @@ class _Host(NamedTuple):
     bare_word: bool  # no dot, not an IP, not localhost: a host only when a scheme says so
 
 
+def fold_host_name(spelled: str) -> str:
+    """A host name as hosts are compared (URLs and ``hostAliases`` alike): lowercase, no trailing
+    dot, no ``www.`` in front of a name that still has a dot (``www.example.org`` is
+    ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
+    name = spelled.lower().rstrip(".")
+    return name[4:] if name.startswith("www.") and "." in name[4:] else name
+
+
 @functools.lru_cache(maxsize=1024)
 def _host_facts(spelled: str) -> _Host | None:
     """Fold one spelled host (cached: few distinct hosts recur, and the cache is bounded)."""
@@ -140,9 +148,7 @@ def _host_facts(spelled: str) -> _Host | None:
             return None
         name = f"[{v6.compressed}]"
         return _Host(name, name, _is_local_ip(v6), bare_word=False)
-    name = spelled.lower().rstrip(".")
-    if name.startswith("www."):
-        name = name[4:]
+    name = fold_host_name(spelled)
     if not name or _BAD_HOST_CHAR.search(name):
         return None
     v4 = _ipv4_of(name)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breaker.core.evidence import Stall
 from breaker.core.fingerprints import Fingerprint
+from breaker.core.progress import Stall
 from breaker.core.streaks import Streak
 
 __all__ = ["Allow", "Ask", "Deny", "FailureHit", "Hit", "Notice", "Stall"]

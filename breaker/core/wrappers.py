@@ -30,8 +30,20 @@ class _Wrapper:
 _WRAPPERS: dict[str, _Wrapper] = {
     "sudo": _Wrapper(
         "ugpChDrtTU",
-        frozenset({"--user", "--group", "--prompt", "--close-from", "--host", "--chdir", "--role",
-                   "--type", "--command-timeout", "--other-user"}),
+        frozenset(
+            {
+                "--user",
+                "--group",
+                "--prompt",
+                "--close-from",
+                "--host",
+                "--chdir",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+            }
+        ),
     ),
     "doas": _Wrapper("uC"),
     "env": _Wrapper("uCS", frozenset({"--unset", "--chdir", "--split-string"})),

@@ -13,17 +13,20 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.rtb import check, dshhome, shown
 from breaker.rtb.configfile import read_config_file
 from breaker.rtb.inputs import UsageError, load_sessions, read_labels
-from breaker.rtb.replay import replay_session
+from breaker.rtb.replay import SessionReplay, replay_session
 from breaker.rtb.sessions import MissingZstandard
 from breaker.rtb.sweep import Setting, sweep
 from breaker.rtb.tables import (
     Progress,
+    ReplayView,
     explanation_json,
     explanation_text,
     replay_json,
@@ -31,6 +34,7 @@ from breaker.rtb.tables import (
     score_json,
     sweep_text,
 )
+from breaker.rtb.timeline import timeline_page
 
 FORMATS = ("table", "json", "markdown")
 
@@ -69,9 +73,44 @@ def _parser() -> argparse.ArgumentParser:
 
     replay = commands.add_parser("replay", help="replay recorded sessions under a configuration")
     replay.add_argument(
-        "paths", nargs="+", type=Path, metavar="SESSION", help="a log, a .jsonl file or a folder"
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="SESSION",
+        help="a log, a .jsonl file or a folder (default: $DSH_HOME/sessions, else ~/.dsh/sessions)",
     )
     replay.add_argument("--show-denials", action="store_true", help="print the text of every denial and ask")
+    replay.add_argument(
+        "--session",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only this session (its id or the start of it; repeatable)",
+    )
+    replay.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only the calls of this agent (a subagent's session id or the start of it; repeatable)",
+    )
+    replay.add_argument(
+        "--calls",
+        action="store_true",
+        help="list the calls around each stop (those that filled the window), not only the stops",
+    )
+    replay.add_argument(
+        "--around",
+        type=int,
+        metavar="N",
+        help="with --calls: how many calls before a stop (default: the window)",
+    )
+    replay.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write a self-contained HTML timeline of every call (with --config: beside the defaults)",
+    )
     _add_common(replay)
     replay.set_defaults(command=_replay)
 
@@ -88,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_common(grid)
     grid.set_defaults(command=_sweep)
+
+    check.add_subcommand(commands)
     return parser
 
 
@@ -145,18 +186,75 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
 
 def _replay(args: argparse.Namespace) -> int:
     config = load_config(read_config_file(args.config))
-    sessions, problems = load_sessions(args.paths)
-    replays = [replay_session(session, config) for session in sessions]
+    sessions, problems = load_sessions(args.paths or dshhome.default_session_paths())
+    if args.session:
+        sessions = [
+            s for s in sessions if any(shown.matches(s.session_id, wanted) for wanted in args.session)
+        ]
+        if not sessions:
+            raise UsageError(f"no session matches --session {', '.join(args.session)}")
+    replays = _sorted(_for_agents([replay_session(s, config, counts=True) for s in sessions], args.agent))
+    listed = [replay for replay in replays if replay.calls]
     by_path = {session.session_id: session.path for session in sessions}
+    if args.html is not None:
+        other = None
+        if args.config is not None:
+            defaults = load_config(None)
+            by_id = {s.session_id: s for s in sessions}
+            other = [
+                _for_agents([replay_session(by_id[r.session_id], defaults, counts=True)], args.agent)[0]
+                for r in listed
+            ]
+        page = timeline_page(
+            listed,
+            config,
+            setting=str(args.config) if args.config is not None else "defaults",
+            other=other,
+            other_setting="defaults",
+            empty=len(replays) - len(listed),
+        )
+        args.html.write_text(page, encoding="utf-8")
+        print(
+            f"rtb: wrote {args.html} ({len(listed)} sessions, {sum(len(r.calls) for r in listed)} calls)",
+            file=sys.stderr,
+        )
     if args.format == "json":
         document = {
-            "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in replays],
-            "problems": [str(problem) for problem in problems],
+            "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in listed],
+            "emptySessions": len(replays) - len(listed),
+            "problems": [shown.inline(str(problem)) for problem in problems],
         }
         _write(json.dumps(document, indent=2) + "\n")
     else:
-        _write(replay_text(replays, show_denials=args.show_denials, markdown=args.format == "markdown"))
+        view = ReplayView(
+            listed,
+            empty=len(replays) - len(listed),
+            show_denials=args.show_denials,
+            calls=args.calls,
+            around=config.window if args.around is None else max(args.around, 0),
+        )
+        _write(replay_text(view, markdown=args.format == "markdown"))
     return 1 if problems else 0
+
+
+def _for_agents(replays: list[SessionReplay], agents: Sequence[str]) -> list[SessionReplay]:
+    """Only the calls of the named agents (``--agent``), sessions without any dropped."""
+    if not agents:
+        return replays
+    kept = []
+    for replay in replays:
+        calls = tuple(call for call in replay.calls if any(shown.matches(call.agent, a) for a in agents))
+        if calls:
+            kept.append(replace(replay, calls=calls))
+    return kept
+
+
+def _sorted(replays: list[SessionReplay]) -> list[SessionReplay]:
+    """By start time (sessions whose log does not say last), then by id."""
+    return sorted(
+        replays,
+        key=lambda r: (r.about.started is None, r.about.started or 0.0, r.session_id),
+    )
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -185,9 +283,7 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     else:
         _write(
-            sweep_text(
-                scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown"
-            )
+            sweep_text(scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown")
         )
     return 1 if problems else 0
 

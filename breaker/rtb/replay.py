@@ -17,9 +17,18 @@ from typing import Literal
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import SHELL_TOOLS
-from breaker.core.verdicts import Ask, Deny, Hit
-from breaker.rtb.sessions import ApprovalEvent, CallEvent, Event, HumanTurn, ResultEvent, Session
+from breaker.core.fingerprints import SHELL_TOOLS, fingerprint_call
+from breaker.core.verdicts import Allow, Ask, Deny, Hit
+from breaker.rtb.sessions import (
+    NOTHING_KNOWN,
+    About,
+    ApprovalEvent,
+    CallEvent,
+    Event,
+    HumanTurn,
+    ResultEvent,
+    Session,
+)
 
 #: What the recorded run did with a call, read from the result dsh logged for it.
 RecordedOutcome = Literal["executed", "failed", "blocked", "approval-required", "not-dispatched", "no-result"]
@@ -56,6 +65,14 @@ class CallReplay:
     verdict: Verdict
     hits: tuple[Hit, ...] = ()
     message: str = ""
+    #: The call's arguments as logged, and when (ms since the epoch).
+    arguments: object = None
+    time: float | None = None
+    #: Kept when the replay is asked for them: each capped fingerprint of the call with how many
+    #: entries of the agent's window hold it once the call was decided, and its cap.
+    counts: tuple[Hit, ...] = ()
+    #: The advisories (warnAt, summarizeAt, failWarnAt) the call's result would have carried.
+    notices: tuple[str, ...] = ()
 
     @property
     def stopped(self) -> bool:
@@ -69,6 +86,8 @@ class SessionReplay:
 
     session_id: str
     calls: tuple[CallReplay, ...]
+    about: About = NOTHING_KNOWN
+    agents: tuple[str, ...] = ()
 
     @property
     def stops(self) -> tuple[CallReplay, ...]:
@@ -97,14 +116,19 @@ class SessionReplay:
         )
 
 
-def replay_session(session: Session, config: BreakerConfig) -> SessionReplay:
-    """Replay one session with a fresh ``Breaker`` under ``config``."""
-    return SessionReplay(session.session_id, tuple(replay_events(session.events, config)))
+def replay_session(session: Session, config: BreakerConfig, *, counts: bool = False) -> SessionReplay:
+    """Replay one session with a fresh ``Breaker`` under ``config`` (``counts``: keep each call's
+    window counts, for a timeline)."""
+    calls = tuple(replay_events(session.events, config, counts=counts))
+    return SessionReplay(session.session_id, calls, session.about, session.agents)
 
 
-def replay_events(events: Sequence[Event], config: BreakerConfig) -> list[CallReplay]:
+def replay_events(
+    events: Sequence[Event], config: BreakerConfig, *, counts: bool = False
+) -> list[CallReplay]:
     """Feed ``events`` to a fresh ``Breaker`` in log order; one ``CallReplay`` per call."""
     breaker = Breaker(config)
+    notices: dict[tuple[str, str], list[str]] = {}
     results = _results_by_call(events)
     approved = _approved_calls(events)
     replays: list[CallReplay] = []
@@ -117,16 +141,39 @@ def replay_events(events: Sequence[Event], config: BreakerConfig) -> list[CallRe
             calls_per_agent[event.agent] = number = calls_per_agent.get(event.agent, 0) + 1
             recorded = _recorded_outcome(results.get((event.agent, event.call.call_id)))
             replay = _replay_call(breaker, event, number, recorded, approved)
+            if counts:
+                replay = replace(replay, counts=_window_counts(breaker, event, config))
+            if replay.notices:
+                notices.setdefault((event.agent, event.call.call_id), []).extend(replay.notices)
             replays.append(replay)
             replay_of.setdefault((event.agent, event.call.call_id), replay)
         elif isinstance(event, ResultEvent):
             answered = replay_of.get((event.agent, event.call_id))
             if answered is not None and answered.verdict not in ("not-counted", "not-run"):
                 text = _text_seen(answered, event)
-                breaker.record_result(
+                noticed = breaker.record_result(
                     event.agent, event.call_id, text[:RESULT_TEXT_LIMIT], result_facts(answered, event, text)
                 )
-    return replays
+                if noticed:
+                    key = (event.agent, event.call_id)
+                    notices[key] = [notice.text for notice in noticed]
+    if not notices:
+        return replays
+    return [_with_notices(replay, notices.get((replay.agent, replay.call_id))) for replay in replays]
+
+
+def _with_notices(replay: CallReplay, notices: list[str] | None) -> CallReplay:
+    return replay if notices is None else replace(replay, notices=tuple(notices))
+
+
+def _window_counts(breaker: Breaker, event: CallEvent, config: BreakerConfig) -> tuple[Hit, ...]:
+    """Each capped fingerprint of the call, with how many entries of its agent's window hold it now."""
+    counted: list[Hit] = []
+    for fp in fingerprint_call(event.call, config).fingerprints:
+        cap = config.limit_for(fp.kind, fp.key)
+        if cap is not None:
+            counted.append(Hit(fp, breaker.window_count(event.agent, fp.key), cap))
+    return tuple(counted)
 
 
 def _replay_call(
@@ -137,7 +184,16 @@ def _replay_call(
     approved: frozenset[tuple[str, str]],
 ) -> CallReplay:
     call = event.call
-    base = CallReplay(number, event.agent, call.call_id, call.name, recorded, "not-counted")
+    base = CallReplay(
+        number,
+        event.agent,
+        call.call_id,
+        call.name,
+        recorded,
+        "not-counted",
+        arguments=call.arguments,
+        time=event.time,
+    )
     if recorded == "not-dispatched":
         return replace(base, verdict="not-run")
     if not breaker.is_counted(call.name):
@@ -148,6 +204,9 @@ def _replay_call(
     decided = breaker.decide(event.agent, call)
     if isinstance(decided, Deny):
         return replace(base, verdict="denied", hits=decided.hits, message=decided.message)
+    assert isinstance(decided, Allow)
+    if decided.notice is not None:
+        return replace(base, verdict="allowed", notices=(decided.notice.text,))
     return replace(base, verdict="allowed")
 
 

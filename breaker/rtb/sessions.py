@@ -33,6 +33,7 @@ DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
 #: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
 APPROVED = "allowed-once"
 
+
 @dataclass(frozen=True, slots=True)
 class HumanTurn:
     """A message the human typed: it clears the agent's window."""
@@ -43,11 +44,12 @@ class HumanTurn:
 
 @dataclass(frozen=True, slots=True)
 class CallEvent:
-    """The model asked for a tool call."""
+    """The model asked for a tool call (``time``: when dsh logged it, in ms since the epoch)."""
 
     agent: str
     call: ToolCall
     line: int
+    time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,20 @@ Event = HumanTurn | CallEvent | ResultEvent | ApprovalEvent
 
 
 @dataclass(frozen=True, slots=True)
+class About:
+    """What a log says about its session besides its events: when it started (ms since the
+    epoch: the header's ``createdAt``, else the first event's ``time``), in which working
+    directory (the header's ``cwd``), and the first line the human typed. Each may be unknown."""
+
+    started: float | None = None
+    cwd: str | None = None
+    prompt: str | None = None
+
+
+NOTHING_KNOWN = About()
+
+
+@dataclass(frozen=True, slots=True)
 class SessionLog:
     """One log file: one agent's events, in the order dsh wrote them."""
 
@@ -84,16 +100,19 @@ class SessionLog:
     agent: str
     parent: str | None
     events: tuple[Event, ...]
+    about: About = NOTHING_KNOWN
 
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A root session and its subagents' logs: the events of every agent, log after log."""
+    """A root session and its subagents' logs: the events of every agent, log after log; ``about``
+    is the root log's."""
 
     session_id: str
     path: Path
     agents: tuple[str, ...]
     events: tuple[Event, ...]
+    about: About = NOTHING_KNOWN
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +218,7 @@ def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
                 root.path,
                 tuple(log.agent for log in family),
                 tuple(event for log in family for event in log.events),
+                root.about,
             )
         )
     return sessions
@@ -217,9 +237,14 @@ class _LogReader:
         self.events: list[Event] = []
         self.problems: list[ReadProblem] = []
         self.asked_calls: dict[str, str] = {}
+        self.started: float | None = None
+        self.cwd: str | None = None
+        self.prompt: str | None = None
+        self.time: float | None = None
 
     def log(self) -> SessionLog:
-        return SessionLog(self.session_id, self.path, self.agent, self.parent, tuple(self.events))
+        about = About(self.started, self.cwd, self.prompt)
+        return SessionLog(self.session_id, self.path, self.agent, self.parent, tuple(self.events), about)
 
     def read_line(self, number: int, raw: bytes | str) -> None:
         try:
@@ -240,6 +265,9 @@ class _LogReader:
         if record.get("type") == "session":
             self._header(record)
             return
+        self.time = _clock(record.get("time"))
+        if self.started is None:
+            self.started = self.time
         position = record.get("seq", self.position)
         self.position = (position if isinstance(position, int) else self.position) + 1
         if self.position <= self.seed_length:
@@ -259,14 +287,23 @@ class _LogReader:
         self.parent = parent if isinstance(parent, str) and parent else None
         seed_length = record.get("seedLength")
         self.seed_length = seed_length if isinstance(seed_length, int) and seed_length > 0 else 0
+        created = _clock(record.get("createdAt"))
+        if created is not None:
+            self.started = created
+        cwd = record.get("cwd")
+        self.cwd = cwd if isinstance(cwd, str) and cwd else None
 
     def _event(self, record: dict[str, Any], line: int) -> Event | None:
         kind = record.get("type")
         data = record.get("data")
         if kind == "user/message":
-            return HumanTurn(self.agent, line) if _source_kind(data) == "user" else None
+            if _source_kind(data) != "user":
+                return None
+            if self.prompt is None and isinstance(data, dict):
+                self.prompt = _first_line(data)
+            return HumanTurn(self.agent, line)
         if kind == "tool/call":
-            return _call_event(data, self.agent, line)
+            return _call_event(data, self.agent, line, self.time)
         if kind == "tool/result":
             return _result_event(data, self.agent, line)
         if kind == "approval/asked" and isinstance(data, dict):
@@ -343,7 +380,33 @@ def _source_kind(data: object) -> object:
     return source.get("kind") if isinstance(source, dict) else None
 
 
-def _call_event(data: object, agent: str, line: int) -> CallEvent:
+#: 2000-01-01 in ms: an earlier "time" is a counter a hand-written log used, not a clock reading.
+_EARLIEST_CLOCK = 946_684_800_000
+
+
+def _clock(value: object) -> float | None:
+    """A ``time``/``createdAt`` field as ms since the epoch, if it is one."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= _EARLIEST_CLOCK:
+        return float(value)
+    return None
+
+
+def _first_line(data: dict[str, Any]) -> str | None:
+    """The first non-blank line of a human message's text, if it has one."""
+    message = data.get("message")
+    parts = data.get("content")
+    if parts is None and isinstance(message, dict):
+        parts = message.get("content")
+    for part in parts if isinstance(parts, list) else []:
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str):
+            for line in text.splitlines():
+                if line.strip():
+                    return line.strip()
+    return None
+
+
+def _call_event(data: object, agent: str, line: int, time: float | None = None) -> CallEvent:
     if not isinstance(data, dict):
         raise _BadEvent("tool/call has no data object")
     call_id = _required_text(data, "callId", "tool/call")
@@ -354,7 +417,7 @@ def _call_event(data: object, agent: str, line: int) -> CallEvent:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as error:
             raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
-    return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line)
+    return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line, time)
 
 
 def _result_event(data: object, agent: str, line: int) -> ResultEvent:

@@ -79,7 +79,7 @@ for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
       verdicts.push(guard({ name: 'edit', callId: `c${index}`, agent, arguments: args }));
       slowest = Math.max(slowest, performance.now() - started);
     }
-    assert.ok(slowest < 2000, `slowest call ${slowest.toFixed(0)} ms`);
+    assert.ok(slowest < 5000, `slowest call ${slowest.toFixed(0)} ms`);
     assert.deepEqual(workers(), [worker], 'no worker was killed or replaced');
     assert.deepEqual(verdicts.map((verdict) => verdict === undefined), [true, true, true, true, false]);
     assert.match(verdicts[4], /^REPEAT_TOOL_BLOCKED:/);

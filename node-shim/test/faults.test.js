@@ -80,13 +80,19 @@ test('a killed worker: a call it promised goes through, then its replacement dec
   }
   process.kill(worker, 'SIGKILL');
   assert.ok(await waitUntil(() => !isAlive(worker)));
-  const started = performance.now();
   // The fourth goes through on a pass the lost worker gave; it reaches the replacement with the
-  // journal, so the fifth, decided by the replacement, is denied.
-  const fourth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+  // journal, so the fifth, decided by the replacement, is denied. The loss is noticed as a dead
+  // process (no deadline waited out) and the replacement starts at once, without a backoff.
+  let fourth;
+  let fifth;
+  const lines = await stderrOf(async () => {
+    fourth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+    fifth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
+  });
   assert.equal(fourth.denied, undefined);
-  const fifth = await dsh.call(agent, 'bash', bash('cat notes.txt'));
-  assert.ok(performance.now() - started < 1000, 'answered within about a second');
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0], /not running \(killed by SIGKILL\).*a new one starts now/);
+  assert.doesNotMatch(lines[0], /did not answer within/);
   assert.equal(interpreter.pids().length, 2, 'one replacement worker');
   assert.match(fifth.denied, /^REPEAT_TOOL_BLOCKED:/);
   assert.match(fifth.denied, /notes, version call-5/, 'the last result, recorded by the new worker, is quoted');
@@ -94,6 +100,48 @@ test('a killed worker: a call it promised goes through, then its replacement dec
   const calls = [];
   for (let index = 0; index < 4; index++) calls.push(await dsh.call(other, 'bash', bash('true')));
   assert.deepEqual(calls.map((call) => call.denied === undefined), [true, true, true, false]);
+});
+
+// Large identical calls: each frame is megabytes, three of them outweigh the journal's 32 MB.
+const LARGE_WRITE = { path: 'big.txt', content: 'x'.repeat(12 * 1024 * 1024) };
+
+test('a loop of large identical writes is denied at its cap, and no worker is killed for its size', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 100 });
+  const agent = makeAgent('large-loop');
+  const verdicts = [];
+  const lines = await stderrOf(async () => {
+    for (let index = 0; index < 6; index++) verdicts.push((await dsh.call(agent, 'write', LARGE_WRITE)).denied);
+  });
+  assert.deepEqual(verdicts.map((denied) => denied === undefined), [true, true, true, true, false, false]);
+  assert.deepEqual(lines, [], 'no worker lost');
+  assert.equal(interpreter.pids().length, 1);
+});
+
+test("a call whose pre-execute waits behind another agent's large call is given that call's time", async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, guardTimeoutMs: 100 });
+  const lines = await stderrOf(async () => {
+    for (let round = 0; round < 3; round++) {
+      const both = [dsh.call(makeAgent('large'), 'write', LARGE_WRITE), dsh.call(makeAgent('small'), 'bash', bash(`ls ${round}`))];
+      assert.deepEqual((await Promise.all(both)).map((outcome) => outcome.denied), [undefined, undefined]);
+    }
+  });
+  assert.deepEqual(lines, [], 'no worker lost');
+  assert.equal(interpreter.pids().length, 1);
+});
+
+test('a worker lost during a loop of large calls: its replacement counts them all from the journal', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path });
+  const agent = makeAgent('large-kill');
+  for (let index = 0; index < 4; index++) assert.equal((await dsh.call(agent, 'write', LARGE_WRITE)).denied, undefined);
+  const worker = interpreter.pids().at(-1);
+  process.kill(worker, 'SIGKILL');
+  assert.ok(await waitUntil(() => !isAlive(worker)));
+  const fifth = await dsh.call(agent, 'write', LARGE_WRITE);
+  assert.equal(interpreter.pids().length, 2, 'one replacement worker');
+  assert.match(fifth.denied ?? '', /^REPEAT_TOOL_BLOCKED:/, 'the four journaled calls count in the new worker');
 });
 
 // Loops A, B and C interleaved with local calls, results and a user message: the session every
@@ -151,9 +199,10 @@ test('a hung worker: the call gets onWorkerFailure after guardTimeoutMs, once; t
   process.kill(worker, 'SIGSTOP');
   let verdicts;
   const lines = await stderrOf(async () => {
+    // Bounded by the 150 ms deadline; the slack only keeps a loaded machine from failing it.
     const started = performance.now();
     const stalled = await dsh.call(agent, 'bash', bash('ls'));
-    assert.ok(performance.now() - started < 1000);
+    assert.ok(performance.now() - started < 5000, 'the deadline ended the wait');
     assert.equal(stalled.denied, undefined, "onWorkerFailure 'allow' (the default) runs the call");
     verdicts = [];
     for (let index = 0; index < 5; index++) verdicts.push((await dsh.call(agent, 'bash', bash('pwd'))).denied);
@@ -178,7 +227,7 @@ test('a fresh worker that never answers gets startTimeoutMs, then the call fails
   const started = performance.now();
   const verdict = guard({ name: 'bash', callId: 'x', agent, arguments: bash('ls') });
   const elapsed = performance.now() - started;
-  assert.ok(elapsed >= 1200 && elapsed < 2500, `waited the start deadline, not the guard one (${elapsed} ms)`);
+  assert.ok(elapsed >= 1200 && elapsed < 6000, `waited the start deadline, not the guard one (${elapsed} ms)`);
   assert.match(verdict, /loop guard is unavailable .*onWorkerFailure setting is 'deny'/);
   const hung = interpreter.pids()[1];
   assert.ok(await waitUntil(() => !isAlive(hung)), 'the silent worker was killed');

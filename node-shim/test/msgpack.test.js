@@ -134,11 +134,9 @@ test('truncated, trailing and unsupported input throws', () => {
   assert.throws(() => encode(() => 1), TypeError);
 });
 
-test('encoding a large value is linear and owns its buffer', () => {
+test('encoding a large value owns its buffer (its speed is in bench/, not here)', () => {
   const big = { content: 'x'.repeat(10 * 1024 * 1024) };
-  const started = performance.now();
   const bytes = encode(big);
-  assert.ok(performance.now() - started < 1000);
   assert.equal(bytes.byteOffset, 0);
   assert.equal(bytes.buffer.byteLength, bytes.length);
   assert.deepEqual(decode(bytes), big);

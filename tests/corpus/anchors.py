@@ -287,11 +287,17 @@ ANCHORS = (
     Anchor("Gemini CLI LoopDetectionService (tool calls)", "Gemini CLI", gemini_cli, sees_description=False),
     Anchor("Cline, stop (5 in a row)", "Cline stop", cline_stop, sees_description=False),
     Anchor(
-        "Cline, warning (3 in a row; advisory: notices)", "Cline warning", cline_warning,
-        sees_description=False, advisory=True,
+        "Cline, warning (3 in a row; advisory: notices)",
+        "Cline warning",
+        cline_warning,
+        sees_description=False,
+        advisory=True,
     ),
     Anchor(
-        "official reminder (3/5/8; advisory: notices)", "reminder", official_reminder,
-        sees_description=True, advisory=True,
+        "official reminder (3/5/8; advisory: notices)",
+        "reminder",
+        official_reminder,
+        sees_description=True,
+        advisory=True,
     ),
 )

@@ -3,7 +3,7 @@
     npm run quality                                   # installs reference 0.5.2 in a temp folder, then:
     python tests/corpus/compare.py --reference <dsh-repeat-tool-breaker@0.5.2 index.js>
     python tests/corpus/compare.py                    # the same without the reference plugin's row
-    npm run quality -- --write-readme                 # also put the table into README.md
+    npm run quality -- --write-readme                 # also put the table into docs/decision-quality.md
 
 Sources (see sources.py): the labelled corpus, the hand-made evasions, and the real agent runs in
 ../shared/real-sessions and ../shared/real-sessions-2 (read there at run time; the table says so
@@ -256,8 +256,10 @@ def summary_table(
         written, evaded = by_source.get(CORPUS, Score()), by_source.get(EVASIONS, Score())
         caught = [catch for result in by_source.values() for catch in result.catches.values()]
         cells += [
-            f"{len(written.catches)}/{written.loops}", str(len(written.false_stops)),
-            f"{len(evaded.catches)}/{evaded.loops}", _mean(caught),
+            f"{len(written.catches)}/{written.loops}",
+            str(len(written.false_stops)),
+            f"{len(evaded.catches)}/{evaded.loops}",
+            _mean(caught),
         ]
         lines.append(f"| {system.name} | " + " | ".join(cells) + " |")
     if reference_note:
@@ -343,8 +345,11 @@ def _misses_and_false_stops(systems: Sequence[System], source: Source, scores: S
         for session_id, act in sorted(measured.false_stops.items()):
             label = source.label_of(session_id)
             kind = (
-                f"before its loop (calls {label.start}-{label.end or 'end'})" if label.label == "loop"
-                else "labelled ordinary" if source.is_labelled(session_id) else "unlabelled"
+                f"before its loop (calls {label.start}-{label.end or 'end'})"
+                if label.label == "loop"
+                else "labelled ordinary"
+                if source.is_labelled(session_id)
+                else "unlabelled"
             )
             lines.append(f"- stop: {session_id} ({kind}) call {act.call}: {act.rule[:160]}")
         for session_id, missed in sorted(measured.missed.items()):
@@ -363,7 +368,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, help="index.js of dsh-repeat-tool-breaker@0.5.2")
     parser.add_argument("--real-sessions", type=Path, help="another folder of real runs, labels.tsv inside")
-    parser.add_argument("--write-readme", action="store_true", help="put the table into README.md")
+    parser.add_argument(
+        "--write-readme", action="store_true", help="put the table into docs/decision-quality.md"
+    )
     args = parser.parse_args()
     if args.real_sessions is None:
         real, absent = real_sources()
@@ -389,8 +396,8 @@ def main() -> None:
 
 
 def write_readme_table(table: str) -> None:
-    """Replace the table between the README's quality-table markers."""
-    readme = ROOT / "README.md"
+    """Replace the table between the quality-table markers of docs/decision-quality.md."""
+    readme = ROOT / "docs" / "decision-quality.md"
     text = readme.read_text()
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)

@@ -42,7 +42,7 @@ def evasion(reason: str) -> Callable[[EvasionBuilder], EvasionBuilder]:
 
 
 MIGRATE_REFUSED = (
-    "django.db.utils.OperationalError: connection to server at \"localhost\" (127.0.0.1), "
+    'django.db.utils.OperationalError: connection to server at "localhost" (127.0.0.1), '
     "port 5432 failed: Connection refused"
 )
 REPORT_URL = "https://reports.example.org/api/v2/quarterly?region=emea&year=2025"

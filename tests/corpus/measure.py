@@ -40,9 +40,7 @@ EXPECTED = HERE / "expected.tsv"
 #: defaults and the recommended mode.
 REAL_MODES = ("seed", "state-aware")
 #: Per folder of real runs (sources.REAL_FOLDERS, by name): the file its first stops are kept in.
-REAL_EXPECTED = {
-    name: HERE / f"{folder.name}-expected.tsv" for name, folder in REAL_FOLDERS
-}
+REAL_EXPECTED = {name: HERE / f"{folder.name}-expected.tsv" for name, folder in REAL_FOLDERS}
 
 
 def mode_config(mode: str) -> dict[str, Any]:

@@ -34,11 +34,15 @@ def one_input(data: bytes) -> None:
     for scheme_optional in (False, True):
         url = canonical_url(text, ALIASES, scheme_optional=scheme_optional)
         assert url is None or url.resource.startswith(url.host) or url.resource.startswith("[")
-    for call in (ToolCall("bash", {"command": text}), ToolCall("web_fetch", {"url": text}),
-                 ToolCall("read", {"path": text, "offset": len(text)})):
+    for call in (
+        ToolCall("bash", {"command": text}),
+        ToolCall("web_fetch", {"url": text}),
+        ToolCall("read", {"path": text, "offset": len(text)}),
+    ):
         keys = [fp.key for fp in fingerprint_call(call, CONFIG).fingerprints]
-        assert keys and all(key.split(":", 1)[0] in {"exact", "cmd", "net", "site", "sink", "family", "verb"}
-                            for key in keys)
+        assert keys and all(
+            key.split(":", 1)[0] in {"exact", "cmd", "net", "site", "sink", "family", "verb"} for key in keys
+        )
 
 
 def main() -> None:

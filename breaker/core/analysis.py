@@ -1,0 +1,66 @@
+"""A call's fingerprints, analysed once: recent short calls are remembered by their arguments.
+
+A loop repeats its arguments by definition, so its repeats cost no analysis: the fingerprints of
+the last ``ANALYSED_CALLS`` calls with flat, short arguments are kept (shared by all agents),
+least recently used first. What the fingerprinter answers is made ``distinct`` here, so every
+count downstream sees each key of a call once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from breaker.core.config import BreakerConfig
+from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, distinct
+
+#: How many recent short calls keep their fingerprints (shared by all agents), how many arguments
+#: such a call may have, and how long its text arguments may be in all.
+ANALYSED_CALLS = 256
+ANALYSED_ARGS = 16
+ANALYSED_CHARS = 4096
+Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
+
+
+class Analysis:
+    """The fingerprinter, with the recent calls' answers kept."""
+
+    __slots__ = ("_config", "_fingerprint", "analysed")
+
+    def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter) -> None:
+        self._config = config
+        self._fingerprint = fingerprinter
+        # Fingerprints of recent short calls by their arguments, least recently used first.
+        self.analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
+
+    def fingerprints(self, call: ToolCall) -> tuple[Fingerprint, ...]:
+        """The call's fingerprints, each key once."""
+        key = analysis_key(call)
+        fingerprints = self.analysed.pop(key, None) if key is not None else None
+        if fingerprints is None:
+            fingerprints = distinct(self._fingerprint(call, self._config).fingerprints)
+        if key is not None:
+            self.analysed[key] = fingerprints
+            if len(self.analysed) > ANALYSED_CALLS:
+                del self.analysed[next(iter(self.analysed))]
+        return fingerprints
+
+
+def analysis_key(call: ToolCall) -> tuple[object, ...] | None:
+    """What the fingerprints of ``call`` depend on, as a key, for flat arguments (at most
+    ANALYSED_ARGS of them, their text at most ANALYSED_CHARS characters: bigger ones would cost
+    more to key than most analyses); None else. Values keep their type, so ``1``, ``1.0`` and
+    ``true`` never share a key."""
+    arguments = call.arguments
+    if not isinstance(arguments, dict) or len(arguments) > ANALYSED_ARGS:
+        return None
+    key: list[object] = [call.name]
+    size = 0
+    for name, value in arguments.items():
+        if isinstance(value, str):
+            size += len(value)
+            if size > ANALYSED_CHARS:
+                return None
+        elif value is not None and not isinstance(value, (bool, int, float)):
+            return None
+        key.extend((name, type(value), value))
+    return tuple(key)

@@ -1,0 +1,301 @@
+"""Making text safe to show: secrets redacted, tool-call markup defused, invisible and control
+characters removed or made visible. The one owner of that rule: the denial, the ask reason and the
+notices (``messages``), the worker's logs, and every ``rtb`` output (table, markdown, JSON, HTML)
+show quoted text only through :func:`quotable`, :func:`quotable_inline` or :func:`scrub`.
+
+What is done to a quoted text, in this order:
+
+1. Invisible characters are dropped: every format character (Unicode category Cf: bidi
+   embeddings, overrides and isolates, zero-width spaces and joiners, the word joiner, the BOM,
+   soft hyphens, the invisible tag characters U+E0000-E007F) and the variation selectors. They
+   can hide text from a reader that a model still reads (a ``<tool_call>`` split by a zero-width
+   space, an instruction spelt in tag characters, a line reordered by an override); dropping them
+   first lets the steps below see the text as the model would.
+2. Secrets are redacted (:func:`redact`), over everything that is shown: a text cut to a preview
+   is examined past the cut (``REDACTION_MARGIN``), a value still open at the end of what was
+   examined is redacted to that end, and a run of characters that ends exactly at the cut (where a
+   token could be cut below the length its shape needs) is left out of the quote.
+3. Tool-call markup and special tokens are defused (:func:`neutralise`).
+4. Control characters are made visible: C0 controls as their Control Pictures (``␛`` for the
+   escape that starts a terminal sequence), DEL as ``␡``, C1 controls as ``\ufffd``. In a quoted
+   result, line breaks of any kind become ``\n`` (the quote is then marked line by line) and tabs
+   become spaces; in an inline quote (a name, a key) a line break shows as ``⏎`` and a tab as ``␉``.
+   So the only control character in any text the breaker writes is the ``\n`` between its lines.
+
+Every pattern here runs in linear time: no nested unbounded quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+#: How much more of a result than can be quoted is redacted before the cut, so that a secret
+#: straddling the cut is still recognised whole.
+REDACTION_MARGIN = 256
+
+_REDACTED = "[REDACTED]"
+
+#: A name whose value is a secret ends with one of these: ``password``, ``DB_PASSWORD``,
+#: ``client_secret``, ``GITHUB_TOKEN``, ``_authToken``, ``x-api-key``, ``AccountKey``,
+#: ``aws_secret_access_key``, ``SECRET_KEY``, ``Authorization``, ``Set-Cookie``; ``pass`` and
+#: ``pwd`` only after a separator (``DB_PASS``, but not ``bypass`` or the shell's ``PWD``). A name
+#: that only starts with one (``token_count``, ``password_file``, ``max_tokens``) is not a secret.
+_KEY_KINDS = (
+    "api",
+    "access",
+    "account",
+    "private",
+    "secret",
+    "auth",
+    "client",
+    "master",
+    "signing",
+    "encryption",
+    "storage",
+    "shared",
+)
+_SECRET_ENDINGS = "|".join(
+    [
+        *(
+            f"(?<={word})"
+            for word in (
+                "password",
+                "passwd",
+                "passphrase",
+                "secret",
+                "credential",
+                "credentials",
+                "token",
+                "authorization",
+                "cookie",
+            )
+        ),
+        "(?<=[a-z0-9][_.\\-]pass)",
+        "(?<=[a-z0-9][_.\\-]pwd)",
+        "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
+    ]
+)
+#: A whole name (taken possessively, so the scan is linear), then a look back at how it ends.
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}+(?:{_SECRET_ENDINGS})"
+#: ``=`` (not ``==``) or ``:``, spaced or not.
+_ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
+_URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
+
+#: Tokens recognised by their shape alone: (issuer, pattern).
+_TOKEN_SHAPES = (
+    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"),
+    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}"),
+    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    # header.payload.signature, both JSON objects, so both start "eyJ".
+    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}"),
+    ("Stripe", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}"),
+    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
+    ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+)
+
+
+def _redact_base64_key(match: re.Match[str]) -> str:
+    """A bare 40-character key (AWS secret access keys): redacted when it mixes cases and digits,
+    as random keys do and hex digests (git, sha1) do not."""
+    text = match.group(0)
+    kinds = (str.isupper, str.islower, str.isdigit)
+    return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
+
+
+#: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
+#: names the formats it covers; ``tests/test_messages.py`` has one case per format.
+_REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
+    (
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+        "[REDACTED PRIVATE KEY]",
+    ),
+    # URL userinfo with a password, which may hold "@" or "/": the last "@" before the host ends
+    # it (https://user:p@ss/w@rd@host -> https://[REDACTED]@host). host:port is not a password.
+    (
+        re.compile(
+            rf"(?i){_URL_SCHEME}[^\s/?#@:'\"\\]{{1,256}}:(?!\d{{1,5}}(?:[/?#'\"\s]|\Z))"
+            r"[^\s'\"\\]{1,256}@(?=[^\s/?#@'\"\\]+(?:[/?#:'\"\s]|\Z))"
+        ),
+        r"\1" + _REDACTED + "@",
+    ),
+    # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
+    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
+    # JSON members: "password": "value", "Authorization": "Bearer ...", "SecretAccessKey": "...".
+    (
+        re.compile(rf"(?i)\"({_SECRET_NAME})\"(\s*:\s*)\"(?:[^\"\\]|\\.)*+(?:\"|\\?\Z)"),
+        r'"\1"\2"' + _REDACTED + '"',
+    ),
+    # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
+    # stay), assignments, options, query and form values, connection strings (token=x,
+    # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
+    # _authToken=x), and header lines or "name: value" secrets, to the end of the line or a quote.
+    (
+        re.compile(
+            rf"(?i)({_SECRET_NAME})(?:({_ASSIGN})([\"'])(?:(?!\3)[^\\\r\n]|\\.){{0,1024}}+"
+            r"(?:\3|\\?(?=[\r\n]|\Z))"
+            r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
+            r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
+        ),
+        r"\1\2\3\4\5" + _REDACTED + r"\3",
+    ),
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
+    # curl -u user:pass, --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
+    (
+        re.compile(
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)"
+            r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
+        ),
+        r"\1" + _REDACTED,
+    ),
+    # netrc entries: machine host login user password secret (on one line or several).
+    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
+    # Well-known token shapes that travel without a name in front of them, in one pass.
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
+)
+
+#: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
+#: special tokens (<|im_start|>, DeepSeek's fullwidth-bar tokens) are swapped for
+#: look-alike angle quotes.
+_TAG_OPEN = re.compile(
+    r"(?i)<(?=[ \t]{0,8}/?[ \t]{0,8}(?:tool_calls?|tool_response|tool_result|tool_use|"
+    r"function_calls?|function_results?|function\b|functions\.|parameter\b|invoke\b|arg_key|arg_value)"
+    r"|[ \t]{0,8}/?[a-z][a-z0-9_\-]{0,31}:(?:tool_calls?|function_calls?|invoke\b|parameter\b))"
+)
+_SPECIAL_OPEN = re.compile(r"<(?=[|\uff5c])")
+_SPECIAL_CLOSE = re.compile(r"(?<=[|\uff5c])>")
+_LEFT, _RIGHT = "\u2039", "\u203a"
+#: A Markdown fence opening a tool-code block (```tool_code, ```tool_call): its backticks become
+#: look-alike modifier letters.
+_TOOL_FENCE = re.compile(r"(?i)```(?=[ \t]{0,8}(?:tool_code|tool_calls?|function_calls?|tool_use)\b)")
+_BRACKET_TOKEN = re.compile(r"\[(?=/?(?:TOOL_CALLS|TOOL_RESULTS|AVAILABLE_TOOLS)\])")
+
+
+#: Format characters (category Cf) and the variation selectors: shown as nothing at all. The
+#: ranges are the Cf code points of Unicode 15.1; ``tests/test_redaction.py`` checks them against
+#: the running Python's ``unicodedata``.
+_INVISIBLE = re.compile(
+    "["
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f"
+    "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+    "]+"
+)
+
+
+def drop_invisible(text: str) -> str:
+    """``text`` without format characters (bidi controls, zero-width, tags) and variation selectors."""
+    return _INVISIBLE.sub("", text)
+
+
+def redact(text: str) -> str:
+    """``text`` with secrets (credentials, tokens, private keys, URL passwords) replaced.
+
+    A value still open where ``text`` ends (a JSON string, a quoted value, a private key block)
+    is redacted to the end: the text may have been cut inside it.
+    """
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def neutralise(text: str) -> str:
+    """``text`` with tool-call markup and special tokens defused, so no parser reads a call in it."""
+    text = _TAG_OPEN.sub(_LEFT, text)
+    text = _SPECIAL_OPEN.sub(_LEFT, text)
+    text = _SPECIAL_CLOSE.sub(_RIGHT, text)
+    text = _TOOL_FENCE.sub("\u02cb\u02cb\u02cb", text)
+    return _BRACKET_TOKEN.sub("(", text)
+
+
+#: C0 controls but the line feed as Control Pictures, DEL as "␡", C1 controls as "\ufffd".
+_VISIBLE = {
+    **{code: "\ufffd" for code in range(0x80, 0xA0)},
+    **{code: chr(0x2400 + code) for code in range(0x20) if code != 0x0A},
+    0x7F: "\u2421",
+}
+#: What a reader or a parser takes for the end of a line (str.splitlines' set, CR LF as one).
+_LINE_BREAK = re.compile("\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+#: A quoted name or key: kept on one line, a line break shown as "⏎".
+_INLINE = str.maketrans(
+    {**_VISIBLE, **dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"), "\u23ce")}
+)
+#: A quoted result: lines kept (normalised to "\n" first), a tab as a space.
+_BLOCK = str.maketrans({**_VISIBLE, 0x09: " "})
+
+
+def scrub(text: str) -> str:
+    """``text`` whole, made safe to show: invisible characters dropped, secrets redacted, markup
+    defused, control characters but ``\n`` made visible. For a text already bounded (an ``rtb``
+    report's arguments); anything that may be long goes through :func:`quotable`."""
+    return _visible_block(neutralise(redact(drop_invisible(text))))
+
+
+def quotable_inline(text: str, limit: int) -> str:
+    """:func:`quotable`, kept on one line and free of control characters: a tool name or a key
+    quoted inside a sentence (a heredoc in a ``cmd:`` key, a quoted ``-o`` path) cannot start a
+    line that poses as the breaker's own, nor redraw the operator's terminal."""
+    return _cleaned(text, limit, len(text)).translate(_INLINE)
+
+
+def quotable(text: str, limit: int, length: int | None = None) -> str:
+    """``text`` made safe to quote and cut to ``limit`` characters, saying so when it was cut.
+
+    Only a bounded prefix is examined (:func:`quoted_prefix`), so a huge tool output costs no more
+    than a short one; that prefix and the whole ``length`` give the same answer as the whole text.
+    """
+    length = len(text) if length is None else length
+    return _visible_block(_cleaned(text, limit, length))
+
+
+def quoted_prefix(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`quotable` reads: what to keep of a text quoted later."""
+    return text[: limit + REDACTION_MARGIN]
+
+
+#: The longest a token can be and still go unrecognised because a cut ended it early: every
+#: shape needs at most 40 characters before it matches (``npm_`` and 36, a bare AWS secret key).
+_SHORT_TAIL = 64
+#: How far back from the cut a URL is looked for whose userinfo the cut may have left open.
+_URL_TAIL = 640
+
+
+def _cleaned(text: str, limit: int, length: int) -> str:
+    examined = quoted_prefix(text, limit)
+    cut = length > len(examined)
+    if cut:
+        examined = _without_open_tail(examined)
+    cleaned = neutralise(redact(drop_invisible(examined)))
+    if not cut and len(cleaned) <= limit:
+        return cleaned
+    return f"{cleaned[:limit]}\u2026 [cut at {limit} of {length} characters]"
+
+
+def _without_open_tail(text: str) -> str:
+    """``text``, which was cut from a longer one, without what the cut may have left unrecognisable:
+    the last characters of the run of non-space characters that reaches its end (a token cut below
+    the length its shape needs), or that whole run from a URL's scheme on (a password whose ``@``
+    is past the cut)."""
+    stop = max(0, len(text) - _URL_TAIL)
+    start = len(text)
+    while start > stop and not text[start - 1].isspace():
+        start -= 1
+    scheme = text.find("://", start)
+    if scheme != -1:
+        return text[:start]
+    return text[: max(start, len(text) - _SHORT_TAIL)]
+
+
+def _visible_block(text: str) -> str:
+    return _LINE_BREAK.sub("\n", text).translate(_BLOCK)

@@ -1,0 +1,62 @@
+"""The repetition track of one agent: its window, the calls a cap stops, and the peak per entry.
+
+A call is stopped when one of its capped fingerprints already appears ``cap - 1`` times or more
+in the window (the seed README's counting rules). Each window entry also keeps its *peak*: the
+highest count a capped key of its call reached when it was committed. No capped key in the
+window counts more than the highest peak, which is what ``passes`` reads.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping
+
+from breaker.core.fingerprints import Fingerprint
+from breaker.core.verdicts import Hit
+from breaker.core.window import Window
+
+
+class Repeats:
+    """One agent's window of committed entries and each entry's peak, oldest first."""
+
+    __slots__ = ("peaks", "window")
+
+    def __init__(self, size: int) -> None:
+        self.window = Window(size)
+        self.peaks = array("I")
+
+    def hits(
+        self, fingerprints: Iterable[Fingerprint], limits: Mapping[str, float | None]
+    ) -> tuple[tuple[Hit, ...], int]:
+        """The capped fingerprints this call would take to their cap (prior count >= cap - 1),
+        and the highest count any of its capped fingerprints would reach (its ``peak``)."""
+        hits: list[Hit] = []
+        peak = 0
+        window = self.window
+        for fp in fingerprints:
+            key = fp.key
+            # BreakerConfig.limit_for inlined: this runs for every fingerprint of every call.
+            cap = limits[key] if key in limits else limits.get(fp.kind)
+            if cap is None:
+                continue
+            prior = window.count(key)
+            if prior >= peak:
+                peak = prior + 1
+            if prior >= cap - 1:
+                hits.append(Hit(fp, prior + 1, cap))
+        return tuple(hits), peak
+
+    def commit(self, call_id: str, keys: Iterable[str], peak: int) -> tuple[str, bytes] | None:
+        """Commit one entry; the call id and key digests of the entry it pushed out, if any."""
+        evicted = self.window.append(call_id, keys)
+        self.peaks.append(peak)
+        if evicted is not None:
+            self.peaks.pop(0)
+        return evicted
+
+    def highest_peak(self) -> int:
+        return max(self.peaks, default=0)
+
+    def clear(self) -> None:
+        self.window.clear()
+        del self.peaks[:]

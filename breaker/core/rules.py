@@ -1,0 +1,118 @@
+"""The rules applied to one agent's state: the question a preflight asks, the plan a guard applies.
+
+The seed README's counting rules and local addresses, plus the opt-in measures of
+docs/escalation.md: advisory notices below the caps, the failure track, asking at any cap
+(``onLimit: ask``) and no progress (``sameResultLimit``). Each reads the parts of ``AgentState``
+that hold its concept; this module only combines their answers into one verdict.
+"""
+
+from __future__ import annotations
+
+from breaker.core import messages
+from breaker.core.agent import AgentState
+from breaker.core.config import BreakerConfig
+from breaker.core.fingerprints import Fingerprint, ToolCall
+from breaker.core.notices import stage_notice
+from breaker.core.plans import Plan
+from breaker.core.progress import CALL_KINDS, Evidence, call_keys, target_of
+from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Stall
+
+ALLOW = Allow()
+
+
+def question(
+    state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config: BreakerConfig
+) -> Ask | None:
+    """The ask the preflight of ``call`` makes, if any, recorded as pending (never commits).
+
+    Repeats of local targets alone follow ``localHosts: ask`` (one ask per turn); any other
+    denial is asked about under ``onLimit: ask``, once per measure per turn.
+    """
+    fingerprints = state.counted(call, raw, config)
+    hits, _ = state.repeats.hits(fingerprints, config.limits)
+    failures = state.failures.hits(fingerprints, config.failLimit)
+    if not hits and not failures:
+        return None
+    asks = state.asks
+    if config.localHosts == "ask" and not failures and all(hit.fingerprint.local for hit in hits):
+        if asks.local_spent:
+            return None
+        asks.ask_local(call.call_id)
+        state.changed()
+        return Ask(messages.ask_reason(call.name, hits, config), hits)
+    measures = frozenset(denial_keys(hits, failures))
+    if config.onLimit != "ask" or not measures.isdisjoint(asks.asked_measures):
+        return None
+    asks.ask_measures(call.call_id, measures)
+    state.changed()
+    return Ask(messages.limit_ask_reason(call.name, hits, failures, config), hits, failures)
+
+
+def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config: BreakerConfig) -> Plan:
+    """What the guard does with ``call`` in ``state``, without doing it."""
+    fingerprints = state.counted(call, raw, config)
+    hits, peak = state.repeats.hits(fingerprints, config.limits)
+    failures = state.failures.hits(fingerprints, config.failLimit)
+    preview = config.resultPreviewChars
+    target = target_of(call, raw) if config.sameResultLimit is not None else ""
+    if not hits and not failures:
+        stall = _stall(state, fingerprints, target, config)
+        if stall is not None:
+            # Like any denial it commits only what stopped it: the call.
+            previous = state.results.of(stall.quote, preview)
+            message = messages.stall_denial(call.name, stall, previous, config)
+            stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+            return Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target)
+        notice = stage_notice(state.window, fingerprints, config)
+        return Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak, target)
+    hit_keys = tuple(denial_keys(hits, failures))
+    refused = not state.asks.asked_measures.isdisjoint(hit_keys)
+    previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
+    message = messages.denial(call.name, hits, previous, config, failures, refused)
+    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target)
+
+
+def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
+    """Commit what ``plan`` decided: every fingerprint of an allowed call, only what stopped a
+    denied one."""
+    state.changed()
+    call, verdict = plan.call, plan.verdict
+    if isinstance(verdict, Deny):
+        if call.call_id:
+            state.results.denied.add(call.call_id)
+        state.commit(call.call_id, plan.commits, plan.peak)
+        return verdict
+    state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
+    if state.progress is not None:
+        keys = call_keys(plan.fingerprints)
+        state.progress.ran(call.call_id, call.name, keys, plan.target, workspace_state(state))
+    if call.call_id:
+        state.results.allowed(call.call_id)
+        state.failures.await_result(call, plan.fingerprints, verdict.notice, config)
+        if state.workspace is not None:
+            state.workspace.identify(call, plan.raw)  # the call identified last is the one expected
+            state.workspace.expect(call.call_id)
+    return verdict
+
+
+def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list[str]:
+    """The fingerprint keys a denial stops on: the repeats, then the failing targets."""
+    return [hit.fingerprint.key for hit in hits] + [failure.fingerprint.key for failure in failures]
+
+
+def _stall(
+    state: AgentState, fingerprints: tuple[Fingerprint, ...], target: str, config: BreakerConfig
+) -> Stall | None:
+    """No progress (``sameResultLimit``, ``progress``): the call repeats one whose result already
+    came back the same, continues a cycle, or rewords a call whose answer keeps coming back."""
+    limit = config.sameResultLimit
+    if limit is None:
+        return None
+    if state.progress is None:
+        state.progress = Evidence(config.window)
+    return state.progress.stall(call_keys(fingerprints), target, workspace_state(state), limit)
+
+
+def workspace_state(state: AgentState) -> int:
+    """The agent's workspace state as one number (0: unchanged, or not tracked)."""
+    return 0 if state.workspace is None else state.workspace.state

@@ -1,0 +1,115 @@
+"""`rtb check` validates a profile's config without booting dsh; `rtb replay` with no path reads
+dsh's own sessions folder, wherever it is run from."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from breaker.rtb.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PATCH_HEAD = "- id: hmr\n  disabled: false\n  config: { root: [] }\n"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _profile(tmp_path: Path, rows: str = "") -> Path:
+    profile = tmp_path / "profiles" / "work"
+    profile.mkdir(parents=True)
+    (profile / "cordis.patch.yml").write_text(PATCH_HEAD + rows)
+    return profile
+
+
+def test_a_profile_with_a_bad_value_fails_naming_key_value_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    window: 2\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1
+    assert out.count("\n") == 1, "one line"
+    assert "repeat-tool-breaker: window must be a whole number >= 4, got 2. Fix: correct it" in out
+    assert "cordis.patch.yml" in out
+
+
+def test_a_valid_profile_and_a_profile_without_a_row_are_ok(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    valid = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    identity: state-aware\n")
+    status, out, _ = _run(capsys, "check", str(valid))
+    assert (status, out.startswith("OK:"), "keys set: identity" in out) == (0, True, True)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    status, out, _ = _run(capsys, "check", str(bare))
+    assert status == 0 and "the defaults apply" in out
+
+
+def test_the_last_layer_with_a_config_wins_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --patch after the profile replaces the row's whole config, as in dsh."""
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    window: 2\n")
+    overlay = tmp_path / "overlay.yml"
+    overlay.write_text(
+        "- insert:\n    - id: repeat-tool-breaker\n      config:\n        limits: { net: 8 }\n"
+    )
+    status, out, _ = _run(capsys, "check", str(profile), str(overlay))
+    assert status == 0 and str(overlay) in out
+    fixed_last = tmp_path / "last.yml"
+    fixed_last.write_text("- id: repeat-tool-breaker\n  config:\n    limits: { exact: 1 }\n")
+    status, out, _ = _run(capsys, "check", str(overlay), str(fixed_last))
+    assert status == 1 and "limits.exact" in out and "got 1" in out
+
+
+def test_a_row_without_config_keeps_the_one_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(
+        tmp_path,
+        "- id: repeat-tool-breaker\n  config:\n    windw: 12\n- id: repeat-tool-breaker\n  disabled: false\n",
+    )
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and "did you mean 'window'" in out
+
+
+def test_a_bare_config_file_and_an_unreadable_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bare = tmp_path / "config.json"
+    bare.write_text('{"localHosts": "sometimes"}')
+    status, out, _ = _run(capsys, "check", str(bare))
+    assert status == 1 and "localHosts must be one of" in out
+    status, out, _ = _run(capsys, "check", str(tmp_path / "missing.yml"))
+    assert status == 2 and "missing.yml" in out
+
+
+def test_check_reads_the_folder_it_is_run_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    previewChars: 0\n")
+    monkeypatch.chdir(profile)
+    status, out, _ = _run(capsys, "check")
+    assert status == 1 and "previewChars" in out
+
+
+def test_replay_without_a_path_reads_dsh_sessions_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "dsh-home"
+    session = home / "sessions" / "work-slug" / "session-1"
+    session.mkdir(parents=True)
+    shutil.copyfile(
+        Path(__file__).parent.parent / "examples" / "sessions" / "loop-a-identical.jsonl.zstd",
+        session / "session.jsonl.zstd",
+    )
+    monkeypatch.setenv("DSH_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = _run(capsys, "replay")
+    assert status == 0 and "2 denied, first at #5" in out
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "nowhere"))
+    status, _, err = _run(capsys, "replay")
+    assert status == 2 and "no dsh sessions folder" in err

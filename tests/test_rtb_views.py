@@ -1,0 +1,162 @@
+"""What `rtb replay` shows a user (issue 23): sessions sorted by start with their directory and
+first prompt, empty sessions counted, --session/--agent/--calls, 100 columns, JSON with integer
+caps and the command; and no output format printing a secret."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from rtb_logs import SECRETS, Log, secret_session
+
+from breaker.rtb.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _loop(log: Log, times: int, command: str = "make test") -> Log:
+    for _ in range(times):
+        log.call("bash", {"command": command, "description": "run"}, "1 failed\n[exit code: 1]")
+    return log
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Three sessions with calls started out of order, two empty ones, and a subagent."""
+    logs = tmp_path / "logs"
+    _loop(
+        Log(
+            "session-bbbbbbbb-0000-4000-8000-000000000002", started_ms=1_796_000_600_000, cwd="/work/b"
+        ).prompt("second session\nmore detail"),
+        7,
+    ).write(logs)
+    _loop(
+        Log(
+            "session-aaaaaaaa-0000-4000-8000-000000000001", started_ms=1_796_000_000_000, cwd="/work/a"
+        ).prompt("first session"),
+        3,
+    ).write(logs)
+    root = Log("session-cccccccc-0000-4000-8000-000000000003", started_ms=1_796_001_200_000, cwd="/work/c")
+    _loop(root.prompt("third, with a helper"), 2, "ls").write(logs)
+    helper = Log(
+        "session-dddddddd-0000-4000-8000-000000000004",
+        started_ms=1_796_001_210_000,
+        cwd="/work/c",
+        parent="session-cccccccc-0000-4000-8000-000000000003",
+    )
+    _loop(helper, 6, "git status").write(logs)
+    Log("session-eeeeeeee-0000-4000-8000-000000000005", started_ms=1_796_000_300_000, cwd="/x").prompt(
+        "hi"
+    ).write(logs)
+    Log("session-ffffffff-0000-4000-8000-000000000006", started_ms=None, cwd=None).write(logs)
+    return logs
+
+
+def test_sessions_are_sorted_by_start_with_directory_and_prompt_and_empty_ones_counted(
+    capsys: pytest.CaptureFixture[str], folder: Path
+) -> None:
+    status, out, _ = _run(capsys, "replay", str(folder))
+    assert status == 0
+    summary = out.split("\n\n")[0].splitlines()
+    assert [row.split()[2] for row in summary[1:]] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert summary[1].startswith("2026-11-30 ")
+    assert "/work/a \u00b7 first session" in summary[1]
+    assert "second session" in summary[2] and "more detail" not in out
+    assert "eeeeeeee" not in out and "ffffffff" not in out
+    assert out.rstrip().endswith(
+        "3 sessions, 18 calls, 5 stopped by this config; 2 empty sessions (no tool call) not listed"
+    )
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_session_and_agent_filters(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    _, out, _ = _run(capsys, "replay", "--session", "bbbb", str(folder))
+    assert "bbbbbbbb" in out and "aaaaaaaa" not in out and "cccccccc" not in out
+    _, out, _ = _run(capsys, "replay", "--agent", "session-dddddddd", "--format", "json", str(folder))
+    [session] = json.loads(out)["sessions"]
+    assert session["session"].startswith("session-cccccccc")
+    assert {call["agent"] for call in session["verdicts"]} == {"session-dddddddd-0000-4000-8000-000000000004"}
+    assert _run(capsys, "replay", "--session", "nothing-like-it", str(folder))[0] == 2
+
+
+def test_calls_lists_the_run_up_to_each_stop(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    _, stops_only, _ = _run(capsys, "replay", "--session", "bbbb", str(folder))
+    _, out, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", str(folder))
+    rows = [line.split() for line in out.splitlines() if re.match(r"  #\d", line)]
+    assert [row[0] for row in rows] == [f"#{n}" for n in range(1, 8)]
+    assert [row[2] for row in rows] == ["allowed"] * 4 + ["denied"] * 3
+    assert [row[3] for row in rows[:5]] == ["1/5", "2/5", "3/5", "4/5", "5/5"]
+    assert len([line for line in stops_only.splitlines() if re.match(r"  #\d", line)]) == 3
+    _, around, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", "--around", "1", str(folder))
+    numbers = [line.split()[0] for line in around.splitlines() if re.match(r"  (#\d|\u2026)", line)]
+    assert numbers == ["\u2026", "#4", "#5", "#6", "#7"]
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_json_has_integer_caps_the_command_and_the_session_facts(
+    capsys: pytest.CaptureFixture[str], folder: Path
+) -> None:
+    _, out, _ = _run(capsys, "replay", "--format", "json", str(folder))
+    document = json.loads(out)
+    assert document["emptySessions"] == 2
+    first = document["sessions"][0]
+    assert (first["started"], first["cwd"], first["prompt"]) == (
+        "2026-11-30T00:53:20Z",
+        "/work/a",
+        "first session",
+    )
+    denied = next(call for call in document["sessions"][1]["verdicts"] if call["verdict"] == "denied")
+    assert denied["command"] == "make test"
+    assert all(type(hit["cap"]) is int for hit in denied["hits"])
+    assert [count["count"] for count in document["sessions"][1]["verdicts"][3]["counts"]][:1] == [4]
+
+
+# --- one redaction for every output --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--format", "table"],
+        ["--format", "table", "--show-denials", "--calls"],
+        ["--format", "markdown", "--show-denials", "--calls"],
+        ["--format", "json"],
+        ["--format", "json", "--show-denials"],
+    ],
+    ids=["table", "table-denials-calls", "markdown", "json", "json-denials"],
+)
+def test_no_format_prints_a_secret(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, options: list[str]
+) -> None:
+    secret_session(tmp_path / "logs")
+    status, out, err = _run(capsys, "replay", *options, str(tmp_path / "logs"))
+    assert status == 0, err
+    assert "denied" in out  # the calls carrying the secrets are listed
+    for secret in SECRETS:
+        assert secret[:12] not in out, secret
+    assert "[REDACTED" in out
+
+
+def test_the_html_page_prints_no_secret(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    secret_session(tmp_path / "logs")
+    page = tmp_path / "out.html"
+    _run(capsys, "replay", "--html", str(page), str(tmp_path / "logs"))
+    text = page.read_text(encoding="utf-8")
+    assert "REPEAT_TOOL_BLOCKED" in text
+    for secret in SECRETS:
+        assert secret[:12] not in text, secret
+
+
+def test_explain_prints_no_secret(capsys: pytest.CaptureFixture[str]) -> None:
+    command = f"curl -H 'Authorization: Bearer {SECRETS[0]}' https://u:{SECRETS[1]}@example.org/x"
+    for options in ([], ["--format", "json"], ["--format", "markdown"]):
+        _, out, _ = _run(capsys, "explain", command, *options)
+        assert "example.org" in out
+        for secret in SECRETS[:2]:
+            assert secret[:12] not in out
