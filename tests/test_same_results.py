@@ -13,8 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
@@ -203,7 +201,8 @@ def test_a_ring_of_five_reads_is_stopped_on_its_third_round() -> None:
 def test_a_cycle_whose_results_change_is_polling() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
     for n in range(12):
-        tool, arguments = ("bash", {"command": "kubectl get pods"}) if n % 2 else ("read", {"file_path": "log"})
+        pods, log = ("bash", {"command": "kubectl get pods"}), ("read", {"file_path": "log"})
+        tool, arguments = pods if n % 2 else log
         assert isinstance(agent.run(tool, arguments, f"state {n}"), Allow)
 
 
@@ -221,7 +220,8 @@ def test_a_variant_with_the_same_answer_counts_towards_the_run() -> None:
 def test_a_cache_buster_query_does_not_make_a_poll_new() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
     verdicts = [
-        agent.run("web_fetch", {"url": f"https://api.example.com/status?t={n}"}, "queued") for n in range(1, 7)
+        agent.run("web_fetch", {"url": f"https://api.example.com/status?t={n}"}, "queued")
+        for n in range(1, 7)
     ]
     assert kinds(verdicts) == [Allow] * 4 + [Deny, Deny]
 

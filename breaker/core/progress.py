@@ -103,9 +103,16 @@ class Evidence:
     target_result: bytes = b""
     target_run: int = 0
     target_quote: str = ""
+    # The previous call that ran (its tool and keys) and its tool's identical results in a row.
+    last_tool: str = ""
+    last_keys: frozenset[str] = frozenset()
+    last_id: str = ""  # until its result arrives
+    tool_result: bytes = b""
+    tool_run: int = 0
+    tool_quote: str = ""
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
 
-    def stall(self, keys: frozenset[str], target: str, state: int, limit: float) -> Stall | None:
+    def stall(self, tool: str, keys: frozenset[str], target: str, state: int, limit: float) -> Stall | None:
         """The rule that denies a call with these keys and this target, if any (reads only)."""
         if state != self.state or not keys:
             return None
@@ -123,6 +130,8 @@ class Evidence:
             cap = reworded_limit(target, limit)
             if self.target_run >= cap:
                 return Stall("reworded", self.target_run, cap, self.target_quote)
+        if tool == self.last_tool and self.tool_run >= limit and not keys.isdisjoint(self.last_keys):
+            return Stall("reworded", self.tool_run, limit, self.tool_quote)
         return None
 
     def ran(self, call_id: str, tool: str, keys: frozenset[str], target: str, state: int) -> None:
@@ -130,6 +139,9 @@ class Evidence:
         if state != self.state:
             self.restart(state)
         self.serial += 1
+        if tool != self.last_tool:
+            self.tool_run = 0
+        self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
         if call_id:
             self.running.pop(call_id, None)
             self.running[call_id] = _Ran(tool, keys, target, self.serial)
@@ -165,6 +177,10 @@ class Evidence:
         else:
             self.target, self.target_result, self.target_run = ran.target, result, 1
         self.target_quote = call_id
+        if call_id == self.last_id:  # only the latest call's result can continue its tool's run
+            self.last_id = ""
+            self.tool_run = self.tool_run + 1 if self.tool_run and result == self.tool_result else 1
+            self.tool_result, self.tool_quote = result, call_id
 
     def awaited(self) -> int:
         """Results still to come: each may add one to a count."""
@@ -177,7 +193,7 @@ class Evidence:
         in. The next call is judged by what is known now; the ones after it as if every result
         came back the same and judged the worst (a file tool's error: stopped soonest)."""
         awaited = len(self.running)
-        room = min(self._cycle_room(), limit - self.target_run - awaited)
+        room = min(self._cycle_room(), limit - self.target_run - awaited, limit - self.tool_run - awaited)
         fresh = limit - SOONEST - awaited
         room = min(room, max(1, fresh) if not awaited else fresh)
         for seen in self.repeats.values():
@@ -222,6 +238,7 @@ class Evidence:
         self.repeats.clear()
         self.recent.clear()
         self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
+        self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
 
 
 #: A line the shell itself printed about the command (bash, dash, zsh): ``bash: line 1: pwd: -p:
@@ -305,5 +322,11 @@ def _same(one: _Recent, other: _Recent, *, unknown: bool) -> bool:
     return one[:2] == other[:2]
 
 
+#: dsh's first line of a fetched page names the URL asked for: a cache-buster query would make
+#: every answer new. The page is what came back.
+_FETCHED = re.compile(r"\AFetched \S{1,4096} \(HTTP (\d{3})\)")
+
+
 def _digest(tool: str, text: str) -> bytes:
+    text = _FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
     return hashlib.blake2b(f"{tool}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -56,7 +56,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     preview = config.resultPreviewChars
     target = target_of(call, raw) if config.sameResultLimit is not None else ""
     if not hits and not failures:
-        stall = _stall(state, fingerprints, target, config)
+        stall = _stall(state, call.name, fingerprints, target, config)
         if stall is not None:
             # Like any denial it commits only what stopped it: the call.
             previous = state.results.of(stall.quote, preview)
@@ -101,7 +101,7 @@ def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list
 
 
 def _stall(
-    state: AgentState, fingerprints: tuple[Fingerprint, ...], target: str, config: BreakerConfig
+    state: AgentState, tool: str, fingerprints: tuple[Fingerprint, ...], target: str, config: BreakerConfig
 ) -> Stall | None:
     """No progress (``sameResultLimit``, ``progress``): the call repeats one whose result already
     came back the same, continues a cycle, or rewords a call whose answer keeps coming back."""
@@ -110,7 +110,7 @@ def _stall(
         return None
     if state.progress is None:
         state.progress = Evidence(config.window)
-    return state.progress.stall(call_keys(fingerprints), target, workspace_state(state), limit)
+    return state.progress.stall(tool, call_keys(fingerprints), target, workspace_state(state), limit)
 
 
 def workspace_state(state: AgentState) -> int:
