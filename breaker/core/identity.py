@@ -225,11 +225,11 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     if call.name.lower() in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
-    path = _text(arguments, _PATH_ARGS)
+    path = text_argument(arguments, _PATH_ARGS)
     if path is None:
         return NO_EFFECT
     place = "file:" + path
-    content = _text(arguments, _CONTENT_ARGS)
+    content = text_argument(arguments, _CONTENT_ARGS)
     if content is not None:
         return Effect((place,), (_hash(["content", content]),))
     edit = _edit_pairs(arguments)
@@ -252,7 +252,7 @@ def succeeded(text: str) -> bool:
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
     """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
-    command = _text(arguments, ("command", "cmd", "script"))
+    command = text_argument(arguments, ("command", "cmd", "script"))
     if command is None:
         return NO_EFFECT
     fingerprints = tuple(fingerprints)
@@ -299,7 +299,7 @@ def _mutates(script: ShellScript) -> bool:
 def _edit_pairs(arguments: dict[object, object]) -> Edit:
     """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list;
     a long text by its digest (``condensed``), which is all an edit is compared by."""
-    old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
+    old, new = text_argument(arguments, _OLD_ARGS), text_argument(arguments, _NEW_ARGS)
     if old is not None and new is not None:
         return ((condensed(old), condensed(new)),)
     listed = arguments.get("edits")
@@ -307,7 +307,7 @@ def _edit_pairs(arguments: dict[object, object]) -> Edit:
     if isinstance(listed, list):
         for item in listed:
             if isinstance(item, dict):
-                old, new = _text(item, _OLD_ARGS), _text(item, _NEW_ARGS)
+                old, new = text_argument(item, _OLD_ARGS), text_argument(item, _NEW_ARGS)
                 if old is not None and new is not None:
                     pairs.append((condensed(old), condensed(new)))
     return tuple(pairs)
@@ -326,7 +326,8 @@ def _keyed(fp: Fingerprint) -> bool:
     return fp.kind not in UNKEYED_KINDS and (fp.kind not in NETWORK_KINDS or fp.local)
 
 
-def _text(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
+def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` whose value is a string, else None."""
     for name in names:
         value = arguments.get(name)
         if isinstance(value, str):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from breaker.core.findings import Findings
 from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.identity import text_argument
 from breaker.core.outcomes import FILE_TOOLS, Failure, judge
 from breaker.core.shell import lex_shell
 from breaker.core.wrappers import strip_prefix
@@ -282,23 +283,15 @@ def target_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> str:
     fingerprints = tuple(fingerprints)
     addresses = sorted({fp.key.split("?", 1)[0] for fp in fingerprints if fp.kind == "net"})
     if tool in SHELL_TOOLS:
-        command = _first_text(arguments, ("command", "cmd", "script"))
+        command = text_argument(arguments, ("command", "cmd", "script"))
         return "" if command is None else f"{tool}:{_program(command)}:{' '.join(addresses)}"
     if addresses:
         return f"{tool}:{' '.join(addresses)}"
-    path = _first_text(arguments, _PATH_ARGS)
+    path = text_argument(arguments, _PATH_ARGS)
     if path is not None:
-        written = _first_text(arguments, _EDIT_ARGS) or ""
+        written = text_argument(arguments, _EDIT_ARGS) or ""
         return f"{tool}:{path}:{_digest(tool, written).hex()}"
     return tool
-
-
-def _first_text(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
-    for name in names:
-        value = arguments.get(name)
-        if isinstance(value, str):
-            return value
-    return None
 
 
 def _program(command: str) -> str:

@@ -1028,9 +1028,10 @@ def dev_poll_after_edits(c: Case) -> None:
 def poll_cache_buster(c: Case) -> None:
     a = c.agent()
     a.human("wait for the export job and tell me when it is done")
+    job = "https://jobs.example.com/api/exports/7"
     for n in cycles(8):
-        a.fetch(f"https://jobs.example.com/api/exports/7?t={n}", 200, f'{{"state": "running", "done": {12 * n}}}')
-    a.fetch("https://jobs.example.com/api/exports/7?t=9", 200, '{"state": "done", "done": 100}')
+        a.fetch(f"{job}?t={n}", 200, f'{{"state": "running", "done": {12 * n}}}')
+    a.fetch(f"{job}?t=9", 200, '{"state": "done", "done": 100}')
 
 
 @case("ok", "sleep, then poll the local API, after each handler change")
