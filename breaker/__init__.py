@@ -2,25 +2,54 @@
 
 ``Breaker(config)`` holds per-agent state; feed it calls (``preflight``, ``decide``), results,
 and human turns, and it answers ``Allow``, ``Ask`` or ``Deny``. Nothing here does I/O.
+
+The names below are loaded on first use, so that importing one submodule (the worker's
+configuration check, say) does not import them all.
 """
 
-from breaker.core.config import BreakerConfig, ConfigError, default_config, load_config
-from breaker.core.decision import Breaker
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Notice
+from __future__ import annotations
 
-__all__ = [
-    "Allow",
-    "Ask",
-    "Breaker",
-    "BreakerConfig",
-    "ConfigError",
-    "Deny",
-    "FailureHit",
-    "Fingerprint",
-    "Hit",
-    "Notice",
-    "ToolCall",
-    "default_config",
-    "load_config",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ loads them
+    from breaker.core.config import BreakerConfig as BreakerConfig
+    from breaker.core.config import ConfigError as ConfigError
+    from breaker.core.config import default_config as default_config
+    from breaker.core.config import load_config as load_config
+    from breaker.core.decision import Breaker as Breaker
+    from breaker.core.fingerprints import Fingerprint as Fingerprint
+    from breaker.core.fingerprints import ToolCall as ToolCall
+    from breaker.core.verdicts import Allow as Allow
+    from breaker.core.verdicts import Ask as Ask
+    from breaker.core.verdicts import Deny as Deny
+    from breaker.core.verdicts import FailureHit as FailureHit
+    from breaker.core.verdicts import Hit as Hit
+    from breaker.core.verdicts import Notice as Notice
+
+_HOMES = {
+    "Allow": "breaker.core.verdicts",
+    "Ask": "breaker.core.verdicts",
+    "Breaker": "breaker.core.decision",
+    "BreakerConfig": "breaker.core.config",
+    "ConfigError": "breaker.core.config",
+    "Deny": "breaker.core.verdicts",
+    "FailureHit": "breaker.core.verdicts",
+    "Fingerprint": "breaker.core.fingerprints",
+    "Hit": "breaker.core.verdicts",
+    "Notice": "breaker.core.verdicts",
+    "ToolCall": "breaker.core.fingerprints",
+    "default_config": "breaker.core.config",
+    "load_config": "breaker.core.config",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'breaker' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

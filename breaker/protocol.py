@@ -1,25 +1,12 @@
-"""Frames and messages between the Node shim and the Python worker (pure: no I/O).
+"""The protocol between the Node shim and the Python worker: the reference, and its public names.
+
+The frame codec is ``breaker.frames``; the message set (request types, validation, replies) is
+``breaker.ops``. Both are re-exported here.
 
 Framing
-    A frame is a 4-byte big-endian unsigned length ``N`` followed by ``N`` bytes holding one
-    msgpack map. Strings are UTF-8: the shim replaces lone UTF-16 surrogates with U+FFFD before
-    encoding, and the worker decodes invalid UTF-8 with replacement too, so text never breaks a
-    frame. The shim writes ``id`` as the first key of every map, which lets the worker answer a
-    frame it cannot read with that frame's id and find the next frame after a broken one:
-
-    * a frame longer than ``MAX_FRAME_BYTES`` is skipped without being buffered and answered
-      with an error carrying its id (read from its first ``ID_PEEK_BYTES``), so one hostile
-      argument cannot exhaust memory or desynchronise the stream;
-    * a frame whose body is not msgpack (a length prefix shorter or longer than the body) is
-      answered with an error carrying its id, and when its declared end is not the start of a
-      frame, the stream is searched for the next one (a length, then a map whose first key is
-      ``id``);
-    * decoded, a msgpack value can cost far more than its bytes (an empty array is one byte on
-      the wire and ~180 bytes once decoded and fingerprinted), so a frame is counted before it
-      is decoded and refused, unbuilt and with its id, when it holds more than
-      ``MAX_FRAME_VALUES`` values (containers, keys and scalars each count one): a frame costs
-      the worker its own bytes a few times over plus at most that many values, whatever its
-      shape.
+    A 4-byte big-endian length, then one msgpack map whose first key is ``id``; the limits
+    (``MAX_FRAME_BYTES``, ``MAX_FRAME_VALUES``) and how the worker answers and steps over a frame
+    it cannot read are in ``breaker.frames``' docstring.
 
 Requests (shim → worker)
     Every request is a map with ``id`` (int) and ``op`` (str). The worker answers every request
@@ -70,6 +57,10 @@ Requests (shim → worker)
     (``breaker.core.standin``): the shim journals those instead of the call's megabytes, so a
     replacement worker still counts it. Absent when there is none.
 
+    ``keepFrom`` (guard, decided preflight; absent when None) is ``Breaker.history_from``: the
+    call from which the agent's calls rebuild what outlives its window (the failure that began a
+    streak still alive); the shim's journal keeps that call and those after it.
+
     ``configure`` must succeed before any other op except ``shutdown``; a config
     that ``load_config`` rejects is answered with ``ok: false`` and the ConfigError text, which
     names the key. A worker configures once: a second ``configure`` is refused (the shim starts a
@@ -82,496 +73,62 @@ sent before a ``guard`` is applied before that guard is decided.
 
 from __future__ import annotations
 
-import struct
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
-
-import msgpack  # type: ignore[import-untyped]  # no stubs published
-
-from breaker.core.messages import REDACTION_MARGIN, redact
-
-#: Big enough for any real tool call (a 10 MB write), small enough to bound the worker's memory.
-MAX_FRAME_BYTES = 64 * 1024 * 1024
-
-#: No real request holds this many values (a tool call's arguments hold tens to hundreds), and
-#: this many decoded and fingerprinted cost the worker ~10 MB and ~0.1 s at worst.
-MAX_FRAME_VALUES = 50_000
-
-#: How much of a refused frame's head its id is read from: a map header, ``id`` and a 64-bit
-#: integer fit.
-ID_PEEK_BYTES = 32
-
-#: An error reply is read by an operator, not parsed: a few lines at most.
-ERROR_TEXT_CHARS = 1000
-
-#: An unknown op is quoted this far: enough to recognise a typo, never a whole argument.
-_OP_SHOWN_CHARS = 40
-
-_HEADER = struct.Struct(">I")
-HEADER_BYTES = _HEADER.size
-_ID_KEY = b"\xa2id"
-#: The map heads a frame can start with (fixmap, map16, map32) by the bytes they take.
-_MAP_HEADS = {1: range(0x80, 0x90), 3: range(0xDE, 0xDF), 5: range(0xDF, 0xE0)}
-
-Reply = dict[str, Any]
-
-
-#: Where a request's reply goes (see the module docstring); None: on stdout.
-ReplyMode = Literal["later", "errors"] | None
-
-
-# Requests are named tuples (immutable and the cheapest records to build) checked by hand in
-# ``_read_request``: a tool call costs the worker two or three frames, and the model validator
-# this replaced cost more than decoding them. Every request has ``id``, its own fields, ``reply``
-# and ``op`` last: ``op`` differs by type, so requests of two types never compare equal.
-
-
-class Configure(NamedTuple):
-    id: int
-    #: Left untyped on purpose: ``load_config`` explains a config of the wrong shape itself.
-    config: Any = None
-    reply: ReplyMode = None
-    op: Literal["configure"] = "configure"
-
-
-class Guard(NamedTuple):
-    id: int
-    agent: int
-    call: str
-    name: str
-    args: Any = None
-    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
-    stand_in: Any = None
-    reply: ReplyMode = None
-    op: Literal["guard"] = "guard"
-
-
-class Preflight(NamedTuple):
-    id: int
-    agent: int
-    call: str
-    name: str
-    args: Any = None
-    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
-    stand_in: Any = None
-    reply: ReplyMode = None
-    op: Literal["preflight"] = "preflight"
-
-
-class Commit(NamedTuple):
-    id: int
-    agent: int
-    call: str
-    reply: ReplyMode = None
-    op: Literal["commit"] = "commit"
-
-
-class Result(NamedTuple):
-    id: int
-    agent: int
-    call: str
-    text: str
-    #: The plain facts the failure track judges (``breaker.core.outcomes.judge``); nil from older shims.
-    outcome: dict[str, Any] | None = None
-    reply: ReplyMode = None
-    op: Literal["result"] = "result"
-
-
-class Human(NamedTuple):
-    id: int
-    agent: int
-    reply: ReplyMode = None
-    op: Literal["human"] = "human"
-
-
-class Forget(NamedTuple):
-    id: int
-    agent: int
-    reply: ReplyMode = None
-    op: Literal["forget"] = "forget"
-
-
-class Stats(NamedTuple):
-    id: int
-    reply: ReplyMode = None
-    op: Literal["stats"] = "stats"
-
-
-class Shutdown(NamedTuple):
-    id: int
-    reply: ReplyMode = None
-    op: Literal["shutdown"] = "shutdown"
-
-
-Request = Configure | Guard | Preflight | Commit | Result | Human | Forget | Stats | Shutdown
-
-
-class _Anything:
-    """A field that takes any value; absent, it is None."""
-
-
-class _StringKeyedMap:
-    """A field that takes nil or a map whose keys are strings (a msgpack key can be any value);
-    absent, it is None."""
-
-
-#: What a field takes: ``int`` or ``str`` exactly (a bool is an int subclass, and no integer
-#: here), and then it is required; or one of the two optional kinds above.
-_Kind = type[int] | type[str] | type[_Anything] | type[_StringKeyedMap]
-
-#: op → its request type and its fields between ``id`` and ``reply``, in the order of the type's
-#: fields and of the problems an error text tells.
-_REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] = {
-    "configure": (Configure, (("config", _Anything),)),
-    "guard": (
-        Guard,
-        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
-    ),
-    "preflight": (
-        Preflight,
-        (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),
-    ),
-    "commit": (Commit, (("agent", int), ("call", str))),
-    "result": (Result, (("agent", int), ("call", str), ("text", str), ("outcome", _StringKeyedMap))),
-    "human": (Human, (("agent", int),)),
-    "forget": (Forget, (("agent", int),)),
-    "stats": (Stats, ()),
-    "shutdown": (Shutdown, ()),
-}
-
-
-def _read_request(message: dict[Any, Any], request_id: int, op: str, mode: ReplyMode) -> Request | BadRequest:
-    """The request a map with an integer id and a known op holds, or every problem with it."""
-    request_type, fields = _REQUEST_FIELDS[op]
-    values: list[Any] = [request_id]
-    problems: list[str] = []
-    if mode is None and message.get("reply") is not None:
-        problems.append("reply: Input should be 'later' or 'errors'")
-    for name, kind in fields:
-        value = message.get(name)
-        if type(value) is kind or kind is _Anything or (kind is _StringKeyedMap and _is_string_keyed(value)):
-            values.append(value)
-        else:
-            problems.append(_field_problem(name, kind, value, name in message))
-    if problems:
-        return BadRequest(request_id, f"{op}: {'; '.join(problems)}", reply=mode)
-    values.append(mode)
-    return request_type(*values)
-
-
-def _is_string_keyed(value: object) -> bool:
-    return value is None or (type(value) is dict and all(type(key) is str for key in value))
-
-
-def _field_problem(name: str, kind: _Kind, value: object, present: bool) -> str:
-    """Why a field does not fit, worded as the pydantic validation this replaced worded it (the
-    shim's logs and the tests read these texts)."""
-    if not present:
-        return f"{name}: Field required"
-    if kind is int:
-        return f"{name}: Input should be a valid integer"
-    if kind is str:
-        return f"{name}: Input should be a valid string"
-    if not isinstance(value, dict):
-        return f"{name}: Input should be a valid dictionary"
-    wrong_keys = [key for key in value if type(key) is not str]
-    problems = (f"{name}.{_key_location(key)}.[key]: Input should be a valid string" for key in wrong_keys)
-    return "; ".join(problems)
-
-
-def _key_location(key: object) -> str:
-    """A map key in an error's location: integers and booleans as numbers, the rest by repr."""
-    return str(int(key)) if isinstance(key, int) else repr(key)
-
-
-@dataclass(frozen=True, slots=True)
-class BadRequest:
-    """A frame that is not a valid request; it is answered with ``error_reply(id, error)``."""
-
-    id: int | None
-    error: str
-    #: The body was not msgpack: its length prefix may be wrong, so the stream may be out of step.
-    unreadable: bool = False
-    #: Where its reply goes, when the frame said so in a readable way.
-    reply: ReplyMode = None
-
-
-def parse_request(body: bytes | memoryview, max_values: int = MAX_FRAME_VALUES) -> Request | BadRequest:
-    """One frame body → a validated request, or the reason it is not one."""
-    if len(body) > max_values and holds_more_values_than(body, max_values):  # a value is >= 1 byte
-        return BadRequest(peek_id(body), f"frame of {len(body)} bytes holds more than {max_values} values")
-    try:
-        # unpackb's own limits follow the frame's length: no container can claim more entries
-        # than the frame has bytes, so none is allocated beyond what the count above allowed.
-        message = msgpack.unpackb(body, raw=False, unicode_errors="replace", strict_map_key=False)
-    except Exception as error:  # msgpack raises several unrelated types for bad input
-        error_text = f"frame is not valid msgpack: {type(error).__name__}: {str(error)[:200]}"
-        return BadRequest(peek_id(body), error_text, unreadable=True)
-    if not isinstance(message, dict):
-        return BadRequest(None, f"frame must hold a map, got {_type_name(message)}")
-    request_id = message.get("id")
-    if type(request_id) is not int:  # exactly: a bool is an int subclass, and no id
-        return BadRequest(None, f"request needs an integer id, got {_brief(request_id)}")
-    op = message.get("op")
-    reply = message.get("reply")
-    mode: ReplyMode = reply if reply in ("later", "errors") else None
-    if not isinstance(op, str):  # a list or a map is not even hashable: test the type first
-        return BadRequest(request_id, f"op must be a string, got {_type_name(op)}", reply=mode)
-    if op not in _REQUEST_FIELDS:
-        known = ", ".join(_REQUEST_FIELDS)
-        return BadRequest(request_id, f"unknown op {op[:_OP_SHOWN_CHARS]!r} (known: {known})", reply=mode)
-    return _read_request(message, request_id, op, mode)
-
-
-def peek_id(body: bytes | memoryview) -> int | None:
-    """The id of a frame from its first bytes (the shim writes it first), or None."""
-    return _peek_id(body)[1]
-
-
-def _peek_id(body: bytes | memoryview) -> tuple[bool, int | None]:
-    """(whether the head was enough to tell, the id): not yet when it ends before the id does."""
-    unpacker = msgpack.Unpacker(raw=False, unicode_errors="replace", max_buffer_size=ID_PEEK_BYTES)
-    unpacker.feed(bytes(body[:ID_PEEK_BYTES]))
-    try:
-        if unpacker.read_map_header() < 1 or unpacker.unpack() != "id":
-            return True, None
-        request_id = unpacker.unpack()
-    except msgpack.OutOfData:
-        return len(body) >= ID_PEEK_BYTES, None
-    except Exception:  # not a map, not msgpack: no id to be had
-        return True, None
-    return True, request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else None
-
-
-#: msgpack's first byte of a value → how to step over it: (_FIXED, total size), (_SIZED, width of
-#: the length, bytes after the length before the data), (_SHORT_CONTAINER, entries),
-#: (_CONTAINER, width of the count, values per entry), or (_INVALID, 0).
-_FIXED, _SIZED, _SHORT_CONTAINER, _CONTAINER, _INVALID = range(5)
-
-
-def _value_steps() -> tuple[tuple[int, int, int], ...]:
-    steps: list[tuple[int, int, int]] = []
-    sized = {
-        0xC4: (1, 0),
-        0xC5: (2, 0),
-        0xC6: (4, 0),
-        0xC7: (1, 1),
-        0xC8: (2, 1),
-        0xC9: (4, 1),
-        0xD9: (1, 0),
-        0xDA: (2, 0),
-        0xDB: (4, 0),
-    }  # bin, ext (one type byte), str
-    fixed = {
-        0xC0: 1,
-        0xC2: 1,
-        0xC3: 1,
-        0xCA: 5,
-        0xCB: 9,
-        0xCC: 2,
-        0xCD: 3,
-        0xCE: 5,
-        0xCF: 9,
-        0xD0: 2,
-        0xD1: 3,
-        0xD2: 5,
-        0xD3: 9,
-        0xD4: 3,
-        0xD5: 4,
-        0xD6: 6,
-        0xD7: 10,
-        0xD8: 18,
-    }
-    containers = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # array16/32, map16/32
-    for byte in range(256):
-        if byte <= 0x7F or byte >= 0xE0:  # positive and negative fixint
-            steps.append((_FIXED, 1, 0))
-        elif byte <= 0x8F:  # fixmap: a key and a value per entry
-            steps.append((_SHORT_CONTAINER, 2 * (byte & 0x0F), 0))
-        elif byte <= 0x9F:  # fixarray
-            steps.append((_SHORT_CONTAINER, byte & 0x0F, 0))
-        elif byte <= 0xBF:  # fixstr
-            steps.append((_FIXED, 1 + (byte & 0x1F), 0))
-        elif byte in fixed:
-            steps.append((_FIXED, fixed[byte], 0))
-        elif byte in sized:
-            steps.append((_SIZED, *sized[byte]))
-        elif byte in containers:
-            steps.append((_CONTAINER, *containers[byte]))
-        else:  # 0xC1, never used
-            steps.append((_INVALID, 0, 0))
-    return tuple(steps)
-
-
-_VALUE_STEPS = _value_steps()
-
-
-def holds_more_values_than(body: bytes | memoryview, limit: int) -> bool:
-    """Whether the msgpack value in ``body`` holds more than ``limit`` values, nothing decoded.
-
-    Each container adds its entries to the count as soon as its header is read, so a walk never
-    goes past ``limit`` values whatever the frame claims. A malformed frame ends the walk with
-    the count so far: the decoder then fails at the same byte, having built no more.
-    """
-    size = len(body)
-    position = 0
-    unread = 1
-    seen = 1
-    while unread and position < size:
-        kind, first, second = _VALUE_STEPS[body[position]]
-        unread -= 1
-        if kind == _FIXED:
-            position += first
-            continue
-        if kind == _SIZED:
-            length = int.from_bytes(body[position + 1 : position + 1 + first], "big")
-            position += 1 + first + second + length
-            continue
-        if kind == _SHORT_CONTAINER:
-            entries = first
-            position += 1
-        elif kind == _CONTAINER:
-            entries = int.from_bytes(body[position + 1 : position + 1 + first], "big") * second
-            position += 1 + first
-        else:
-            return False
-        unread += entries
-        seen += entries
-        if seen > limit:
-            return True
-    return False
-
-
-def ok_reply(request_id: int, **fields: Any) -> Reply:
-    return {"id": request_id, "ok": True, **fields}
-
-
-def error_reply(request_id: int | None, error: str) -> Reply:
-    """The shim logs this text, so what an odd frame or a failure quoted is redacted and cut short."""
-    text = redact(error[: ERROR_TEXT_CHARS + REDACTION_MARGIN])
-    if len(text) > ERROR_TEXT_CHARS:
-        text = text[:ERROR_TEXT_CHARS] + " [cut]"
-    return {"id": request_id, "ok": False, "error": text}
-
-
-_packer = msgpack.Packer(use_bin_type=True)
-
-
-def encode_frame_parts(message: Reply) -> tuple[bytes, bytes]:
-    """The header and the body of one frame, kept apart so a writer can send them without joining."""
-    body: bytes = _packer.pack(message)
-    return _HEADER.pack(len(body)), body
-
-
-def encode_frame(message: Reply) -> bytes:
-    header, body = encode_frame_parts(message)
-    return header + body
-
-
-class FrameDecoder:
-    """Incremental: feed whatever a read returned, get every request it completed."""
-
-    def __init__(
-        self, max_frame_bytes: int = MAX_FRAME_BYTES, max_frame_values: int = MAX_FRAME_VALUES
-    ) -> None:
-        self._max_frame_bytes = max_frame_bytes
-        self._max_frame_values = max_frame_values
-        self._buffer = bytearray()
-        self._skipping = 0  # bytes of an oversized frame still to discard
-        self._searching = False  # out of step: looking for the start of the next frame
-
-    @property
-    def pending(self) -> int:
-        """Bytes of an unfinished frame (non-zero at end of input means a truncated frame)."""
-        return len(self._buffer) + self._skipping
-
-    def feed(self, data: bytes) -> list[Request | BadRequest]:
-        if self._skipping:
-            skipped = min(self._skipping, len(data))
-            self._skipping -= skipped
-            data = data[skipped:]
-        buffer = self._buffer
-        buffer += data
-        decoded: list[Request | BadRequest] = []
-        # One view for every frame of this read: a view per frame costs as much as checking one.
-        with memoryview(buffer) as view:
-            start = self._decode(view, decoded)
-        del buffer[:start]
-        return decoded
-
-    def _decode(self, view: memoryview, decoded: list[Request | BadRequest]) -> int:
-        """Append every frame ``view`` completes to ``decoded``; the bytes consumed."""
-        size = len(view)
-        start = 0
-        while True:
-            if self._searching:
-                found = self._next_frame(start)
-                if found is None:  # keep what could be the beginning of one
-                    return max(start, size - HEADER_BYTES - 5 - len(_ID_KEY))
-                start = found
-                self._searching = False
-            if size - start < HEADER_BYTES:
-                return start
-            (length,) = _HEADER.unpack_from(view, start)
-            body = start + HEADER_BYTES
-            end = body + length
-            if length > self._max_frame_bytes:
-                told, request_id = _peek_id(view[body : min(end, size)])
-                if not told:
-                    return start  # its id is in the bytes still to come
-                self._skipping = max(0, end - size)
-                start = min(size, end)
-                problem = f"frame of {length} bytes exceeds the limit of {self._max_frame_bytes}"
-                decoded.append(BadRequest(request_id, problem))
-                continue
-            if end > size:
-                return start
-            request = parse_request(view[body:end], self._max_frame_values)
-            decoded.append(request)
-            if isinstance(request, BadRequest) and request.unreadable and self._starts_frame(end) is False:
-                self._searching = True  # the length was wrong: the next frame starts elsewhere
-                start += 1
-            else:
-                start = end
-
-    def _starts_frame(self, position: int) -> bool | None:
-        """Whether a frame as the shim writes it starts at ``position``: a length within the limit,
-        then a map whose first key is ``id`` (None: too few bytes to tell)."""
-        buffer = self._buffer
-        if len(buffer) - position < HEADER_BYTES + 1:
-            return None
-        (length,) = _HEADER.unpack_from(buffer, position)
-        if length > self._max_frame_bytes:
-            return False
-        head = buffer[position + HEADER_BYTES]
-        for size, heads in _MAP_HEADS.items():
-            if head in heads:
-                key = position + HEADER_BYTES + size
-                if len(buffer) < key + len(_ID_KEY):
-                    return None
-                return buffer[key : key + len(_ID_KEY)] == _ID_KEY
-        return False
-
-    def _next_frame(self, start: int) -> int | None:
-        """The first position from ``start`` where a frame starts, found by its ``id`` key."""
-        buffer = self._buffer
-        search = start
-        while (key := buffer.find(_ID_KEY, search)) != -1:
-            for size in _MAP_HEADS:
-                position = key - size - HEADER_BYTES
-                if position >= start and self._starts_frame(position):
-                    return position
-            search = key + 1
-        return None
-
-
-def _type_name(value: object) -> str:
-    return "nil" if value is None else type(value).__name__
-
-
-def _brief(value: object) -> str:
-    """A field's value for an error text: short scalars as they are, anything else by its type."""
-    if isinstance(value, (str, int, float)) or value is None:
-        text = repr(value)
-        return text if len(text) <= 80 else f"{text[:80]}... ({_type_name(value)})"
-    return f"a {_type_name(value)}"
+from breaker.frames import (
+    HEADER_BYTES,
+    ID_PEEK_BYTES,
+    MAX_FRAME_BYTES,
+    MAX_FRAME_VALUES,
+    FrameDecoder,
+    encode_frame_parts,
+    holds_more_values_than,
+    parse_request,
+    peek_id,
+)
+from breaker.ops import (
+    ERROR_TEXT_CHARS,
+    BadRequest,
+    Commit,
+    Configure,
+    Forget,
+    Guard,
+    Human,
+    Preflight,
+    Reply,
+    ReplyMode,
+    Request,
+    Result,
+    Shutdown,
+    Stats,
+    error_reply,
+    ok_reply,
+    read_request,
+)
+
+__all__ = [
+    "ERROR_TEXT_CHARS",
+    "HEADER_BYTES",
+    "ID_PEEK_BYTES",
+    "MAX_FRAME_BYTES",
+    "MAX_FRAME_VALUES",
+    "BadRequest",
+    "Commit",
+    "Configure",
+    "Forget",
+    "FrameDecoder",
+    "Guard",
+    "Human",
+    "Preflight",
+    "Reply",
+    "ReplyMode",
+    "Request",
+    "Result",
+    "Shutdown",
+    "Stats",
+    "encode_frame_parts",
+    "error_reply",
+    "holds_more_values_than",
+    "ok_reply",
+    "parse_request",
+    "peek_id",
+    "read_request",
+]

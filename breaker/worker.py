@@ -18,6 +18,11 @@ follows another closely does not have to wake the worker; the replies to every r
 from one read go out in one ``writev`` per stream: stdout, and the second stream
 ``--later-replies FD`` names (replies the shim reads on its event loop; see
 ``breaker/protocol.py``).
+
+Starting is on dsh's boot path (the shim's ``apply`` waits for the answer to ``configure``), so
+the worker answers ``configure`` having imported only what that needs (the protocol and the
+configuration model); the decision core and the event loop are imported once that answer has
+gone out, before the next request is read.
 """
 
 from __future__ import annotations
@@ -32,15 +37,12 @@ import signal
 import sys
 import time
 import traceback
-
-import anyio
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from breaker.core.canonical import CONDENSED_CHARS
-from breaker.core.config import ConfigError, load_config
-from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
+from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.messages import redact
-from breaker.core.standin import stand_in
 from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
@@ -60,6 +62,12 @@ from breaker.protocol import (
     error_reply,
     ok_reply,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from breaker.core.decision import Breaker
+    from breaker.core.fingerprints import ToolCall
 
 log = logging.getLogger("breaker.worker")
 
@@ -99,10 +107,29 @@ PR_SET_PDEATHSIG = 1
 
 
 class RequestHandler:
-    """Request → Breaker call → reply. Holds the Breaker once ``configure`` has succeeded."""
+    """Request → Breaker call → reply. Holds the Breaker once ``configure`` has succeeded.
 
-    def __init__(self) -> None:
+    ``defer_core``: a successful ``configure`` only validates; the Breaker is built (and the
+    decision core imported) by ``start``, which the worker calls once the answer has gone out.
+    """
+
+    def __init__(self, *, defer_core: bool = False) -> None:
+        self._defer_core = defer_core
+        self._config: BreakerConfig | None = None
         self._breaker: Breaker | None = None
+        self._tool_call: type[ToolCall] | None = None
+        self._stand_in: Callable[[ToolCall, BreakerConfig], object] | None = None
+
+    def start(self) -> None:
+        """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
+        if self._config is not None and self._breaker is None:
+            from breaker.core.decision import Breaker
+            from breaker.core.fingerprints import ToolCall
+            from breaker.core.standin import stand_in
+
+            self._breaker = Breaker(self._config)
+            self._tool_call = ToolCall
+            self._stand_in = stand_in
 
     def handle(self, request: Request | BadRequest) -> Reply:
         if isinstance(request, BadRequest):
@@ -119,9 +146,11 @@ class RequestHandler:
             return self._configure(request)
         if isinstance(request, Shutdown):
             return ok_reply(request.id)
-        breaker = self._breaker
-        if breaker is None:
+        if self._config is None:
             return error_reply(request.id, f"{request.op} before a successful configure")
+        self.start()
+        breaker, ToolCall = self._breaker, self._tool_call  # the class, imported by start()
+        assert breaker is not None and ToolCall is not None
         match request:
             case Guard():
                 call = ToolCall(request.name, request.args, request.call)
@@ -130,7 +159,7 @@ class RequestHandler:
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
                 reply = ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
-                return self._with_stand_in(reply, request.stand_in, call)
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Preflight():
                 call = ToolCall(request.name, request.args, request.call)
                 answer = breaker.precheck(request.agent, call)
@@ -143,7 +172,7 @@ class RequestHandler:
                     return ok_reply(request.id, ask=None, decided=False, passes=passes)
                 deny = answer.message if isinstance(answer, Deny) else None
                 reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
-                return self._with_stand_in(reply, request.stand_in, call)
+                return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
                 breaker.commit(request.agent, request.call)
             case Result():
@@ -161,14 +190,22 @@ class RequestHandler:
 
     def _with_stand_in(self, reply: Reply, asked: object, call: ToolCall) -> Reply:
         """``reply`` with the call's stand-in when the shim asked for one and there is one."""
-        if asked and self._breaker is not None:
-            arguments = stand_in(call, self._breaker.config)
+        if asked and self._breaker is not None and self._stand_in is not None:
+            arguments = self._stand_in(call, self._breaker.config)
             if arguments is not None:
                 reply["standIn"] = arguments
         return reply
 
+    def _with_history(self, reply: Reply, agent: int) -> Reply:
+        """``reply`` with ``keepFrom`` when the agent's state needs calls older than its window
+        (``Breaker.history_from``): the shim's journal keeps them from that call on."""
+        first = self._breaker.history_from(agent) if self._breaker is not None else None
+        if first is not None:
+            reply["keepFrom"] = first
+        return reply
+
     def _configure(self, request: Configure) -> Reply:
-        if self._breaker is not None:
+        if self._config is not None:
             # The shim starts a new worker for a new configuration; a second one could only come
             # from a stray writer, and could switch every cap off.
             return error_reply(request.id, "configure: this worker is configured already")
@@ -176,7 +213,9 @@ class RequestHandler:
             config = load_config(request.config)
         except ConfigError as error:
             return error_reply(request.id, str(error))
-        self._breaker = Breaker(config)
+        self._config = config
+        if not self._defer_core:
+            self.start()
         settings = {
             "countedTools": config.counted_tools_pattern(),
             "onWorkerFailure": config.onWorkerFailure,
@@ -205,13 +244,24 @@ def forbid_side_effects() -> None:
     sys.addaudithook(audit)
 
 
-async def serve(input_fd: int, output_fd: int, *, later_fd: int | None = None, audit: bool = False) -> None:
+async def serve(
+    input_fd: int,
+    output_fd: int,
+    *,
+    later_fd: int | None = None,
+    audit: bool = False,
+    handler: RequestHandler | None = None,
+    decoder: FrameDecoder | None = None,
+) -> None:
     """Answer requests from ``input_fd`` on ``output_fd`` (and ``later_fd``, for the replies a
-    request asks to get there) until end of input or ``shutdown``."""
+    request asks to get there) until end of input or ``shutdown``; ``handler`` and ``decoder``
+    carry on from ``answer_configure``."""
+    import anyio
+
     if audit:  # the event loop is up and every import is done: what follows is the decision path
         forbid_side_effects()
-    handler = RequestHandler()
-    decoder = FrameDecoder()
+    handler = handler or RequestHandler()
+    decoder = decoder or FrameDecoder()
     was_blocking = os.get_blocking(input_fd)
     os.set_blocking(input_fd, False)
     try:
@@ -224,24 +274,48 @@ async def serve(input_fd: int, output_fd: int, *, later_fd: int | None = None, a
                 if decoder.pending:
                     _write_replies(output_fd, [error_reply(None, "input ended inside a frame")])
                 return
-            replies: list[Reply] = []
-            later: list[Reply] = []
-            stop = False
-            for request in decoder.feed(chunk):
-                reply = handler.handle(request)
-                if request.reply is None:
-                    replies.append(reply)
-                elif request.reply == "later" or not reply["ok"]:
-                    later.append(reply)
-                if isinstance(request, Shutdown):
-                    stop = True
-                    break
-            _write_replies(output_fd, replies)
-            _write_replies(output_fd if later_fd is None else later_fd, later)
-            if stop:
+            if _answer(handler, decoder.feed(chunk), output_fd, later_fd):
                 return
     finally:
         os.set_blocking(input_fd, was_blocking)
+
+
+def _answer(
+    handler: RequestHandler, requests: Iterable[Request | BadRequest], output_fd: int, later_fd: int | None
+) -> bool:
+    """Handle ``requests`` and write their replies, each to its stream; True after ``shutdown``."""
+    replies: list[Reply] = []
+    later: list[Reply] = []
+    stop = False
+    for request in requests:
+        reply = handler.handle(request)
+        if request.reply is None:
+            replies.append(reply)
+        elif request.reply == "later" or not reply["ok"]:
+            later.append(reply)
+        if isinstance(request, Shutdown):
+            stop = True
+            break
+    _write_replies(output_fd, replies)
+    _write_replies(output_fd if later_fd is None else later_fd, later)
+    return stop
+
+
+def answer_configure(
+    handler: RequestHandler, decoder: FrameDecoder, input_fd: int, output_fd: int, later_fd: int | None
+) -> bool:
+    """Before anything else is imported: read (blocking) up to the first whole request and answer
+    the requests read with it, the shim's ``configure`` first. False when input ended or after a
+    ``shutdown``: nothing is left to serve."""
+    while True:
+        chunk = os.read(input_fd, READ_SIZE)
+        if not chunk:
+            if decoder.pending:
+                _write_replies(output_fd, [error_reply(None, "input ended inside a frame")])
+            return False
+        requests = list(decoder.feed(chunk))
+        if requests:
+            return not _answer(handler, requests, output_fd, later_fd)
 
 
 def _read_soon(fd: int) -> bytes | None:
@@ -311,8 +385,15 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with contextlib.suppress(BrokenPipeError):  # the shim went away; nobody is left to answer
+        handler = RequestHandler(defer_core=True)
+        decoder = FrameDecoder()
+        if not answer_configure(handler, decoder, sys.stdin.fileno(), output_fd, later_fd):
+            return 0
+        handler.start()  # the decision core, now that the shim has its answer
+        import anyio
+
         audit = os.environ.get("RTB_AUDIT") == "1"
-        serving = functools.partial(serve, later_fd=later_fd, audit=audit)
+        serving = functools.partial(serve, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
         anyio.run(serving, sys.stdin.fileno(), output_fd)
     return 0
 

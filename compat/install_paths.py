@@ -219,8 +219,8 @@ def json_version(package: Path) -> str:
 
 
 def check_upgrade(target: Target) -> bool:
-    """An upgrade to a version whose Python dependencies changed gets a fresh environment:
-    the old one, which lacks the new dependency, is neither reused nor touched."""
+    """An upgrade to a version whose Python dependencies changed gets a fresh environment, and the
+    old one, which lacks the new dependency and which no installed copy uses any more, is removed."""
     print("=== upgrade: the next version needs a new Python dependency (six)")
     failures: list[str] = []
     if target.upgrade_tarball is None:
@@ -244,12 +244,46 @@ def check_upgrade(target: Target) -> bool:
         after.run, json_version(installed_package(target)), failures, "after the upgrade"
     )
     if old and new:
-        imports_six = [has_module(env, "six") for env in (old, new)]
-        print(f"  environments: {old.name} (six: {imports_six[0]}), {new.name} (six: {imports_six[1]})")
-        if old == new or imports_six != [False, True] or environments(target) != sorted([old, new]):
-            failures.append(f"expected two environments, only the new one with six: {environments(target)}")
+        print(f"  environments: {old.name} before, {new.name} (six: {has_module(new, 'six')}) after")
+        if old == new or not has_module(new, "six"):
+            failures.append(f"expected a new environment with six: {old.name} -> {new.name}")
+        if environments(target) != [new]:
+            failures.append(f"the old environment, unused, is still there: {environments(target)}")
     expect_rtb_replays(target, after.session, failures, "rtb after the upgrade")
     return report("upgrade", failures, after.run)
+
+
+def check_shared_environment(target: Target) -> bool:
+    """A next version with the same Python dependency list boots on the environment the installed
+    one prepared: nothing is prepared again, nothing is removed, one environment in the cache."""
+    print("=== shared-environment: the next version keeps the Python dependency list")
+    failures: list[str] = []
+    gated_boot(target, failures, "before the upgrade")  # prepares the environment if the cache is empty
+    package = installed_package(target)
+    found = environments(target)
+    old = found[0] if len(found) == 1 else None
+    if old is None:
+        failures.append(f"expected one environment before the upgrade: {found}")
+    next_version = target.home / "next-same-dependencies"
+    subprocess.run(["rm", "-rf", str(next_version)], check=True)
+    subprocess.run(["cp", "-rL", str(package), str(next_version)], check=True)
+    manifest = json.loads((next_version / "package.json").read_text())
+    major, minor, patch = (int(part) for part in manifest["version"].split("-")[0].split("."))
+    manifest["version"] = f"{major}.{minor}.{patch + 1}"
+    (next_version / "package.json").write_text(json.dumps(manifest, indent=2))
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", str(next_version)],
+        cwd=target.profile_dir,
+        check=True,
+        timeout=RTB_TIMEOUT_S,
+    )
+    after = gated_boot(target, failures, "after the upgrade")
+    print(f"  {json_version(installed_package(target))} boots on {[p.name for p in environments(target)]}")
+    if any(announcements(after.run)):
+        failures.append("the next version prepared an environment although its dependency list is the same")
+    if old is not None and environments(target) != [old]:
+        failures.append(f"expected the one environment {old.name} to be shared: {environments(target)}")
+    return report("shared-environment", failures, after.run)
 
 
 def has_module(environment: Path, module: str) -> bool:
@@ -370,6 +404,7 @@ CHECKS: dict[str, Callable[[Target], bool]] = {
     "old-python": check_old_python,
     "first-boot": check_first_boot,
     "upgrade": check_upgrade,
+    "shared-environment": check_shared_environment,
     "pip-rtb": check_pip_rtb,
 }
 

@@ -60,7 +60,7 @@ done
 # What compat/install_paths.py checks after each install; an empty cache is where each starts.
 install_checks() {
   case "$1" in
-    npm-ignore-scripts) echo "--check first-boot --check pip-rtb" ;;
+    npm-ignore-scripts) echo "--check first-boot --check pip-rtb --check shared-environment" ;;
     upgrade) echo "--check upgrade" ;;
     overlay) echo "--check offline-boot --check no-python --check old-python --check first-boot" ;;
     *) echo "--check first-boot" ;;

@@ -140,11 +140,12 @@ export class WorkerBridge {
   }
 
   /**
-   * Start the first worker and configure it, waiting up to `timeoutMs`. Returns the configure
-   * reply (which may be a rejection); throws WorkerUnavailable when there was no reply at all.
+   * Start the first worker (unless `spawn` started it already) and configure it, waiting up to
+   * `timeoutMs`. Returns the configure reply (which may be a rejection); throws WorkerUnavailable
+   * when there was no reply at all.
    */
   boot(configureMessage, timeoutMs) {
-    this.spawn();
+    if (!this.helper) this.spawn();
     const reply = this.waitFor(this.send(configureMessage), clock() + timeoutMs, timeoutMs);
     this.drain(); // the helper's news (the worker's pid) when the reply came straight off the FIFO
     if (reply.ok) {

@@ -4,15 +4,40 @@
 // No install script is needed: pnpm 10 and later skip a dependency's build scripts, npm may run
 // with --ignore-scripts, a plugin mounted from a path has no install step at all, and a
 // content-addressed or read-only node_modules must not be written. So the first boot that finds
-// no ready environment prepares one itself, in the per-user cache, keyed by this package's version
-// and its Python dependency list: reinstalls and profiles share it, and an upgrade whose
-// dependencies changed gets a fresh one. Only the runtime dependencies are installed (the
-// `[project].dependencies` of pyproject.toml, the one list); the worker itself runs from this
-// package's own `breaker/` through PYTHONPATH, so no build of the package is needed.
+// no ready environment prepares one itself (prepare_environment.py), in the per-user cache:
+//
+//   <cache>/dsh-repeat-tool-breaker/            this user's, mode 700
+//     py3.11-<digest of the dependency list>/   one venv per Python dependency list and interpreter
+//     users/<digest of a package folder>.json   which environment each installed copy uses
+//
+// Package versions and profiles with the same dependency list share one environment; an upgrade
+// whose dependencies changed gets a fresh one, and an environment no installed copy uses any more
+// is removed at the next boot (or by `npm run setup -- --prune`). Only the runtime dependencies are
+// installed (the `[project].dependencies` of pyproject.toml, the one list); the worker itself runs
+// from this package's own `breaker/` through PYTHONPATH, so no build of the package is needed.
+//
+// Finding a ready environment spawns nothing: a few stat calls. An environment is run only when
+// nobody else could have changed it: its folders are this user's, not writable by group or others,
+// and no symbolic link leads into it; a cache that fails this is not used (one line says why) and
+// the environment is kept in a private folder instead.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir, tmpdir, userInfo } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,11 +46,19 @@ export const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 export const MINIMUM_PYTHON = [3, 10];
 /** Tried in order when the plugin prepares its own environment; the first new enough one is used. */
 const BASE_INTERPRETERS = ['python3', 'python', 'python3.14', 'python3.13', 'python3.12', 'python3.11', 'python3.10'];
-const CACHE_FOLDER = 'dsh-repeat-tool-breaker';
+export const CACHE_FOLDER = 'dsh-repeat-tool-breaker';
 const MARKER = 'rtb-environment.json';
+const USERS = 'users';
 /** Creating the venv and installing the dependencies may take this long before it counts as failed. */
 const PREPARE_TIMEOUT_MS = 300_000;
 const SETUP_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'setup.js');
+const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'prepare_environment.py');
+/** An environment's folder name: the interpreter's version and the dependency list's digest. */
+const ENVIRONMENT_NAME = /^py(\d+)\.(\d+)-([0-9a-f]{12})$/;
+/** What earlier versions of this plugin named theirs: `<package version>-<digest>`. */
+const OLD_ENVIRONMENT_NAME = /^\d+\.\d+\.\d+[^/]*-[0-9a-f]{12}$/;
+/** A preparation's or a removal's private folder, named after the process that made it. */
+const WORK_FOLDER = /\.(?:partial|pruning)-(\d+)-[0-9a-f]+$/;
 
 /** The environment could not be found or prepared; the message names the fix. */
 export class EnvironmentUnavailable extends Error {
@@ -87,21 +120,210 @@ export function cacheHome(env = process.env) {
   return configured && isAbsolute(configured) ? configured : join(env.HOME || homedir(), '.cache');
 }
 
-/** Where the environment of this version and dependency list lives. */
-export function environmentDir({ version, dependencies }, env = process.env) {
-  const digest = createHash('sha256').update(JSON.stringify([version, dependencies])).digest('hex');
-  return join(cacheHome(env), CACHE_FOLDER, `${version}-${digest.slice(0, 12)}`);
+/** What an environment is made for, besides its interpreter: a digest of the dependency list. */
+export function dependencyDigest(dependencies) {
+  return createHash('sha256').update(JSON.stringify(dependencies)).digest('hex').slice(0, 12);
+}
+
+/** The folder name of the environment for `dependencies` made from a Python `[major, minor]`. */
+export function environmentName([major, minor], dependencies) {
+  return `py${major}.${minor}-${dependencyDigest(dependencies)}`;
 }
 
 function interpreterOf(dir) {
   return process.platform === 'win32' ? join(dir, 'Scripts', 'python.exe') : join(dir, 'bin', 'python');
 }
 
-/** The environment's interpreter, when a complete environment is there (the marker is written last). */
-export function readyInterpreter(dir) {
-  const python = interpreterOf(dir);
-  return existsSync(join(dir, MARKER)) && existsSync(python) ? python : null;
+// --- who may have written it ----------------------------------------------------------------
+
+/** This process's uid; undefined where there are no uids (Windows: no ownership checks there). */
+const myUid = () => process.getuid?.();
+
+function writers(mode) {
+  const group = mode & 0o020;
+  const others = mode & 0o002;
+  return group && others ? 'its group and others' : group ? 'its group' : 'others';
 }
+
+/**
+ * Why `path` may not be trusted, or null: it must be this user's, writable by no one else, and no
+ * symbolic link (except `link`: a venv's interpreter is a link to the Python it was made from).
+ */
+function distrust(path, { directory = false, link = false } = {}) {
+  let stats;
+  try {
+    stats = lstatSync(path);
+  } catch (error) {
+    return `${path} cannot be examined (${error.code})`;
+  }
+  if (stats.isSymbolicLink() && !link) return `${path} is a symbolic link`;
+  if (directory && !stats.isDirectory()) return `${path} is not a folder`;
+  const uid = myUid();
+  if (uid === undefined) return null;
+  if (stats.uid !== uid) return `${path} belongs to another user (uid ${stats.uid})`;
+  if (!stats.isSymbolicLink() && stats.mode & 0o022) {
+    return `${path} can be written by ${writers(stats.mode)} (mode ${(stats.mode & 0o7777).toString(8)})`;
+  }
+  return null;
+}
+
+/**
+ * Why another user could replace what a folder holds, or null: each folder above it (links
+ * resolved) must be this user's or root's, and writable by no one else unless sticky (like /tmp).
+ */
+function distrustAncestors(folder) {
+  const uid = myUid();
+  if (uid === undefined) return null;
+  let current = folder;
+  while (!existsSync(current) && dirname(current) !== current) current = dirname(current);
+  try {
+    current = realpathSync(current);
+    for (;;) {
+      const stats = statSync(current);
+      if (stats.uid !== uid && stats.uid !== 0) return `${current} belongs to another user (uid ${stats.uid})`;
+      if (stats.mode & 0o022 && !(stats.mode & 0o1000)) {
+        return `${current} can be written by ${writers(stats.mode)} (mode ${(stats.mode & 0o7777).toString(8)})`;
+      }
+      if (dirname(current) === current) return null;
+      current = dirname(current);
+    }
+  } catch (error) {
+    return `${current} cannot be examined (${error.code})`;
+  }
+}
+
+/** Why this plugin's cache folder may not be used, or null; a folder of ours is made private (700). */
+function distrustCache(folder) {
+  const above = distrustAncestors(dirname(folder));
+  if (above) return above;
+  let stats;
+  try {
+    stats = lstatSync(folder);
+  } catch {
+    return null; // made, private, when an environment is first prepared
+  }
+  const uid = myUid();
+  if (uid !== undefined && stats.isDirectory() && stats.uid === uid && stats.mode & 0o077) {
+    chmodSync(folder, 0o700); // ours (earlier versions made it 755): nobody else needs to look inside
+    stats = lstatSync(folder);
+  }
+  return distrust(folder, { directory: true });
+}
+
+/**
+ * The folder this plugin keeps its environments in: `<cache>/dsh-repeat-tool-breaker`, unless
+ * another user could change what is there; then `~/.cache/dsh-repeat-tool-breaker` of this user's
+ * home, when that is safe; else a new private temporary folder (`temporary`, only when `make`).
+ * `distrusted` says why the first was not used.
+ */
+export function cacheFolder(env = process.env, { make = true } = {}) {
+  const preferred = join(cacheHome(env), CACHE_FOLDER);
+  const distrusted = distrustCache(preferred);
+  if (!distrusted) return { folder: preferred };
+  let home = env.HOME;
+  try {
+    home ||= userInfo().homedir;
+  } catch {
+    home = null;
+  }
+  const fallback = home && join(home, '.cache', CACHE_FOLDER);
+  if (fallback && fallback !== preferred && !distrustCache(fallback)) return { folder: fallback, distrusted };
+  if (!make) return { folder: null, distrusted };
+  return { folder: mkdtempSync(join(tmpdir(), `${CACHE_FOLDER}-`)), distrusted, temporary: true };
+}
+
+function makePrivateFolder(folder) {
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  chmodSync(folder, 0o700); // whatever the umask
+}
+
+/**
+ * The state of the environment in `dir`: `{python}` when it is complete (the marker is written
+ * last) and may be run, `{missing}`, `{broken}` (its interpreter has gone: the Python it was made
+ * from was removed or upgraded) or `{distrusted: why}`.
+ */
+export function environmentState(dir) {
+  if (!existsSync(dir) && !isLink(dir)) return { missing: true };
+  const python = interpreterOf(dir);
+  const why = distrust(dir, { directory: true }) ??
+    distrust(dirname(python), { directory: true }) ??
+    distrust(join(dir, MARKER)) ??
+    distrust(python, { link: true });
+  if (why && !/cannot be examined \(ENOENT\)/.test(why)) return { distrusted: why };
+  if (!existsSync(join(dir, MARKER)) || !existsSync(python)) return { broken: true };
+  const target = statSync(python); // the Python the venv was made from: root's or this user's
+  const uid = myUid();
+  if (uid !== undefined && ((target.uid !== uid && target.uid !== 0) || target.mode & 0o022)) {
+    return { distrusted: `its interpreter ${realpathSync(python)} is not root's or this user's, or others can write it` };
+  }
+  return { python };
+}
+
+function isLink(path) {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+// --- which installed copy uses which environment --------------------------------------------
+
+function usersFolder(folder) {
+  return join(folder, USERS);
+}
+
+/** The file that records which environment the package copy at `root` uses. */
+function useRecord(folder, root) {
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // a root that is not there records nothing useful, but harms nothing either
+  }
+  return { file: join(usersFolder(folder), `${createHash('sha256').update(real).digest('hex').slice(0, 16)}.json`), real };
+}
+
+function readJson(file) {
+  try {
+    if (distrust(file)) return undefined;
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function recordUse(folder, root, name) {
+  const { file, real } = useRecord(folder, root);
+  if (readJson(file)?.environment === name && readJson(file)?.root === real) return;
+  makePrivateFolder(usersFolder(folder));
+  const partial = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  writeFileSync(partial, `${JSON.stringify({ root: real, environment: name })}\n`, { mode: 0o600 });
+  renameSync(partial, file);
+}
+
+function entries(folder) {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
+
+/** The environments made for `digest`, the one `root` used last first, then the newest Python first. */
+function candidates(folder, root, digest) {
+  const used = readJson(useRecord(folder, root).file)?.environment;
+  const version = (name) => ENVIRONMENT_NAME.exec(name).slice(1, 3).map(Number);
+  const mine = entries(folder)
+    .filter((name) => ENVIRONMENT_NAME.exec(name)?.[3] === digest)
+    .sort((a, b) => {
+      const [x, y] = [version(a), version(b)];
+      return y[0] - x[0] || y[1] - x[1];
+    });
+  return [...new Set([...(mine.includes(used) ? [used] : []), ...mine])].map((name) => join(folder, name));
+}
+
+// --- preparing ------------------------------------------------------------------------------
 
 /** `[major, minor]` of an interpreter, or an object saying why it could not be run. */
 export function pythonVersion(command, env = process.env) {
@@ -141,32 +363,18 @@ function baseInterpreter(env) {
   );
 }
 
-function lastLines(text, count = 6) {
-  return text.trim().split('\n').slice(-count).join('\n');
-}
-
-function runStep(command, args, env, what, fix) {
-  const step = spawnSync(command, args, { encoding: 'utf8', env, timeout: PREPARE_TIMEOUT_MS });
-  if (step.error?.code === 'ETIMEDOUT') {
-    throw new EnvironmentUnavailable(`${what} did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${fix}`);
-  }
-  if (step.error || step.status !== 0) {
-    const said = lastLines(`${step.stderr ?? ''}\n${step.stdout ?? ''}`) || String(step.error?.message ?? '');
-    throw new EnvironmentUnavailable(`${what} failed:\n${said}\n${fix}`);
-  }
-}
-
 /**
- * Build the environment in a private folder beside `dir`, then rename it into place: a boot that
- * dies half-way leaves no half environment, and of two boots preparing at once the first rename
- * wins and the other uses its result.
+ * Build the environment in a private folder beside `dir` (prepare_environment.py, whose progress
+ * lines go to `progress`, stderr by default), then rename it into place: a boot that dies half-way
+ * leaves no half environment, and of two boots preparing at once the first rename wins and the
+ * other uses its result.
  */
-function prepare(dir, identity, base, env) {
+function prepare(dir, identity, base, env, { progress, prefix }) {
   const partial = `${dir}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
   const retry = `With network access, run \`node ${SETUP_SCRIPT}\` (or boot again), or set RTB_PYTHON ` +
     `to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`;
   try {
-    mkdirSync(dirname(dir), { recursive: true });
+    makePrivateFolder(dirname(dir));
   } catch (error) {
     throw new EnvironmentUnavailable(
       `cannot create the worker environment's cache folder ${dirname(dir)} (${error.code}). ` +
@@ -174,26 +382,46 @@ function prepare(dir, identity, base, env) {
     );
   }
   try {
-    runStep(
-      base.command,
-      ['-m', 'venv', partial],
+    const step = spawnSync(base.command, ['-I', PREPARE_SCRIPT, partial, prefix, ...identity.dependencies], {
+      encoding: 'utf8',
       env,
-      `\`${base.command} -m venv\` (Python ${base.version.join('.')})`,
-      'On Debian/Ubuntu the venv module is a separate package: `apt-get install python3-venv`, then boot again.',
-    );
-    runStep(
-      interpreterOf(partial),
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-input', ...identity.dependencies],
-      env,
-      `installing the worker's Python packages (${identity.dependencies.join(' ')})`,
-      retry,
-    );
-    const marker = { ...identity, python: base.version.join('.'), base: base.command, prepared: new Date().toISOString() };
+      timeout: PREPARE_TIMEOUT_MS,
+      stdio: ['ignore', 'pipe', progress],
+    });
+    if (step.error?.code === 'ETIMEDOUT') {
+      throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
+    }
+    let outcome;
+    try {
+      outcome = JSON.parse(step.stdout.trim().split('\n').at(-1));
+    } catch {
+      outcome = { ok: false, step: 'venv', detail: `${step.error?.message ?? `exit ${step.status}`} ${step.stdout ?? ''}`.trim() };
+    }
+    if (!outcome.ok && outcome.step === 'pip') {
+      throw new EnvironmentUnavailable(
+        `installing the worker's Python packages (${identity.dependencies.join(' ')}) failed:\n${outcome.detail}\n${retry}`,
+      );
+    }
+    if (!outcome.ok) {
+      throw new EnvironmentUnavailable(
+        `\`${base.command} -m venv\` (Python ${base.version.join('.')}) failed:\n${outcome.detail}\n` +
+          'On Debian/Ubuntu the venv module is a separate package: `apt-get install python3-venv`, then boot again.',
+      );
+    }
+    const marker = {
+      ...identity,
+      python: base.version.join('.'),
+      base: base.command,
+      pip: outcome.pip,
+      seconds: outcome.seconds,
+      prepared: new Date().toISOString(),
+    };
     writeFileSync(join(partial, MARKER), `${JSON.stringify(marker, null, 2)}\n`);
+    chmodSync(partial, 0o700);
     try {
       renameSync(partial, dir);
     } catch (error) {
-      if (!readyInterpreter(dir)) throw error; // not a lost race: report it
+      if (!environmentState(dir).python) throw error; // not a lost race: report it
     }
   } finally {
     rmSync(partial, { recursive: true, force: true });
@@ -201,33 +429,132 @@ function prepare(dir, identity, base, env) {
   return interpreterOf(dir);
 }
 
+// --- removing what no installed copy uses ---------------------------------------------------
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Remove one entry of our cache folder: a link is unlinked, a folder of ours renamed away and removed. */
+function removeEntry(path) {
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  if (!stats) return false;
+  if (stats.isSymbolicLink() || !stats.isDirectory()) {
+    unlinkSync(path);
+    return true;
+  }
+  const uid = myUid();
+  if (uid !== undefined && stats.uid !== uid) return false;
+  const away = `${path}.pruning-${process.pid}-${randomBytes(4).toString('hex')}`;
+  renameSync(path, away); // from now on no boot finds it: it is gone at once, whatever rm takes
+  rmSync(away, { recursive: true, force: true });
+  return true;
+}
+
+/**
+ * Remove the environments no installed copy of the plugin uses, and what interrupted preparations
+ * and removals left. A copy records its environment when it boots (users/); a record whose
+ * package folder is gone, or whose dependency list has changed since, no longer counts. `keep`:
+ * names kept whatever the records say. Returns the names removed. Only entries named as this
+ * plugin names them are touched, in the cache folder of this user.
+ */
+export function pruneEnvironments({ env = process.env, folder = cacheFolder(env, { make: false }).folder, keep = [] } = {}) {
+  if (!folder || distrustCache(folder)) return [];
+  const used = new Set(keep);
+  for (const record of entries(usersFolder(folder))) {
+    const file = join(usersFolder(folder), record);
+    const use = readJson(file);
+    let digest;
+    try {
+      digest = dependencyDigest(readDependencies(readFileSync(join(use.root, 'pyproject.toml'), 'utf8')));
+    } catch {
+      digest = undefined; // the copy is gone (or unreadable): its record goes
+    }
+    if (digest !== undefined && ENVIRONMENT_NAME.exec(use.environment)?.[3] === digest) used.add(use.environment);
+    else if (digest === undefined) rmSync(file, { force: true });
+  }
+  const removed = [];
+  for (const name of entries(folder)) {
+    const work = WORK_FOLDER.exec(name);
+    const unused = work
+      ? !isRunning(Number(work[1]))
+      : (ENVIRONMENT_NAME.test(name) || OLD_ENVIRONMENT_NAME.test(name)) && !used.has(name);
+    if (unused && removeEntry(join(folder, name))) removed.push(name);
+  }
+  return removed;
+}
+
+/** Remove this plugin's cache folder and everything in it (uninstalling); returns the folder or null. */
+export function removeCacheFolder(env = process.env) {
+  const { folder } = cacheFolder(env, { make: false });
+  if (!folder || !existsSync(folder)) return null;
+  for (const name of entries(folder)) removeEntry(join(folder, name));
+  removeEntry(folder);
+  return folder;
+}
+
+// --- choosing ------------------------------------------------------------------------------
+
 /**
  * The interpreter for the worker and who chose it: the `python` config key, RTB_PYTHON, or this
- * plugin's own environment, prepared now when it is not ready (announced on `log`, with the time
- * it took). Throws EnvironmentUnavailable, naming the fix, when no environment can be had.
+ * plugin's own environment for this package's dependency list. When none is ready it is prepared
+ * now (announced on `log`, its progress on `progress`), unless `prepare` is false: then null.
+ * Environments no installed copy uses any more are removed on the way. Throws
+ * EnvironmentUnavailable, naming the fix, when no environment can be had.
  */
-export function workerInterpreter({ configured, env = process.env, log, root = PACKAGE_ROOT, rebuild = false }) {
+export function workerInterpreter({
+  configured,
+  env = process.env,
+  log,
+  root = PACKAGE_ROOT,
+  rebuild = false,
+  prepare: mayPrepare = true,
+  progress = 'inherit',
+  prefix = '[repeat-tool-breaker] ',
+}) {
   if (typeof configured === 'string' && configured.trim()) return { command: configured, chosenBy: 'the `python` config key' };
   if (env.RTB_PYTHON) return { command: env.RTB_PYTHON, chosenBy: 'RTB_PYTHON' };
   const identity = packageIdentity(root);
-  const dir = environmentDir(identity, env);
-  if (rebuild) rmSync(dir, { recursive: true, force: true });
-  const ready = readyInterpreter(dir);
-  if (ready) return { command: ready, chosenBy: 'environment', dir };
-  // Only a complete environment is ever renamed into place, so one that is there but not ready
-  // has lost its interpreter since (the Python it was made from was removed or upgraded).
-  const broken = existsSync(dir);
+  const digest = dependencyDigest(identity.dependencies);
+  const { folder, distrusted, temporary } = cacheFolder(env, { make: mayPrepare });
+  if (!folder) return null;
+  if (distrusted) {
+    log(`not using the worker environments in ${join(cacheHome(env), CACHE_FOLDER)}: ${distrusted}; ` +
+      `using ${folder} instead${temporary ? ' (private to this process, so prepared again at each boot)' : ''}`);
+  }
+  const found = candidates(folder, root, digest);
+  if (rebuild) for (const dir of found) removeEntry(dir);
+  const states = rebuild ? [] : found.map((dir) => ({ dir, ...environmentState(dir) }));
+  const ready = states.find((state) => state.python);
+  if (ready) {
+    recordUse(folder, root, ready.dir.slice(folder.length + 1));
+    pruneEnvironments({ folder });
+    return { command: ready.python, chosenBy: 'environment', dir: ready.dir };
+  }
+  if (!mayPrepare) return null;
+  for (const { dir, distrusted: why } of states) {
+    if (!why) continue;
+    log(`not running the worker environment ${dir}: ${why}; it is removed and prepared again`);
+    removeEntry(dir);
+  }
   const base = baseInterpreter(env);
+  const dir = join(folder, environmentName(base.version, identity.dependencies));
+  const broken = states.some((state) => state.dir === dir && state.broken);
   const what = `a Python ${base.version.join('.')} venv (${base.command}) with ${identity.dependencies.join(' ')}`;
   log(broken
     ? `the worker environment ${dir} no longer has a working Python: preparing it again (${what})`
     : `no worker environment for ${identity.name} ${identity.version} yet: preparing ${dir} ` +
-      `(${what}); this happens once per version`);
+      `(${what}); this happens once per Python dependency list`);
   const started = performance.now();
   let command;
   try {
-    if (broken) rmSync(dir, { recursive: true, force: true });
-    command = prepare(dir, identity, base, env);
+    if (broken) removeEntry(dir);
+    command = prepare(dir, identity, base, env, { progress, prefix });
   } catch (error) {
     if (error instanceof EnvironmentUnavailable) throw error;
     throw new EnvironmentUnavailable(
@@ -235,14 +562,23 @@ export function workerInterpreter({ configured, env = process.env, log, root = P
         `\`node ${SETUP_SCRIPT}\`, or set RTB_PYTHON to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`,
     );
   }
-  log(`worker environment ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  recordUse(folder, root, dir.slice(folder.length + 1));
+  const pruned = pruneEnvironments({ folder });
+  log(`worker environment ready after ${((performance.now() - started) / 1000).toFixed(1)} s` +
+    (pruned.length ? `; removed ${pruned.length} no installed copy uses (${pruned.join(', ')})` : ''));
   return { command, chosenBy: 'environment', dir };
 }
 
 /** The environment a Python process of this package runs with: its own `breaker/` importable first. */
 export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT) {
   const inherited = env.PYTHONPATH;
-  return { ...env, PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root };
+  return {
+    // pydantic would look for plugins among every installed distribution at each start: the
+    // worker uses none
+    PYDANTIC_DISABLE_PLUGINS: '__all__',
+    ...env,
+    PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root,
+  };
 }
 
 /** What to do about an interpreter that does not work, by who chose it. */

@@ -26,6 +26,57 @@ function log(text) {
   writeStderr(`[repeat-tool-breaker] ${text}\n`);
 }
 
+// The worker is started as soon as dsh loads this module: dsh imports its plugins well before it
+// applies them (0.6-1.2 s on a real boot of the pinned dsh), so when `apply` sends the configuration
+// the worker has started and imported what answering it needs, and the boot does not wait for
+// Python. Only a ready environment is used here, never prepared (preparing, and every error, belong
+// to `apply`); `apply` takes this worker only if it would have started the very same one, and one
+// left unclaimed is stopped after EARLY_WORKER_MS.
+const EARLY_WORKER_MS = 60_000;
+
+function workerOptions(command) {
+  // cwd: keeps the user's working directory off the worker's import path
+  return { command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: pythonEnvironment() };
+}
+
+// What makes two workers the same: the command, and the variables Python, the loader, the locale
+// or the worker itself read (dsh's own plugins set others while it loads, VIPSHOME for one).
+const WORKER_VARIABLES = /^(?:PYTHON|RTB_|LD_|LC_|LANG$|PATH$|HOME$|TMPDIR$)/;
+function workerKey({ command, env }) {
+  return JSON.stringify([command, Object.entries(env).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
+}
+
+function startEarly() {
+  try {
+    const python = workerInterpreter({ log: () => {}, prepare: false });
+    if (!python) return null;
+    const options = workerOptions(python.command);
+    const bridge = new WorkerBridge({ ...options, log });
+    bridge.spawn();
+    const timer = setTimeout(() => {
+      if (early?.bridge !== bridge) return;
+      early = null;
+      bridge.close();
+    }, EARLY_WORKER_MS);
+    timer.unref();
+    return { bridge, key: workerKey(options), timer };
+  } catch {
+    return null; // apply finds the same trouble and reports it
+  }
+}
+
+/** The early worker when it is the one `options` describe (it is then claimed), else a new bridge. */
+function bridgeFor(options) {
+  const claimed = early;
+  early = null;
+  if (claimed) clearTimeout(claimed.timer);
+  if (claimed?.key === workerKey(options)) return claimed.bridge;
+  claimed?.bridge.close();
+  return new WorkerBridge({ ...options, log });
+}
+
+let early = startEarly();
+
 // A failure that repeats on every call is reported once, not once per call. The texts are the
 // shim's own or the worker's (already redacted): nothing read from a call's arguments is ever
 // thrown (see arguments.js). Only so many are remembered: an endless stream of distinct failures
@@ -98,14 +149,8 @@ export function apply(ctx, config) {
     throw error instanceof EnvironmentUnavailable ? bootFailure(error.message) : error;
   }
   let journal; // created from the worker's settings once it has accepted the config
-  const bridge = new WorkerBridge({
-    command: python.command,
-    args: ['-m', 'breaker.worker'],
-    cwd: PACKAGE_ROOT, // keeps the user's working directory off the worker's import path
-    env: pythonEnvironment(),
-    log,
-    replay: (agent) => journal.of(agent), // an agent's recent calls, before a new worker hears of it
-  });
+  const bridge = bridgeFor(workerOptions(python.command));
+  bridge.replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
   const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
@@ -215,6 +260,7 @@ export function apply(ctx, config) {
       ahead.granted(agent, committed, answer.passes, bridge.generation);
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       return typeof answer.deny === 'string' ? answer.deny : undefined;
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
@@ -241,6 +287,7 @@ export function apply(ctx, config) {
       if (!answer.ok) throw new Error(answer.error);
       const entry = journaled(message, weight, answer);
       ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
       if (typeof answer.ask === 'string') {
         journal.asked(entry.message, entry.weight);
         return { kind: 'ask', reason: answer.ask };

@@ -6,7 +6,8 @@
 //
 // Bounded by what the window can still see: per agent, the last `window` guard requests (each
 // guard commits one window entry), plus the results and asks that came after the oldest of
-// them. A human message or a forgotten agent drops its journal, as the worker drops its state.
+// them; and further back from the call the worker names (`keepFrom`), when the agent's state
+// still depends on it (a failure streak kept alive by denied retries). A human message or a forgotten agent drops its journal, as the worker drops its state.
 // The window size and the agent cap come from the worker's settings: no policy lives here.
 // A large call is journaled by its stand-in when the worker gave one (its long texts by digest,
 // breaker/core/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
@@ -43,13 +44,13 @@ export class Journal {
     if (journal) {
       this.agents.delete(message.agent); // re-inserted last, as the core orders its agents
     } else {
-      journal = { entries: [], bytes: 0, guards: 0 };
+      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null };
       // The core forgets its idlest agent past maxAgents; so does the journal.
       if (this.agents.size >= this.maxAgents) this.drop(this.agents.keys().next().value);
     }
     this.agents.set(message.agent, journal);
     this.add(journal, message, weight);
-    if (journal.guards > this.window) this.dropOldestGuard(journal);
+    while (journal.guards > this.window && !this.pinned(journal)) this.dropOldestGuard(journal);
     if (this.bytes > this.bytesLimit) {
       for (const [agent, other] of this.agents) {
         if (this.bytes <= this.bytesLimit || other === journal) break;
@@ -57,6 +58,23 @@ export class Journal {
       }
     }
     while (this.bytes > this.bytesLimit && journal.entries.length > 1) this.dropOldestGuard(journal);
+  }
+
+  /**
+   * The worker says from which call on the agent's calls rebuild what outlives its window
+   * (`keepFrom`, Breaker.history_from: the failure that began a streak still alive), or null:
+   * the journal keeps that call's guard and everything after it, past the window if need be
+   * (not past the bytes).
+   */
+  keepFrom(agent, call) {
+    const journal = this.agents.get(agent);
+    if (journal) journal.keepFrom = typeof call === 'string' ? call : null;
+  }
+
+  // Whether the oldest guard is the call the worker said to keep from.
+  pinned(journal) {
+    const oldest = journal.entries.find((entry) => entry.message.op === 'guard');
+    return journal.keepFrom !== null && oldest?.message.call === journal.keepFrom;
   }
 
   /** A preflight the worker answered with an ask (one that did not ask changed nothing). */

@@ -1,17 +1,40 @@
-// `npm run setup` (or `node node-shim/setup.js [--force]`): prepare the worker's environment now
-// instead of at the first boot: a head start, or the fix after a first boot that could not
-// prepare it (offline, say). `--force` rebuilds it. Nothing is written into the package itself.
-// Prints the worker's interpreter on stdout; what it does goes to stderr.
-import { EnvironmentUnavailable, workerInterpreter } from './environment.js';
+// `npm run setup` (or `node node-shim/setup.js`): prepare the worker's environment now instead of
+// at the first boot: a head start, or the fix after a first boot that could not prepare it
+// (offline, say). Nothing is written into the package itself. Prints the worker's interpreter on
+// stdout; what it does goes to stderr.
+//
+//   --force   prepare it again from nothing
+//   --prune   remove the environments no installed copy of the plugin uses (every boot does this too)
+//   --remove  remove every environment and the plugin's cache folder (uninstalling)
+import {
+  EnvironmentUnavailable,
+  cacheFolder,
+  pruneEnvironments,
+  removeCacheFolder,
+  workerInterpreter,
+} from './environment.js';
 
+const PREFIX = 'repeat-tool-breaker setup: ';
 function log(text) {
-  console.error(`repeat-tool-breaker setup: ${text}`);
+  console.error(`${PREFIX}${text}`);
 }
 
+const flags = process.argv.slice(2);
 try {
-  const { command, chosenBy } = workerInterpreter({ log, rebuild: process.argv.includes('--force') });
-  if (chosenBy !== 'environment') log(`${chosenBy} is set, so the worker runs it and no environment is prepared`);
-  console.log(command);
+  if (flags.includes('--remove')) {
+    const folder = removeCacheFolder();
+    log(folder ? `removed ${folder} and everything in it` : 'there is no cache folder to remove');
+  } else if (flags.includes('--prune')) {
+    const removed = pruneEnvironments();
+    const { folder } = cacheFolder(process.env, { make: false });
+    log(removed.length
+      ? `removed ${removed.length} environment no installed copy uses: ${removed.join(', ')}`
+      : `nothing to remove in ${folder}: every environment there is used`);
+  } else {
+    const { command, chosenBy } = workerInterpreter({ log, rebuild: flags.includes('--force'), prefix: PREFIX });
+    if (chosenBy !== 'environment') log(`${chosenBy} is set, so the worker runs it and no environment is prepared`);
+    console.log(command);
+  }
 } catch (error) {
   if (!(error instanceof EnvironmentUnavailable)) throw error;
   log(error.message);

@@ -32,9 +32,41 @@ if ((${#failed[@]})); then
   echo "cannot go on without the environment"
   exit 1
 fi
+# The page tests (tests/test_timeline_browser.py) open rtb's HTML timeline in a real browser:
+# Debian's chromium, installed here when it is missing and apt-get can (as root, or sudo without a
+# password). Where it cannot be, those tests skip and say why; this stage never fails the run.
+browser() {
+  if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    local apt=()
+    if [[ $(id -u) == 0 ]]; then
+      apt=(apt-get)
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      apt=(sudo -n apt-get)
+    fi
+    if ((${#apt[@]})); then
+      local log
+      log="$(mktemp)"
+      DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends chromium >"$log" 2>&1 ||
+        { "${apt[@]}" update -qq >>"$log" 2>&1 &&
+          DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends chromium >>"$log" 2>&1; } ||
+        tail -5 "$log"
+      rm -f "$log"
+    fi
+  fi
+  if command -v chromium >/dev/null 2>&1; then
+    echo "chromium: $(chromium --version 2>/dev/null | head -1)"
+  else
+    echo "no chromium (apt-get could not install it here): the page tests will be skipped"
+  fi
+}
+
+stage "browser for the page tests (chromium)" browser
 stage "ruff" $py -m ruff check breaker tests compat
 stage "ruff format --check" $py -m ruff format --check breaker tests compat
-stage "mypy --strict" $py -m mypy --strict breaker
+stage "mypy --strict" $py -m mypy --strict breaker tests
+# the corpus scripts import each other as siblings, so they are checked from their folder
+stage "mypy --strict (tests/corpus)" bash -c \
+  'cd tests/corpus && MYPYPATH="$0" "$0/$1" -m mypy --strict --config-file "$0/pyproject.toml" ./*.py' "$root" "$py"
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
 stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci

@@ -6,6 +6,7 @@ kept verdict then is exactly ``decide``'s, and that anything in between drops it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
@@ -48,7 +49,7 @@ def test_a_precheck_whose_guard_never_comes_spends_nothing() -> None:
 
 
 def test_any_change_to_what_a_verdict_reads_drops_the_kept_verdicts() -> None:
-    changes = {
+    changes: dict[str, Callable[[Breaker], object]] = {
         "a result": lambda b: b.record_result(1, "other", "text"),
         "a human turn": lambda b: b.human_message(1),
         "a guard": lambda b: b.decide(1, call("exact:z")),
@@ -81,10 +82,9 @@ def test_prechecks_that_do_not_ask_keep_each_others_verdicts_until_one_commits()
 
 def test_an_asked_call_keeps_no_verdict_and_reaching_the_guard_approves_it() -> None:
     breaker = make(localHosts="ask")
-    local = {"local": True}
     for _ in range(4):
-        breaker.decide(1, call("net:localhost/", **local))
-    asked = call("net:localhost/", **local)
+        breaker.decide(1, call("net:localhost/", local=True))
+    asked = call("net:localhost/", local=True)
     assert isinstance(breaker.precheck(1, asked), Ask)
     assert breaker.commit(1, asked.call_id) is None
     assert isinstance(breaker.decide(1, asked), Allow), "the guard of an asked call is its approval"
@@ -120,7 +120,7 @@ def test_verdicts_given_ahead_are_the_verdicts_decide_gives(steps: list[Any], ra
     for index, (kind, payload, flag) in enumerate(steps):
         if kind == "call":
             tool_call = ToolCall("bash", {"keys": payload, "local": flag}, f"c{index}")
-            expected = replayed.preflight(1, tool_call)
+            expected: Allow | Deny | Ask = replayed.preflight(1, tool_call)
             if not isinstance(expected, Ask):
                 expected = replayed.decide(1, tool_call)
             assert ahead(live, 1, tool_call) == expected

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from breaker.core.config import load_config
-from breaker.rtb.call_logs import CallLogError, read_call_log
 from breaker.rtb.replay import replay_session
 from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent
+from tests.corpus.call_logs import CallLogError, read_call_log
 
 
 def write_log(path: Path, *records: object) -> Path:

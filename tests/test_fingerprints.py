@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from tests.test_config import ignored_args
 
 CONFIG = default_config()
 TARGET_KINDS = ("net", "site", "sink", "family", "verb")
@@ -315,13 +316,13 @@ shell_words = st.sampled_from(
     tool_names,
     st.dictionaries(st.text(max_size=8), json_values, max_size=4),
     st.text(min_size=1, max_size=10),
-    st.sampled_from(sorted(CONFIG.ignored_args("bash"))),
+    st.sampled_from(sorted(ignored_args(CONFIG, "bash"))),
 )
 def test_no_ignored_value_ever_appears_in_a_fingerprint(
     tool: str, arguments: dict[str, object], suffix: str, decoy: str
 ) -> None:
     value = DECOY_MARK + suffix
-    arguments = {key: val for key, val in arguments.items() if key not in CONFIG.ignored_args(tool)}
+    arguments = {key: val for key, val in arguments.items() if key not in ignored_args(CONFIG, tool)}
     arguments[decoy] = value
     arguments.setdefault("command", "curl -o x https://x.org")
     for fp in fingerprints(tool, arguments).fingerprints:

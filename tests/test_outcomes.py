@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from breaker.core.outcomes import Failure, Settled, judge
+from breaker.core.outcomes import Failure, Settled, judge, shell_end
 
 BASH = {"kind": "foreground", "exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
 
@@ -100,3 +100,19 @@ def test_each_failure_describes_itself(failure: Failure, words: str) -> None:
 def test_a_long_output_is_judged_in_linear_time() -> None:
     text = "Traceback (most recent call last):\n" + ("a" * 150 + "\n") * 20000
     assert judge("bash", BASH, text) == Failure("exception", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        ("ok", (0, None)),
+        ("boom\n[exit code: 2]", (2, None)),
+        ("boom\n[exit code: 2]\n", (2, None)),  # whitespace after the marker
+        ("slept\n[killed by signal: SIGTERM]", (None, "SIGTERM")),
+        ("[exit code: 2]", (0, None)),  # the marker is a line of its own, after the output
+        ("boom\n[exit code: 2]\nmore", (0, None)),  # and the last one
+        ("x" * 500 + "\n[exit code: 1]", (1, None)),
+    ],
+)
+def test_the_shell_end_is_read_from_dshs_last_line(text: str, ended: tuple[int | None, str | None]) -> None:
+    assert shell_end(text) == ended

@@ -14,10 +14,10 @@ from breaker.protocol import (
     Configure,
     FrameDecoder,
     Guard,
+    Reply,
     Request,
     Result,
     Shutdown,
-    encode_frame,
     encode_frame_parts,
     error_reply,
     holds_more_values_than,
@@ -27,8 +27,13 @@ from breaker.protocol import (
 )
 
 
+def encode_frame(message: Reply) -> bytes:
+    """One frame in one piece (the worker writes its two parts without joining them)."""
+    return b"".join(encode_frame_parts(message))
+
+
 def frame(message: object) -> bytes:
-    body = msgpack.packb(message, use_bin_type=True)
+    body: bytes = msgpack.packb(message, use_bin_type=True)
     return struct.pack(">I", len(body)) + body
 
 
@@ -99,7 +104,9 @@ def test_trailing_bytes_after_the_map_are_malformed_and_answered_with_the_frames
 
 def test_an_undecodable_frame_is_answered_with_the_id_at_its_head() -> None:
     cut_short = msgpack.packb(GUARD)[:-3]
-    assert parse_request(cut_short) == BadRequest(7, parse_request(cut_short).error, unreadable=True)
+    refused = parse_request(cut_short)
+    assert isinstance(refused, BadRequest)
+    assert refused == BadRequest(7, refused.error, unreadable=True)
     broken = msgpack.packb({"id": 8, "op": "guard", "args": "XX"}).replace(b"\xa2XX", b"\xc1XX")
     problem = parse_request(broken)
     assert isinstance(problem, BadRequest)

@@ -19,7 +19,7 @@ from breaker.rtb.sessions import (
     read_session,
 )
 from breaker.rtb.sweep import Setting, parse_labels, parse_loop_starts, sweep
-from breaker.rtb.trajectories import Trajectory
+from tests.corpus.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

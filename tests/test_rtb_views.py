@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from rtb_logs import SECRETS, Log, secret_session
 
 from breaker.rtb.cli import main
+from tests.rtb_logs import SECRETS, Log, secret_session
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -160,3 +160,19 @@ def test_explain_prints_no_secret(capsys: pytest.CaptureFixture[str]) -> None:
         assert "example.org" in out
         for secret in SECRETS[:2]:
             assert secret[:12] not in out
+
+
+def test_notices_show_in_json_and_on_the_page(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    config = folder.parent / "warn.json"
+    config.write_text(json.dumps({"warnAt": 3}), encoding="utf-8")
+    _, out, _ = _run(
+        capsys, "replay", "--config", str(config), "--format", "json", "--session", "bbbb", str(folder)
+    )
+    verdicts = json.loads(out)["sessions"][0]["verdicts"]
+    assert [bool(call.get("notices")) for call in verdicts[:4]] == [False, False, True, False]
+    assert verdicts[2]["notices"][0].startswith("REPEAT_TOOL_NOTICE:")
+    page = folder.parent / "warn.html"
+    _run(capsys, "replay", "--config", str(config), "--html", str(page), "--session", "bbbb", str(folder))
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="v v-notice"') == 1  # under warnAt; the defaults beside it have none
+    assert "REPEAT_TOOL_NOTICE:" in text

@@ -20,7 +20,7 @@ from breaker.core.fingerprints import ToolCall
 from breaker.core.verdicts import Allow, Deny
 from breaker.rtb.replay import replay_events
 from breaker.rtb.sessions import parse_log
-from breaker.rtb.trajectories import Trajectory
+from tests.corpus.trajectories import Trajectory
 
 #: Only the no-progress rule decides: the caps are off.
 UNCAPPED = {"exact": None, "cmd": None, "net": None, "sink": None}

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import zstandard
 
-from breaker.rtb import sessions
 from breaker.rtb.sessions import (
     ApprovalEvent,
     CallEvent,
@@ -23,7 +22,7 @@ from breaker.rtb.sessions import (
     read_session,
     session_id_for,
 )
-from breaker.rtb.trajectories import Trajectory
+from tests.corpus.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -221,7 +220,7 @@ def test_a_missing_zstandard_names_the_install_command(
             raise ImportError(name)
         return real_import(name, package)
 
-    monkeypatch.setattr(sessions.importlib, "import_module", without_zstandard)
+    monkeypatch.setattr(importlib, "import_module", without_zstandard)
     with pytest.raises(MissingZstandard, match=r"pip install zstandard"):
         read_session(path)
 

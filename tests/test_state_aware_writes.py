@@ -149,7 +149,9 @@ def test_a_writes_key_names_what_the_file_held_when_it_was_written(writes: list[
     """Two writes share a sink key exactly when the file held the same thing before each: what
     the last write that landed put there (nothing, before the first)."""
     workspace = Workspace()
-    keys, held_before, held = [], [], None
+    keys: list[str] = []
+    held_before: list[int | None] = []
+    held: int | None = None
     for n, (version, lands) in enumerate(writes):
         command = f"echo 'v = {version}' > conf.py"
         held_before.append(held)

@@ -33,7 +33,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def frame(message: object) -> bytes:
-    body = msgpack.packb(message, use_bin_type=True)
+    body: bytes = msgpack.packb(message, use_bin_type=True)
     return struct.pack(">I", len(body)) + body
 
 

@@ -12,7 +12,7 @@ import difflib
 import functools
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,6 +23,8 @@ IdentityMode = Literal["exact", "state-aware"]
 OnLimitPolicy = Literal["ask", "deny"]
 HostPolicy = Literal["none", "public", "all"]
 WorkerFailurePolicy = Literal["allow", "deny"]
+#: A value of one of the choice types above.
+Choice = TypeVar("Choice", bound=str)
 
 #: The fingerprint kinds a ``limits`` key may name, alone (``net``) or as a prefix of one full
 #: fingerprint (``verb:curl``).
@@ -182,10 +184,6 @@ class BreakerConfig(BaseModel):
         guard = f"(?!(?:{excluded})$)" if excluded else ""
         return f"^{guard}(?:{included})$"
 
-    def ignored_args(self, tool: str) -> frozenset[str]:
-        """The decoy argument names of one tool: the ``'*'`` list plus the tool's own."""
-        return frozenset(self.ignoreArgs.get("*", ())) | frozenset(self.ignoreArgs.get(tool, ()))
-
 
 def default_config() -> BreakerConfig:
     """The configuration a row mounted with no ``config:`` gets."""
@@ -237,20 +235,20 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     guard_timeout = _integer(merged, "guardTimeoutMs", minimum=1)
     start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
     max_agents = _integer(merged, "maxAgents", minimum=1)
-    local_hosts = _choice(merged, "localHosts", ("ask", "deny", "allow"))
-    identity = _choice(merged, "identity", ("exact", "state-aware"))
-    on_limit = _choice(merged, "onLimit", ("ask", "deny"))
+    local_hosts = _choice(merged, "localHosts", get_args(LocalHostsPolicy))
+    identity = _choice(merged, "identity", get_args(IdentityMode))
+    on_limit = _choice(merged, "onLimit", get_args(OnLimitPolicy))
     include_local = merged["includeLocal"]
     if not isinstance(include_local, bool):
         raise ConfigError(f"includeLocal must be true or false, got {include_local!r}")
-    on_failure = _choice(merged, "onWorkerFailure", ("allow", "deny"))
+    on_failure = _choice(merged, "onWorkerFailure", get_args(WorkerFailurePolicy))
     python = merged["python"]
     if python is not None and (not isinstance(python, str) or not python.strip()):
         raise ConfigError(f"python must be the path of a Python interpreter or null, got {python!r}")
     return BreakerConfig(
         window=window,
-        localHosts=local_hosts,  # type: ignore[arg-type]
-        identity=identity,  # type: ignore[arg-type]
+        localHosts=local_hosts,
+        identity=identity,
         previewChars=preview,
         resultPreviewChars=result_preview,
         exclude=_patterns(merged, "exclude"),
@@ -258,7 +256,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         ignoreArgs=_ignore_args(merged["ignoreArgs"]),
         hostAliases=_host_aliases(merged["hostAliases"]),
         limits=_limits(merged["limits"]),
-        onLimit=on_limit,  # type: ignore[arg-type]
+        onLimit=on_limit,
         warnAt=_stage(merged, "warnAt"),
         summarizeAt=_stage(merged, "summarizeAt"),
         failWarnAt=_stage(merged, "failWarnAt"),
@@ -266,7 +264,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         sameResultLimit=_cap("sameResultLimit", merged["sameResultLimit"], "one result is not a run"),
         includeLocal=include_local,
         python=python,
-        onWorkerFailure=on_failure,  # type: ignore[arg-type]
+        onWorkerFailure=on_failure,
         guardTimeoutMs=guard_timeout,
         startTimeoutMs=start_timeout,
         maxAgents=max_agents,
@@ -300,11 +298,13 @@ def _stage(merged: Mapping[str, Any], key: str) -> int | None:
     return int(value)
 
 
-def _choice(merged: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+def _choice(merged: Mapping[str, Any], key: str, allowed: tuple[Choice, ...]) -> Choice:
+    """One of ``allowed``: the choices of the key's ``Literal`` type (``get_args``), its one list."""
     value = merged[key]
-    if value not in allowed:
-        raise ConfigError(f"{key} must be one of {' | '.join(allowed)}, got {value!r}")
-    return str(value)
+    for choice in allowed:
+        if value == choice and isinstance(value, str):
+            return choice
+    raise ConfigError(f"{key} must be one of {' | '.join(allowed)}, got {value!r}")
 
 
 def _patterns(merged: Mapping[str, Any], key: str) -> tuple[str, ...]:

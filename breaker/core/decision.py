@@ -144,6 +144,14 @@ class Breaker:
         preflight never asks about, whatever results or human turns come between (``passes``)."""
         return passes_.passes(self._agents.get(agent) or _FRESH, self.config, self._tightest_cap)
 
+    def history_from(self, agent: AgentId) -> str | None:
+        """The call from which the agent's calls rebuild what outlives its window: the failure
+        that began its oldest streak (a streak lives while denied retries keep its key in the
+        window, long after the failures that built it left). None: its window's calls suffice.
+        The shim's journal keeps the calls from it on (node-shim/journal.js)."""
+        state = self._agents.get(agent)
+        return None if state is None else state.failures.streaks.first_call()
+
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
         self._agents.forget(agent)

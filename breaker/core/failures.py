@@ -86,7 +86,7 @@ class Failures:
             judged = judge(running.tool, outcome, text)
             if isinstance(judged, Failure):
                 quote = messages.quotable(text, config.resultPreviewChars)
-                warning = self._failed(running.capped, judged, quote, config)
+                warning = self._failed(call_id, running.capped, judged, quote, config)
                 if warning is not None:
                     notices.append(warning)
             elif judged is Settled.SUCCEEDED:
@@ -106,10 +106,15 @@ class Failures:
         self.running.clear()
 
     def _failed(
-        self, capped: tuple[Fingerprint, ...], failure: Failure, quote: str, config: BreakerConfig
+        self,
+        call_id: str,
+        capped: tuple[Fingerprint, ...],
+        failure: Failure,
+        quote: str,
+        config: BreakerConfig,
     ) -> Notice | None:
         """Grow the streaks of a failed call; a notice when one reaches exactly ``failWarnAt``."""
-        counts = self.streaks.fail((fp.key for fp in capped), failure, quote)
+        counts = self.streaks.fail((fp.key for fp in capped), failure, quote, call_id)
         crossed = [fp for fp in capped if counts[fp.key] == config.failWarnAt]
         if not crossed:
             return None

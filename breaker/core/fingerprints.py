@@ -18,7 +18,7 @@ from breaker.core.urls import CanonicalUrl, canonical_url
 
 #: Tools whose command argument is a shell line.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
-_COMMAND_ARGS = ("command", "cmd", "script")
+COMMAND_ARGS = ("command", "cmd", "script")
 _URL_ARGS = ("url", "href", "uri")
 _URL_LIST_ARGS = ("urls",)
 #: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
@@ -80,7 +80,7 @@ def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     arguments, stripped = _without_decoys(call.arguments, config, call.name)
     exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
     tool = call.name.lower()
-    command = _first_text(arguments, _COMMAND_ARGS) if tool in SHELL_TOOLS else None
+    command = _first_text(arguments, COMMAND_ARGS) if tool in SHELL_TOOLS else None
     if command is not None:
         return _shell_fingerprints(exact, command, config, stripped)
     if _URL_TOOL_NAME.search(tool):
@@ -156,8 +156,8 @@ def _targets(
 def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:
     """The arguments with the decoy top-level keys deleted, and the names deleted.
 
-    The decoy lists are searched as they are (``config.ignored_args`` would build sets per call):
-    arguments have a handful of keys and the lists a handful of names.
+    The decoy lists are searched as they are (sets would be built per call): arguments have a
+    handful of keys and the lists a handful of names.
     """
     if not isinstance(arguments, dict):
         return arguments, ()

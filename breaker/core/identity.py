@@ -38,7 +38,8 @@ from typing import Literal
 
 from breaker.core.canonical import canonical_json, condensed
 from breaker.core.fetchers import FETCHERS
-from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.outcomes import shell_end
 from breaker.core.shell import ShellScript, lex_shell
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
@@ -56,8 +57,6 @@ _PATH_ARGS = ("file_path", "path")
 _CONTENT_ARGS = ("content", "file_text")
 _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
-#: dsh renders a failed shell command with one of these markers as the last line.
-_SHELL_FAILED = re.compile(r"\n\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*\Z")
 #: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
 #: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
 _COMMAND_NOT_FOUND = re.compile(
@@ -245,14 +244,14 @@ def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
     return (
         not text.startswith("Error")
-        and _SHELL_FAILED.search(text[-200:]) is None
+        and shell_end(text) == (0, None)
         and _COMMAND_NOT_FOUND.search(text) is None
     )
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
     """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
-    command = text_argument(arguments, ("command", "cmd", "script"))
+    command = text_argument(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
     fingerprints = tuple(fingerprints)

@@ -38,6 +38,10 @@ _CURL = re.compile(r"\bcurl: \((\d{1,3})\)")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]{0,200}(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
 _HTTP_ERROR = re.compile(r"\bHTTP Error (\d{3})\b")
+#: dsh renders a shell command that did not exit 0 with one of these as its result's last line.
+_SHELL_END = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\]\Z")
+#: How far from the end of a result that line is looked for.
+_SHELL_END_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +132,14 @@ def _first_line(text: str) -> str:
 
 def _integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def shell_end(text: str) -> tuple[int | None, str | None]:
+    """How a shell command ended, read from dsh's rendering of its result: (exit code, None), or
+    (None, signal) when it was killed; (0, None) when the text shows neither (an exit 0 adds no
+    line). Trailing whitespace after the marker is allowed."""
+    found = _SHELL_END.search(text[-_SHELL_END_CHARS:].rstrip())
+    if found is None:
+        return 0, None
+    code, signal = found.groups()
+    return (None, signal) if code is None else (int(code), None)

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from breaker.core.findings import Findings
-from breaker.core.fingerprints import SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.core.identity import text_argument
 from breaker.core.outcomes import FILE_TOOLS, Failure, judge
 from breaker.core.shell import lex_shell
@@ -283,7 +283,7 @@ def target_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> str:
     fingerprints = tuple(fingerprints)
     addresses = sorted({fp.key.split("?", 1)[0] for fp in fingerprints if fp.kind == "net"})
     if tool in SHELL_TOOLS:
-        command = text_argument(arguments, ("command", "cmd", "script"))
+        command = text_argument(arguments, COMMAND_ARGS)
         return "" if command is None else f"{tool}:{_program(command)}:{' '.join(addresses)}"
     if addresses:
         return f"{tool}:{' '.join(addresses)}"

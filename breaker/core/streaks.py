@@ -23,6 +23,10 @@ class Streak:
     failure: Failure
     quote: str
     serial: int
+    #: The call whose failure began the streak, and when (``serial``): the agent's calls from that
+    #: one on rebuild it, which the shim's journal keeps for a replacement worker.
+    first: str = ""
+    began: int = 0
 
 
 class Streaks:
@@ -48,17 +52,27 @@ class Streaks:
         """The count of the longest streak (0: none)."""
         return max((streak.count for streak in self._streaks.values()), default=0)
 
-    def fail(self, keys: Iterable[str], failure: Failure, quote: str) -> dict[str, int]:
-        """One failed call carrying ``keys``: each streak grows by one, a key carried twice too
-        (``fingerprints.distinct``). Returns the new counts."""
+    def fail(self, keys: Iterable[str], failure: Failure, quote: str, call_id: str = "") -> dict[str, int]:
+        """One failed call (``call_id``) carrying ``keys``: each streak grows by one, a key carried
+        twice too (``fingerprints.distinct``). Returns the new counts."""
         self._serial += 1
+        serial = self._serial
         counts: dict[str, int] = {}
         for key in dict.fromkeys(keys):
             previous = self._streaks.get(key)
-            count = 1 if previous is None else previous.count + 1
-            self._streaks[key] = Streak(count, failure, quote, self._serial)
-            counts[key] = count
+            if previous is None:
+                self._streaks[key] = Streak(1, failure, quote, serial, call_id, serial)
+            else:
+                count = previous.count + 1
+                self._streaks[key] = Streak(count, failure, quote, serial, previous.first, previous.began)
+            counts[key] = self._streaks[key].count
         return counts
+
+    def first_call(self) -> str | None:
+        """The call whose failure began the oldest streak: the agent's calls from it on rebuild
+        every streak (None: no streak)."""
+        oldest = min(self._streaks.values(), key=lambda streak: streak.began, default=None)
+        return None if oldest is None else oldest.first
 
     def end(self, keys: Iterable[str]) -> None:
         """These streaks end: a call carrying them worked, or they left the window."""

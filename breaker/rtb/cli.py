@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
         "--html",
         type=Path,
         metavar="FILE",
-        help="also write a self-contained HTML timeline of every call (with --config: beside the defaults)",
+        help="write a self-contained HTML timeline of every call instead (--config: beside the defaults)",
     )
     _add_common(replay)
     replay.set_defaults(command=_replay)
@@ -215,9 +215,11 @@ def _replay(args: argparse.Namespace) -> int:
         )
         args.html.write_text(page, encoding="utf-8")
         print(
-            f"rtb: wrote {args.html} ({len(listed)} sessions, {sum(len(r.calls) for r in listed)} calls)",
+            f"rtb: wrote {args.html} ({len(listed)} session{'' if len(listed) == 1 else 's'}, "
+            f"{sum(len(r.calls) for r in listed)} calls)",
             file=sys.stderr,
         )
+        return 1 if problems else 0
     if args.format == "json":
         document = {
             "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in listed],

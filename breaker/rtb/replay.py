@@ -18,6 +18,7 @@ from typing import Literal
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
 from breaker.core.fingerprints import SHELL_TOOLS, fingerprint_call
+from breaker.core.outcomes import shell_end
 from breaker.core.verdicts import Allow, Ask, Deny, Hit
 from breaker.rtb.sessions import (
     NOTHING_KNOWN,
@@ -43,7 +44,6 @@ APPROVAL_REFUSED_MARKERS = ("requires approval", "rejected tool")
 #: The shim sends at most this much of a result to the worker (RESULT_TEXT_LIMIT in node-shim/index.js).
 RESULT_TEXT_LIMIT = 64 * 1024
 #: The markers dsh's shell tools end a result with (parseExitStatus in @deepseek-ai/dsh-shell).
-_SHELL_EXIT = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\]\Z")
 #: The first line of a web_fetch result.
 _FETCHED = re.compile(r"Fetched \S+ \(HTTP (\d{3})\)")
 #: The error code dsh logs for a call it skipped before the pipeline (the turn was cancelled).
@@ -221,13 +221,11 @@ def result_facts(replay: CallReplay, result: ResultEvent, text: str) -> dict[str
     if replay.verdict == "denied":
         return facts
     if replay.tool.lower() in SHELL_TOOLS:
-        exited = _SHELL_EXIT.search(text[-200:])
-        if exited is None:
-            facts["exitCode"] = 0
-        elif exited.group(1) is not None:
-            facts["exitCode"] = int(exited.group(1))
+        code, signal = shell_end(text)
+        if signal is None:
+            facts["exitCode"] = code
         else:
-            facts["signal"] = exited.group(2)
+            facts["signal"] = signal
     else:
         fetched = _FETCHED.match(text)
         if fetched is not None:

@@ -4,7 +4,7 @@ dsh writes a session as one JSON event a line, compressed as a series of zstd fr
 flushed batch) in ``session-<uuid>/session.jsonl.zstd``. A replay needs only three kinds of event
 from it: human turns, tool calls and tool results; steps, plugin notices and the runtime-context
 snapshots are skipped. The same reader takes plain ``.jsonl`` files, so a trajectory written by
-hand (see ``breaker/rtb/trajectories.py``) is read exactly like a recorded one.
+hand (see ``tests/corpus/trajectories.py``) is read exactly like a recorded one.
 
 A subagent is a session of its own (its own log, whose header names its ``parentSession``); a
 forked one starts with ``seedLength`` events copied from its parent, which are the parent's work

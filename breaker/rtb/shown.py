@@ -10,6 +10,7 @@ short id, a start time.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime, timezone
 
@@ -27,12 +28,19 @@ _NAMING_ARGUMENTS = ("command", "cmd", "file_path", "path", "url", "pattern", "q
 
 def inline(text: str, width: int | None = None) -> str:
     """``text`` redacted and on one line, cut to ``width`` characters with "…" when longer."""
-    shown = quotable_inline(text, INLINE_LIMIT)
+    shown = _inline(text)
     if width is not None and len(shown) > width:
         return shown[: max(width - 1, 0)] + "\u2026"
     return shown
 
 
+@functools.lru_cache(maxsize=8192)
+def _inline(text: str) -> str:
+    # Cached: a report shows the same keys, tools and commands again and again (a loop repeats).
+    return quotable_inline(text, INLINE_LIMIT)
+
+
+@functools.lru_cache(maxsize=1024)
 def block(text: str) -> str:
     """``text`` redacted, its lines kept (only ``\\n`` between them), cut at ``BLOCK_LIMIT``."""
     return quotable(text, BLOCK_LIMIT)

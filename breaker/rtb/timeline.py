@@ -18,6 +18,7 @@ grouped in blocks of ``BLOCK_ROWS`` that the browser lays out only when they scr
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
 
 from breaker.core.config import BreakerConfig, load_config
@@ -28,6 +29,12 @@ from breaker.rtb.replay import CallReplay, SessionReplay
 
 #: Rows per block the browser may skip laying out while it is off screen.
 BLOCK_ROWS = 200
+#: An agent with more calls than this gets its first block in the page and the others as data,
+#: each turned into rows when it comes near the screen: a 10,000-call session opens in a second
+#: or two instead of building 10,000 rows first.
+LAZY_FROM = 1000
+#: The height a lazy block is given until its rows are made (about one row of the table).
+ROW_PIXELS = 21
 #: The settings a verdict depends on, in the order the page lists them.
 _SETTINGS = (
     "window",
@@ -72,11 +79,14 @@ h2{font-size:15px;margin:28px 0 2px}
 h3{font-size:13px;margin:14px 0 4px;color:var(--muted)}
 .about{color:var(--muted);margin:0 0 6px}
 table{border-collapse:collapse;width:100%}
+.calls table{table-layout:fixed}
+td{overflow:hidden;text-overflow:ellipsis}
 th,td{text-align:left;padding:2px 6px;border-bottom:1px solid var(--line);vertical-align:top;
 white-space:nowrap}
 th{font-weight:600;color:var(--muted);font-size:12px}
 td.args{max-width:520px;overflow:hidden;text-overflow:ellipsis;font-family:ui-monospace,Menlo,Consolas,monospace}
-tbody.block{content-visibility:auto;contain-intrinsic-size:auto 4400px}
+.block{content-visibility:auto;contain-intrinsic-size:auto 4400px}
+table.head{margin-bottom:-1px}
 .v{display:inline-block;min-width:64px;padding:0 6px;border-radius:8px;font-size:12px;text-align:center}
 .v-allowed{background:#e8f5e9;color:var(--ok)}
 .v-notice{background:#fff4e0;color:#9a5b00}
@@ -86,10 +96,11 @@ tbody.block{content-visibility:auto;contain-intrinsic-size:auto 4400px}
 tr.stop>td:first-child{box-shadow:inset 4px 0 var(--stop)}
 tr.differs>td{background:#fff8e1}
 tr.differs>td.diff::before{content:"\\2260";color:var(--stop);font-weight:700}
-.k{display:inline-flex;align-items:center;margin-right:8px;font-size:11px;color:var(--muted)}
-.bar{display:inline-block;width:36px;height:8px;background:#eef0f3;border-radius:2px;margin-right:3px;overflow:hidden}
-.bar i{display:block;height:100%}
-.c0 i{background:#9ccc65}.c1 i{background:#fbc02d}.c2 i{background:var(--warn)}.c3 i{background:var(--stop)}
+.k{margin-right:7px;font-size:11px;color:var(--muted)}
+.k i{display:inline-block;width:28px;height:8px;margin-right:3px;border-radius:2px;vertical-align:middle;
+background:linear-gradient(90deg,var(--c) var(--f),#eef0f3 0)}
+.c0{--c:#9ccc65}.c1{--c:#fbc02d}.c2{--c:var(--warn)}.c3{--c:var(--stop)}
+summary{cursor:pointer;color:var(--muted)}
 tr.text td{white-space:normal;padding:0 6px 8px 28px}
 pre{margin:4px 0;white-space:pre-wrap;word-break:break-word;
 font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;background:#fafafa;
@@ -103,10 +114,36 @@ nav table td{white-space:normal}
 """
 
 _SCRIPT = """
+var texts = null;
+document.addEventListener('toggle', function (e) {
+  var shut = e.target;
+  if (!shut.open || shut.dataset.t === undefined || shut.dataset.filled) return;
+  if (texts === null) texts = JSON.parse(document.getElementById('texts').textContent);
+  texts[Number(shut.dataset.t)].forEach(function (part) {
+    var pre = document.createElement('pre');
+    pre.className = part[0];
+    pre.textContent = part[1];
+    shut.appendChild(pre);
+  });
+  shut.dataset.filled = '1';
+}, true);
+var blocks = null;
+var watcher = new IntersectionObserver(function (entries) {
+  entries.forEach(function (entry) {
+    if (!entry.isIntersecting) return;
+    var body = entry.target;
+    if (blocks === null) blocks = JSON.parse(document.getElementById('blocks').textContent);
+    body.innerHTML = blocks[Number(body.dataset.b)];
+    body.className = 'block';
+    body.style.height = '';
+    watcher.unobserve(body);
+  });
+}, {rootMargin: '1500px 0px'});
+document.querySelectorAll('.lazy').forEach(function (body) { watcher.observe(body); });
 document.getElementById('near').addEventListener('change', function (e) {
   document.body.classList.toggle('near-only', e.target.checked);
 });
-document.getElementById('texts').addEventListener('change', function (e) {
+document.getElementById('show-texts').addEventListener('change', function (e) {
   document.body.classList.toggle('no-texts', !e.target.checked);
 });
 """
@@ -136,15 +173,24 @@ def timeline_page(
         f"<div>{_summary(replays, empty, setting, other is not None, other_setting)}</div>",
         f'<div class="about">{_e(_settings_line(config))}</div>',
         '<label><input type="checkbox" id="near"> only stops and the calls that led to them</label>',
-        '<label><input type="checkbox" id="texts" checked> denial and notice texts</label>',
+        '<label><input type="checkbox" id="show-texts" checked> denial and notice texts</label>',
         "</header><main>",
         _settings_table(config, setting, other_config, other_setting),
         _session_list(replays),
     ]
+    folded: list[list[tuple[str, str]]] = []
+    blocks: list[str] = []
     for replay, against in paired:
-        out.append(_session(replay, against, config, setting, other_setting))
-    out.append(f"</main><script>{_SCRIPT}</script></body></html>\n")
+        out.append(_session(replay, against, config, setting, other_setting, folded, blocks))
+    out.append(f'</main><script type="application/json" id="texts">{_json(folded)}</script>')
+    out.append(f'<script type="application/json" id="blocks">{_json(blocks)}</script>')
+    out.append(f"<script>{_SCRIPT}</script></body></html>\n")
     return "".join(out)
+
+
+def _json(value: object) -> str:
+    """JSON to put inside a ``<script>``: no "<" in it, so nothing in it can close the element."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def _e(text: str) -> str:
@@ -156,7 +202,8 @@ def _summary(
 ) -> str:
     calls = sum(len(replay.calls) for replay in replays)
     stops = sum(len(replay.stops) for replay in replays)
-    text = f"{len(replays)} sessions, {calls} calls, {stops} stopped under {_e(shown.inline(setting))}"
+    sessions = f"{len(replays)} session{'' if len(replays) == 1 else 's'}"
+    text = f"{sessions}, {calls} calls, {stops} stopped under {_e(shown.inline(setting))}"
     if compared:
         text += f", compared with {_e(other_setting)}"
     if empty:
@@ -200,6 +247,8 @@ def _setting_text(value: object) -> str:
         return ", ".join(f"{key}: {_setting_text(item)}" for key, item in value.items()) or "-"
     if isinstance(value, list | tuple):
         return ", ".join(_setting_text(item) for item in value) or "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return format_number(value)
     return "-" if value is None else shown.inline(str(value))
@@ -230,6 +279,8 @@ def _session(
     config: BreakerConfig,
     setting: str,
     other_setting: str,
+    folded: list[list[tuple[str, str]]],
+    blocks: list[str],
 ) -> str:
     about = replay.about
     differs = 0
@@ -256,7 +307,9 @@ def _session(
         if against is not None:
             near |= _near([other for _, other in pairs if other is not None], config.window)
         out.append(f"<h3>agent {_e(shown.inline(agent))} \u00b7 {len(pairs)} calls</h3>")
-        out.append(_calls_table(pairs, near, setting, other_setting, compared=against is not None))
+        out.append(
+            _calls_table(pairs, near, setting, other_setting, folded, blocks, compared=against is not None)
+        )
     out.append("</section>")
     return "".join(out)
 
@@ -275,9 +328,14 @@ def _calls_table(
     near: set[int],
     setting: str,
     other_setting: str,
+    folded: list[list[tuple[str, str]]],
+    blocks: list[str],
     *,
     compared: bool,
 ) -> str:
+    """The calls of one agent; the texts of a call that follows one with texts are kept in
+    ``folded`` and shown when its ``details`` is opened, so a run of denials costs one text; past
+    ``LAZY_FROM`` calls, every block but the first is kept in ``blocks`` until it is needed."""
     columns = 6 + (3 if compared else 0)
     head = (
         "<thead><tr><th>#</th><th>tool</th><th>arguments</th>"
@@ -285,21 +343,37 @@ def _calls_table(
         + (f"<th></th><th>{_e(other_setting)}</th><th>counts / caps</th>" if compared else "")
         + "<th>recorded</th></tr></thead>"
     )
-    out = [f'<table class="calls">{head}']
+    widths = ["4em", "7em", "auto", "7em", "31em", *(["1.5em", "7em", "31em"] if compared else []), "10em"]
+    cols = "<colgroup>" + "".join(f'<col style="width:{width}">' for width in widths) + "</colgroup>"
+    out = [f'<div class="calls"><table class="head">{cols}{head}</table>']
+    lazy = len(pairs) > LAZY_FROM
     for start in range(0, len(pairs), BLOCK_ROWS):
-        out.append('<tbody class="block">')
+        rows = []
         for index in range(start, min(start + BLOCK_ROWS, len(pairs))):
             call, other = pairs[index]
-            folded = index > 0 and _has_texts(*pairs[index - 1])
-            out.append(_row(call, other, index in near, columns, folded))
-        out.append("</tbody>")
-    out.append("</table>")
+            shut = folded if index > 0 and _has_texts(*pairs[index - 1]) else None
+            rows.append(_row(call, other, index in near, columns, shut))
+        table = f"<table>{cols}<tbody>{''.join(rows)}</tbody></table>"
+        if lazy and start > 0:
+            blocks.append(table)
+            out.append(
+                f'<div class="block lazy" data-b="{len(blocks) - 1}" data-rows="{len(rows)}"'
+                f' style="height:{len(rows) * ROW_PIXELS}px"></div>'
+            )
+        else:
+            out.append(f'<div class="block" data-rows="{len(rows)}">{table}</div>')
+    out.append("</div>")
     return "".join(out)
 
 
-def _row(call: CallReplay, other: CallReplay | None, near: bool, columns: int, folded: bool) -> str:
-    """One call's row, and below it the texts it returned (``folded``: shut, when the call before
-    it returned texts already, so a long run of denials reads as rows)."""
+def _row(
+    call: CallReplay,
+    other: CallReplay | None,
+    near: bool,
+    columns: int,
+    folded: list[list[tuple[str, str]]] | None,
+) -> str:
+    """One call's row, and below it the texts it returned (into ``folded`` when given: shut)."""
     stopped = call.stopped or (other is not None and other.stopped)
     classes = ["call"]
     if stopped:
@@ -308,26 +382,35 @@ def _row(call: CallReplay, other: CallReplay | None, near: bool, columns: int, f
         classes.append("near")
     if other is not None and other.verdict != call.verdict:
         classes.append("differs")
+    arguments = shown.short_arguments(call.arguments, 1000)
+    cut = f' title="{_e(arguments)}"' if len(arguments) > 160 else ""
+    short = arguments[:159] + "\u2026" if cut else arguments
     cells = [
         f"<td>#{call.number}</td>",
         f"<td>{_e(shown.inline(call.tool, 40))}</td>",
-        f'<td class="args" title="{_e(shown.short_arguments(call.arguments, 1000))}">'
-        f"{_e(shown.short_arguments(call.arguments, 160))}</td>",
-        f"<td>{_verdict(call)}</td><td>{_strip(call.counts)}</td>",
+        f'<td class="args"{cut}>{_e(short)}</td>',
+        f"<td>{_verdict(call)}</td>{_strip(call.counts, near)}",
     ]
     if other is not None:
-        cells.append(f'<td class="diff"></td><td>{_verdict(other)}</td><td>{_strip(other.counts)}</td>')
+        cells.append(f'<td class="diff"></td><td>{_verdict(other)}</td>{_strip(other.counts, near)}')
     cells.append(f"<td>{_e(call.recorded)}</td>")
     row = (
         f'<tr class="{" ".join(classes)}" data-verdict="{_e(call.verdict)}" '
         f'data-call="{call.number}">{"".join(cells)}</tr>'
     )
-    texts = _texts(call) + (_texts(other) if other is not None and other.message != call.message else "")
-    if texts:
-        if folded:
-            texts = f"<details><summary>text of #{call.number}</summary>{texts}</details>"
-        row += f'<tr class="text{" near" if near else ""}"><td colspan="{columns}">{texts}</td></tr>'
-    return row
+    parts = _texts(call)
+    if other is not None and other.message != call.message:
+        parts += _texts(other)
+    if not parts:
+        return row
+    if folded is None:
+        shown_texts = "".join(f'<pre class="{kind}">{_e(text)}</pre>' for kind, text in parts)
+    else:
+        folded.append(parts)
+        shown_texts = (
+            f'<details data-t="{len(folded) - 1}"><summary>text of #{call.number}</summary></details>'
+        )
+    return row + f'<tr class="text{" near" if near else ""}"><td colspan="{columns}">{shown_texts}</td></tr>'
 
 
 def _has_texts(call: CallReplay, other: CallReplay | None) -> bool:
@@ -340,24 +423,29 @@ def _verdict(call: CallReplay) -> str:
     return f'<span class="v v-{kind}">{label}</span>'
 
 
-def _strip(counts: Sequence[Hit]) -> str:
-    """One small bar per capped fingerprint: filled count/cap, coloured by how near the cap."""
+def _strip(counts: Sequence[Hit], titled: bool) -> str:
+    """The counts cell: one small bar per capped fingerprint, filled count/cap and coloured by how
+    near the cap; ``titled``: the keys in the cell's title (for the calls that led to a stop)."""
     parts = []
     for hit in counts:
         ratio = min(hit.count / hit.cap, 1.0) if hit.cap > 0 else 1.0
         level = 3 if ratio >= 1.0 else 2 if ratio >= 0.75 else 1 if ratio >= 0.5 else 0
-        title = f"{shown.inline(hit.fingerprint.key, 300)}: {hit.count}/{format_number(hit.cap)}"
         parts.append(
-            f'<span class="k c{level}" title="{_e(title)}"><span class="bar">'
-            f'<i style="width:{round(ratio * 100)}%"></i></span>'
+            f'<span class="k c{level}"><i style="--f:{round(ratio * 100)}%"></i>'
             f"{_e(hit.fingerprint.kind)} {hit.count}/{_e(format_number(hit.cap))}</span>"
         )
-    return "".join(parts)
+    title = ""
+    if titled and counts:
+        keys = "\n".join(
+            f"{shown.inline(hit.fingerprint.key, 300)}: {hit.count}/{format_number(hit.cap)}"
+            for hit in counts
+        )
+        title = f' title="{_e(keys)}"'
+    return f'<td class="counts"{title}>{"".join(parts)}</td>'
 
 
-def _texts(call: CallReplay) -> str:
-    out = []
-    if call.message:
-        out.append(f'<pre class="denial">{_e(shown.block(call.message))}</pre>')
-    out.extend(f'<pre class="notice">{_e(shown.block(text))}</pre>' for text in call.notices)
-    return "".join(out)
+def _texts(call: CallReplay) -> list[tuple[str, str]]:
+    """The texts a call returned, as (kind, text): its denial or ask reason, its notices."""
+    parts = [("denial", shown.block(call.message))] if call.message else []
+    parts.extend(("notice", shown.block(text)) for text in call.notices)
+    return parts

@@ -1,21 +1,37 @@
-// The worker's environment: where it lives, when it is reused, how it is prepared and how a
-// preparation that cannot succeed says so. Preparations here install only `pip` (already in every
-// fresh venv) with the package index switched off, so they are real but need no network; the
-// compat harness prepares the real dependency list against a real dsh.
+// The worker's environment: where it lives, when it is reused and shared, when it is removed, when
+// it is not trusted, how it is prepared and how a preparation that cannot succeed says so.
+// Preparations here are real venvs: most with an empty dependency list (a venv, no pip run), some
+// installing `pip` from the wheel Python's own ensurepip bundles, with the package index switched
+// off, so they need no network; the compat harness prepares the real dependency list against a
+// real dsh.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import test, { after } from 'node:test';
 
 import {
   PACKAGE_ROOT,
   cacheHome,
-  environmentDir,
+  environmentName,
   packageIdentity,
+  pruneEnvironments,
   pythonEnvironment,
   readDependencies,
+  removeCacheFolder,
   workerInterpreter,
 } from '../environment.js';
 
@@ -34,7 +50,7 @@ function scratch(prefix) {
   return folder;
 }
 
-/** A package root like this one, whose Python dependency list is only `pip`. */
+/** A package root like this one, whose Python dependency list is only `pip` (or `dependencies`). */
 function fakePackage(version = '1.0.0', dependencies = ['pip']) {
   const root = scratch('package');
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'dsh-repeat-tool-breaker', version }));
@@ -45,13 +61,33 @@ function fakePackage(version = '1.0.0', dependencies = ['pip']) {
   return root;
 }
 
-/** An environment with the cache in a fresh folder and pip kept off the network and config files. */
+/** Where the base Python keeps the pip wheel ensurepip installs: pip's only package source here. */
+const BUNDLED_WHEELS = spawnSync(PYTHON, ['-c', 'import ensurepip, os; print(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled"))'], {
+  encoding: 'utf8',
+}).stdout.trim();
+
+/** An environment with the cache and home in fresh folders and pip kept off the network and config files. */
 function offline(extra = {}) {
-  const env = { ...process.env, XDG_CACHE_HOME: scratch('cache'), PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null', ...extra };
+  const env = {
+    ...process.env,
+    XDG_CACHE_HOME: scratch('cache'),
+    HOME: scratch('home'),
+    PIP_NO_INDEX: '1',
+    PIP_CONFIG_FILE: '/dev/null',
+    PIP_FIND_LINKS: BUNDLED_WHEELS,
+    ...extra,
+  };
   delete env.RTB_PYTHON;
-  delete env.PIP_FIND_LINKS;
   return env;
 }
+
+/** workerInterpreter with the progress lines kept out of the test's output. */
+function interpreter(options) {
+  return workerInterpreter({ progress: 'ignore', ...options });
+}
+
+const folderOf = (env) => join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker');
+const environmentsIn = (folder) => readdirSync(folder).filter((name) => name.startsWith('py')).sort();
 
 function recorder() {
   const lines = [];
@@ -104,20 +140,21 @@ test('the cache is XDG_CACHE_HOME when absolute, else ~/.cache', () => {
   assert.equal(cacheHome({ HOME: '/home/me' }), '/home/me/.cache');
 });
 
-test('the environment is keyed by the version and the dependency list', () => {
-  const env = { XDG_CACHE_HOME: '/c' };
-  const base = environmentDir({ version: '1.0.0', dependencies: ['a>=1', 'b'] }, env);
-  assert.match(base, /^\/c\/dsh-repeat-tool-breaker\/1\.0\.0-[0-9a-f]{12}$/);
-  assert.equal(environmentDir({ version: '1.0.0', dependencies: ['a>=1', 'b'] }, env), base);
-  assert.notEqual(environmentDir({ version: '1.0.1', dependencies: ['a>=1', 'b'] }, env), base);
-  assert.notEqual(environmentDir({ version: '1.0.0', dependencies: ['a>=2', 'b'] }, env), base);
-  assert.notEqual(environmentDir({ version: '1.0.0', dependencies: ['a>=1', 'b', 'c'] }, env), base);
+test('an environment is named by its Python and its dependency list, not the package version', () => {
+  const base = environmentName([3, 11], ['a>=1', 'b']);
+  assert.match(base, /^py3\.11-[0-9a-f]{12}$/);
+  assert.equal(environmentName([3, 11], ['a>=1', 'b']), base);
+  assert.notEqual(environmentName([3, 12], ['a>=1', 'b']), base);
+  assert.notEqual(environmentName([3, 11], ['a>=2', 'b']), base);
+  assert.notEqual(environmentName([3, 11], ['a>=1', 'b', 'c']), base);
   assert.deepEqual(packageIdentity().dependencies, readDependencies(readFileSync(join(PACKAGE_ROOT, 'pyproject.toml'), 'utf8')));
 });
 
-test("Python runs this package's own breaker/ first", () => {
+test("Python runs this package's own breaker/ first, and pydantic looks for no plugins", () => {
   assert.equal(pythonEnvironment({ PYTHONPATH: '/elsewhere' }, '/pkg').PYTHONPATH, '/pkg:/elsewhere');
   assert.equal(pythonEnvironment({ HOME: '/h' }, '/pkg').PYTHONPATH, '/pkg');
+  assert.equal(pythonEnvironment({}, '/pkg').PYDANTIC_DISABLE_PLUGINS, '__all__');
+  assert.equal(pythonEnvironment({ PYDANTIC_DISABLE_PLUGINS: 'x' }, '/pkg').PYDANTIC_DISABLE_PLUGINS, 'x');
 });
 
 test('the python config key, then RTB_PYTHON, are used as they are', () => {
@@ -135,46 +172,114 @@ test('the first call prepares the environment once, says so with the time taken,
   const root = fakePackage();
   const env = offline();
   const { lines, log } = recorder();
-  const first = workerInterpreter({ env, log, root });
+  const first = interpreter({ env, log, root });
   assert.equal(first.chosenBy, 'environment');
-  assert.equal(first.dir, environmentDir(packageIdentity(root), env));
+  assert.equal(first.dir, join(folderOf(env), environmentName(JSON.parse(readFileSync(join(first.dir, 'rtb-environment.json'))).python.split('.'), ['pip'])));
   assert.equal(first.command, join(first.dir, 'bin', 'python'));
   assert.equal(lines.length, 2, lines.join('\n'));
-  assert.match(lines[0], /no worker environment for dsh-repeat-tool-breaker 1\.0\.0 yet: preparing .* \(a Python 3\.\d+ venv \(python3?\) with pip\)/);
+  assert.match(lines[0], /no worker environment for dsh-repeat-tool-breaker 1\.0\.0 yet: preparing .* \(a Python 3\.\d+ venv \(python3?\) with pip\); this happens once per Python dependency list/);
   assert.match(lines[1], /^worker environment ready after \d+\.\d s$/);
   const marker = JSON.parse(readFileSync(join(first.dir, 'rtb-environment.json'), 'utf8'));
-  assert.deepEqual([marker.version, marker.dependencies], ['1.0.0', ['pip']]);
+  assert.deepEqual([marker.version, marker.dependencies, marker.pip], ['1.0.0', ['pip'], 'base']);
   assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
-  assert.deepEqual(workerInterpreter({ env, log, root }), first);
+  assert.deepEqual(interpreter({ env, log, root }), first);
   assert.equal(lines.length, 2, 'a ready environment is not announced again');
-  assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker')), [`1.0.0-${first.dir.split('-').at(-1)}`]);
+  assert.deepEqual(environmentsIn(folderOf(env)), [first.dir.split('/').at(-1)]);
+});
+
+test('the preparation says how far it is: its steps and each package fetched', () => {
+  const env = offline();
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    workerInterpreter({ root: ${JSON.stringify(fakePackage())}, log: () => {}, prefix: 'P: ' });`], { env, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const steps = run.stderr.split('\n').filter((line) => line.startsWith('P: '));
+  assert.match(steps[0], /^P: step 1\/3, creating a venv \(without pip\)$/);
+  assert.match(steps[1], /^P: step 2\/3, fetching packages: 1 requirements and what they need$/);
+  assert.ok(steps.some((line) => /^P: step 2\/3, fetching packages: 1 so far, .*pip-\d/.test(line)), steps.join('\n'));
+  assert.match(steps.at(-1), /^P: step 3\/3, installing 1 packages into the environment$/);
+});
+
+test('package versions with one dependency list share one environment', () => {
+  const env = offline();
+  const { lines, log } = recorder();
+  const old = interpreter({ env, log, root: fakePackage('1.0.0', []) });
+  const newer = interpreter({ env, log, root: fakePackage('1.1.0', []) });
+  assert.equal(newer.dir, old.dir);
+  assert.equal(lines.filter((line) => /preparing/.test(line)).length, 1, lines.join('\n'));
+  assert.deepEqual(environmentsIn(folderOf(env)), [old.dir.split('/').at(-1)]);
 });
 
 test('an environment whose Python has gone is prepared again', () => {
-  const root = fakePackage();
+  const root = fakePackage('1.0.0', []);
   const env = offline();
-  const first = workerInterpreter({ env, log: () => {}, root });
+  const first = interpreter({ env, log: () => {}, root });
   rmSync(first.command);
   const { lines, log } = recorder();
-  assert.deepEqual(workerInterpreter({ env, log, root }), first);
+  assert.deepEqual(interpreter({ env, log, root }), first);
   assert.match(lines[0], /no longer has a working Python: preparing it again/);
-  assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
+  assert.equal(spawnSync(first.command, ['-c', 'pass']).status, 0);
 });
 
-test('an upgrade with another dependency list gets a fresh environment and leaves the old one', () => {
+test('an upgrade with another dependency list gets a fresh environment; the old one stays while a copy uses it', () => {
   const env = offline();
   const log = () => {};
-  const old = workerInterpreter({ env, log, root: fakePackage('1.0.0', ['pip']) });
-  const upgraded = workerInterpreter({ env, log, root: fakePackage('1.1.0', ['pip', 'pip>=1']) });
+  const old = interpreter({ env, log, root: fakePackage('1.0.0', []) });
+  const upgraded = interpreter({ env, log, root: fakePackage('1.1.0', ['pip']) });
   assert.notEqual(upgraded.dir, old.dir);
   assert.ok(existsSync(old.command) && existsSync(upgraded.command));
+});
+
+test('an environment no installed copy uses is removed at the next boot, and only that', () => {
+  const env = offline();
+  const log = () => {};
+  const root = fakePackage('1.0.0', []);
+  const other = fakePackage('2.0.0', ['pip']);
+  const old = interpreter({ env, log, root });
+  const kept = interpreter({ env, log, root: other });
+  const folder = folderOf(env);
+  mkdirSync(join(folder, 'not-ours'));
+  mkdirSync(join(folder, '0.0.9-0123456789ab')); // the name an earlier version gave its environment
+  mkdirSync(join(folder, 'py3.11-0123456789ab.partial-999999-00ff')); // a preparation that died
+  // An upgrade in place: the same folder, a new dependency list.
+  writeFileSync(join(root, 'pyproject.toml'), '[project]\nname = "x"\ndependencies = ["pip>=1"]\n');
+  const { lines, log: logged } = recorder();
+  const upgraded = interpreter({ env, log: logged, root });
+  assert.notEqual(upgraded.dir, old.dir);
+  assert.match(lines.at(-1), /removed 3 no installed copy uses/);
+  assert.ok(!existsSync(old.dir), 'the environment of the old dependency list is gone');
+  assert.ok(existsSync(kept.command), 'the other copy keeps its environment');
+  assert.deepEqual(readdirSync(folder).sort(), [...environmentsIn(folder), 'not-ours', 'users'].sort());
+  // An uninstalled copy: its environment goes at the next boot of any other.
+  rmSync(other, { recursive: true });
+  interpreter({ env, log, root });
+  assert.ok(!existsSync(kept.dir));
+  assert.deepEqual(environmentsIn(folder), [upgraded.dir.split('/').at(-1)]);
+  assert.deepEqual(pruneEnvironments({ env }), [], 'nothing else is unused');
+});
+
+test('the prune and remove commands: `node setup.js --prune`, `--remove`', () => {
+  const env = offline();
+  const root = fakePackage('1.0.0', []);
+  interpreter({ env, log: () => {}, root });
+  const setup = (flag) => spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, flag], { env, encoding: 'utf8' });
+  rmSync(root, { recursive: true });
+  const pruned = setup('--prune');
+  assert.equal(pruned.status, 0, pruned.stderr);
+  assert.match(pruned.stderr, /removed 1 environment no installed copy uses: py3\.\d+-[0-9a-f]{12}/);
+  assert.deepEqual(environmentsIn(folderOf(env)), []);
+  const removed = setup('--remove');
+  assert.equal(removed.status, 0, removed.stderr);
+  assert.match(removed.stderr, /removed .*dsh-repeat-tool-breaker and everything in it/);
+  assert.ok(!existsSync(folderOf(env)));
+  assert.equal(removeCacheFolder(env), null);
 });
 
 test('boots preparing at once leave one complete environment and both use it', async () => {
   const root = fakePackage();
   const env = offline();
   const script = `import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
-    process.stdout.write(JSON.stringify(workerInterpreter({ root: ${JSON.stringify(root)}, log: () => {} })));`;
+    process.stdout.write(JSON.stringify(workerInterpreter({ root: ${JSON.stringify(root)}, log: () => {}, progress: 'ignore' })));`;
   const boot = () => new Promise((resolve) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env });
     let out = '';
@@ -185,21 +290,91 @@ test('boots preparing at once leave one complete environment and both use it', a
   for (const { code } of results) assert.equal(code, 0);
   const [first, ...others] = results.map(({ out }) => JSON.parse(out));
   for (const other of others) assert.deepEqual(other, first);
-  assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker')).length, 1, 'no partial folder is left');
+  assert.deepEqual(readdirSync(folderOf(env)).sort(), [first.dir.split('/').at(-1), 'users'], 'no partial folder is left');
   assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
+});
+
+// --- who may have written it (issue 25.6) ---
+
+test('the cache folder is private: made 700, and one of ours found open is closed', () => {
+  const env = offline();
+  const first = interpreter({ env, log: () => {}, root: fakePackage('1.0.0', []) });
+  const folder = folderOf(env);
+  assert.equal(statMode(folder), 0o700);
+  assert.equal(statMode(first.dir), 0o700);
+  chmodSync(folder, 0o755); // as earlier versions made it
+  const { lines, log } = recorder();
+  assert.deepEqual(interpreter({ env, log, root: fakePackage('1.0.0', []) }), first);
+  assert.deepEqual(lines, []);
+  assert.equal(statMode(folder), 0o700);
+});
+
+function statMode(path) {
+  return statSync(path).mode & 0o777;
+}
+
+const asRoot = process.getuid?.() === 0;
+
+test('an environment that is a symbolic link, or writable by others, is never run: it is prepared again', () => {
+  const env = offline();
+  const root = fakePackage('1.0.0', []);
+  const first = interpreter({ env, log: () => {}, root });
+  const elsewhere = join(scratch('planted'), 'env');
+  renameSync(first.dir, elsewhere);
+  symlinkSync(elsewhere, first.dir);
+  const { lines, log } = recorder();
+  const again = interpreter({ env, log, root });
+  assert.equal(again.dir, first.dir);
+  assert.match(lines[0], /not running the worker environment .*py3\.\d+-[0-9a-f]{12}: .* is a symbolic link; it is removed and prepared again/);
+  assert.ok(existsSync(join(elsewhere, 'bin')), 'the link is removed, not what it points to');
+  chmodSync(join(again.dir, 'bin'), 0o777);
+  const writable = recorder();
+  interpreter({ env, log: writable.log, root });
+  assert.match(writable.lines[0], /bin can be written by its group and others \(mode 777\); it is removed and prepared again/);
+});
+
+test("another user's cache folder, or a cache others can write, is not used: a private one is, with one line saying why", { skip: !asRoot && 'needs root to give a folder to another uid' }, () => {
+  const shared = scratch('shared-cache');
+  chmodSync(shared, 0o777); // world-writable, no sticky bit: anyone could swap what is in it
+  const env = offline({ XDG_CACHE_HOME: shared });
+  const { lines, log } = recorder();
+  const chosen = interpreter({ env, log, root: fakePackage('1.0.0', []) });
+  assert.match(lines[0], new RegExp(`not using the worker environments in ${shared}/dsh-repeat-tool-breaker: ${shared} can be written by its group and others \\(mode 777\\); using ${env.HOME}/.cache/dsh-repeat-tool-breaker instead`));
+  assert.ok(chosen.dir.startsWith(join(env.HOME, '.cache', 'dsh-repeat-tool-breaker')));
+  assert.ok(!existsSync(join(shared, 'dsh-repeat-tool-breaker')), 'nothing is made in the shared folder');
+
+  // A planted environment in a folder of another uid: never run, whatever it holds.
+  const theirs = scratch('their-cache');
+  const planted = join(theirs, 'dsh-repeat-tool-breaker');
+  mkdirSync(planted);
+  const name = environmentName(chosen.dir.split('/').at(-1).slice(2).split('-')[0].split('.'), []);
+  spawnSync('cp', ['-a', chosen.dir, join(planted, name)]);
+  spawnSync('chown', ['-R', '12345:12345', planted]);
+  const foreign = offline({ XDG_CACHE_HOME: theirs });
+  const seen = recorder();
+  const used = interpreter({ env: foreign, log: seen.log, root: fakePackage('1.0.0', []) });
+  assert.match(seen.lines[0], /dsh-repeat-tool-breaker belongs to another user \(uid 12345\)/);
+  assert.ok(!used.dir.startsWith(theirs), used.dir);
+  // Neither home nor cache safe: a private temporary folder, prepared anew.
+  const nowhere = offline({ XDG_CACHE_HOME: theirs, HOME: shared });
+  const last = recorder();
+  const temporary = interpreter({ env: nowhere, log: last.log, root: fakePackage('1.0.0', []) });
+  assert.match(last.lines[0], /private to this process, so prepared again at each boot/);
+  assert.ok(temporary.dir.startsWith(tmpdir()));
+  rmSync(dirname(temporary.dir), { recursive: true, force: true });
 });
 
 test('no reachable package index: the failure names what failed and the command that fixes it', () => {
   const env = offline();
   const root = fakePackage('1.0.0', ['surely-not-installed-rtb-dependency']);
-  assert.throws(() => workerInterpreter({ env, log: () => {}, root }), (error) => {
+  assert.throws(() => interpreter({ env, log: () => {}, root }), (error) => {
     assert.equal(error.name, 'EnvironmentUnavailable');
     assert.match(error.message, /installing the worker's Python packages \(surely-not-installed-rtb-dependency\) failed:/);
     assert.match(error.message, /No matching distribution|Could not find a version/);
     assert.match(error.message, /With network access, run `node .*node-shim\/setup\.js`/);
     return true;
   });
-  assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker')), [], 'nothing half-made is left');
+  assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing half-made is left');
 });
 
 test('only a Python older than 3.10 on PATH: "needs Python >= 3.10"', () => {

@@ -144,6 +144,32 @@ test('a worker lost during a loop of large calls: its replacement counts them al
   assert.match(fifth.denied ?? '', /^REPEAT_TOOL_BLOCKED:/, 'the four journaled calls count in the new worker');
 });
 
+test('after a worker loss the failure track still denies a failing command whose failures left the window', async () => {
+  const interpreter = switchableInterpreter();
+  const dsh = mount({ python: interpreter.path, identity: 'state-aware' }, { body: () => 'make: *** [all] Error 2' });
+  // The build fails with exit code 2 (dsh's structured value for a shell result).
+  const waterfall = dsh.waterfall.bind(dsh);
+  dsh.waterfall = (event, args, inner) => {
+    if (event === 'tools/post-execute' && args[0].name === 'bash' && !args[1].isError) args[1].value = { exitCode: 2 };
+    return waterfall(event, args, inner);
+  };
+  const agent = makeAgent('failing');
+  const verdicts = [];
+  for (let attempt = 0; attempt < 7; attempt++) {
+    if (attempt === 6) {
+      const worker = interpreter.pids().at(-1);
+      process.kill(worker, 'SIGKILL');
+      assert.ok(await waitUntil(() => !isAlive(worker)));
+    }
+    verdicts.push((await dsh.call(agent, 'bash', bash('make all'))).denied === undefined ? 'run' : 'deny');
+    // Reading between retries: the failures that built the streak leave the journal's last 16
+    // guards, while each denied retry keeps the build's key in the window (and the streak alive).
+    if (attempt >= 3) for (let read = 0; read < 5; read++) await dsh.call(agent, 'read', { path: `log-${attempt}-${read}` });
+  }
+  assert.deepEqual(verdicts, ['run', 'run', 'run', 'deny', 'deny', 'deny', 'deny']);
+  assert.equal(interpreter.pids().length, 2, 'one replacement worker');
+});
+
 // Loops A, B and C interleaved with local calls, results and a user message: the session every
 // replay test below runs, with and without killing the worker along the way.
 const LOCAL = (n) => bash(`curl -s http://localhost:8080/health | head -n ${n}`);

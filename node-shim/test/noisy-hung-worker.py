@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from breaker.protocol import FrameDecoder, Guard, encode_frame
+from breaker.protocol import FrameDecoder, Guard, encode_frame_parts
 from breaker.worker import RequestHandler
 
 handler = RequestHandler()
@@ -19,4 +19,4 @@ while chunk := os.read(0, 1 << 16):
             sys.stderr.write("worker noise\n" * 160_000)
             sys.stderr.flush()
             time.sleep(600)
-        os.write(1, encode_frame(handler.handle(request)))
+        os.write(1, b"".join(encode_frame_parts(handler.handle(request))))

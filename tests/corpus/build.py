@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import zstandard
-
-from breaker.rtb.trajectories import Trajectory
+from trajectories import Trajectory
 
 HERE = Path(__file__).resolve().parent
 SESSIONS = HERE / "sessions"
@@ -82,7 +81,7 @@ class Agent:
         )
 
     def edit(self, path: str, old: str, new: str, *, found: bool = True) -> None:
-        arguments = {"file_path": path, "old_string": old, "new_string": new}
+        arguments: dict[str, object] = {"file_path": path, "old_string": old, "new_string": new}
         if found:
             self.call("edit", arguments, f"The file {path} has been updated successfully.")
         else:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from breaker.rtb.call_logs import read_call_logs
+from call_logs import read_call_logs
+
 from breaker.rtb.sessions import Session, find_session_files, group_sessions, read_session
 from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
 

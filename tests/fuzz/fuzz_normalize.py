@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-import atheris  # type: ignore[import-not-found]  # a fuzzing tool, not a dependency
+import atheris  # a fuzzing tool, not a dependency
 
 with atheris.instrument_imports():
     from breaker.core.commands import analyze_shell

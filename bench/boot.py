@@ -1,0 +1,200 @@
+"""What starting costs: python3 bench/boot.py --home DSH_HOME [--runs 7] [--reference DIR] [--first-boot N]
+
+Boot time: a headless one-shot ``dsh "prompt"`` of the real pinned dsh whose scripted model answers
+with text at once (no tool call), from process start to exit, with this plugin mounted, without
+it, and (``--reference``, a folder holding dsh-repeat-tool-breaker 0.5.2) with the reference
+plugin mounted instead; the runs are interleaved (with, without, reference, with, ...) so load
+drifts hit each alike, and each median is shown beside the no-plugin median. ``--home`` is a
+DSH_HOME made by ``compat/setup.sh VERSION dir HOME`` whose worker environment is ready (the
+first boot there prepares it, before the timed runs).
+
+First boot (``--first-boot N``): preparing the worker environment on a machine that has never
+done it, N times each way, interleaved: today's recipe (prepare_environment.py: a venv without
+pip, then the base Python's pip installs into it, no byte-compilation) against the earlier one
+(``python -m venv`` with pip, then that pip installs); each with an empty cache and an empty pip
+cache, so every package is fetched from the index as on a fresh machine. Then one real first
+boot of dsh from an empty cache, with the plugin's progress lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "compat"))
+
+from mock_model import MockModel, Script  # noqa: E402
+from run import Target, run_dsh  # noqa: E402
+
+BUNDLE = "dsh-repeat-tool-breaker"
+
+
+def profile_copy(home: Path, suffix: str, reference: Path | None) -> Path:
+    """A copy of ``home`` whose profile lists every bundle but this plugin's, or mounts ``reference``."""
+    copy = home.with_name(f"{home.name}-{suffix}")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(home, copy, symlinks=True, ignore=shutil.ignore_patterns("work", "sessions", "cache"))
+    (copy / "cache").symlink_to(home / "cache")
+    profile = copy / "profiles" / "compat"
+    manifest_path = profile / "package.json"
+    manifest = json.loads(manifest_path.read_text())
+    if reference is None:
+        bundles = manifest["dsh"]["profile"]["bundles"]
+        manifest["dsh"]["profile"]["bundles"] = [name for name in bundles if name != BUNDLE]
+        manifest_path.write_text(json.dumps(manifest, indent=2))
+    else:
+        installed = profile / "node_modules" / BUNDLE
+        if installed.is_symlink() or installed.is_file():
+            installed.unlink()
+        else:
+            shutil.rmtree(installed, ignore_errors=True)
+        installed.symlink_to(reference)
+    env_file = copy / "compat.env"
+    env_file.write_text(env_file.read_text().replace(f"={home}/", f"={copy}/"))
+    return copy
+
+
+def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Seconds of one headless boot that answers without a tool call; checks it succeeded."""
+    target = Target.load(home)
+    work = home / "work" / "bench-boot"
+    work.mkdir(parents=True, exist_ok=True)
+    model = MockModel(Script((), final="done"), port=target.mock_port).start()
+    try:
+        run = run_dsh(target, [f"bench boot {label}"], work, extra_env or {}, timeout=600)
+    finally:
+        model.stop()
+    if run.returncode != 0:
+        raise SystemExit(f"{label}: dsh exited {run.returncode}\n{run.stderr[-2000:]}")
+    return run.seconds, run.stderr
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def boots(home: Path, runs: int, reference: Path | None) -> None:
+    boot_seconds(home, "warm-up")  # prepares the environment if it is not ready; untimed
+    homes = {"with this plugin": home, "without a plugin": profile_copy(home, "bare", None)}
+    if reference is not None:
+        homes["with reference 0.5.2"] = profile_copy(home, "reference", reference)
+    for label, copy in homes.items():
+        boot_seconds(copy, f"{label} warm-up")
+    seconds: dict[str, list[float]] = {label: [] for label in homes}
+    print(f"load average before: {load()}")
+    for run in range(runs):
+        for label, copy in homes.items():
+            seconds[label].append(boot_seconds(copy, f"{label} {run}")[0])
+    print(f"load average after: {load()}")
+    print()
+    bare = statistics.median(seconds["without a plugin"])
+    print(f"| dsh boot, one-shot, no tool call ({runs} interleaved runs) | median | minus no plugin | runs |")
+    print("|---|---|---|---|")
+    for label, values in seconds.items():
+        median = statistics.median(values)
+        shown = ", ".join(f"{v:.2f}" for v in values)
+        print(f"| {label} | {median:.2f} s | {median - bare:+.2f} s | {shown} |")
+    for copy in homes.values():
+        if copy != home:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
+def requirements() -> list[str]:
+    script = (
+        "import('./node-shim/environment.js')"
+        ".then((m) => console.log(JSON.stringify(m.packageIdentity().dependencies)))"
+    )
+    probe = subprocess.run(
+        ["node", "-e", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dependencies: list[str] = json.loads(probe.stdout)
+    return dependencies
+
+
+def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float:
+    """One preparation from nothing: an empty target and an empty pip cache."""
+    target = scratch / f"{recipe}-env"
+    pip_cache = scratch / f"{recipe}-pip-cache"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.rmtree(pip_cache, ignore_errors=True)
+    env = {**os.environ, "PIP_CACHE_DIR": str(pip_cache), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    started = time.monotonic()
+    if recipe == "earlier":
+        subprocess.run(["python3", "-m", "venv", str(target)], env=env, check=True)
+        python = str(target / "bin" / "python")
+        subprocess.run(
+            [python, "-m", "pip", "install", "--quiet", "--no-input", *dependencies],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    else:
+        script = str(ROOT / "node-shim" / "prepare_environment.py")
+        command = ["python3", "-I", script, str(target), "", *dependencies]
+        subprocess.run(command, env=env, check=True, capture_output=True)
+    return time.monotonic() - started
+
+
+def first_boots(home: Path, runs: int) -> None:
+    dependencies = requirements()
+    seconds: dict[str, list[float]] = {"this version": [], "earlier": []}
+    with tempfile.TemporaryDirectory(prefix="rtb-bench-first-boot-") as folder:
+        scratch = Path(folder)
+        print(f"load average before: {load()}")
+        for _ in range(runs):
+            for recipe in ("this version", "earlier"):
+                seconds[recipe].append(recipe_seconds(recipe.split()[0], scratch, dependencies))
+        print(f"load average after: {load()}")
+        print()
+        print(f"| preparing the worker environment from nothing ({runs} interleaved runs) | median | runs |")
+        print("|---|---|---|")
+        labels = {
+            "this version": "venv without pip + the base Python's pip (--python, no byte-compile)",
+            "earlier": "`python -m venv` (with pip) + its pip",
+        }
+        for recipe, values in seconds.items():
+            shown = ", ".join(f"{v:.1f}" for v in values)
+            print(f"| {labels[recipe]} | {statistics.median(values):.1f} s | {shown} |")
+        ratio = statistics.median(seconds["this version"]) / statistics.median(seconds["earlier"])
+        print(f"| ratio, this version / earlier | {ratio:.2f} | |")
+        print()
+        cache = scratch / "dsh-cache"
+        cache.mkdir()
+        fresh = {"XDG_CACHE_HOME": str(cache), "PIP_CACHE_DIR": str(scratch / "dsh-pip-cache")}
+        took, stderr = boot_seconds(home, "first boot", fresh)
+        print(f"A real first boot of dsh from an empty cache: {took:.1f} s in all; what it printed:")
+        print()
+        print("```")
+        print("\n".join(line for line in stderr.splitlines() if "repeat-tool-breaker" in line))
+        print("```")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--reference", type=Path, help="a folder holding dsh-repeat-tool-breaker 0.5.2")
+    parser.add_argument("--first-boot", type=int, default=0, metavar="N")
+    options = parser.parse_args()
+    if options.runs:
+        boots(options.home, options.runs, options.reference)
+    if options.first_boot:
+        print()
+        first_boots(options.home, options.first_boot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Prepare the worker's environment: a venv with the worker's Python dependencies, and nothing else.
+
+Run by node-shim/environment.js with the base interpreter the venv is made from, in isolated mode
+(``python -I prepare_environment.py TARGET PREFIX [REQUIREMENT ...]``); standard library only.
+
+It is the one slow step of a first boot, so it takes the short way and says how far it is:
+
+1. ``venv`` without pip (a fraction of a second; making pip inside the venv, as ``python -m venv``
+   does by default, takes longer than the whole install that follows);
+2. the base interpreter's own pip installs the requirements into the venv (``pip --python``, pip
+   22.3 and later), with no byte-compilation (Python compiles what the worker imports, once, on its
+   first start). A base interpreter without a recent pip falls back to the slow way: ensurepip
+   inside the venv, then that pip.
+
+Progress goes to stderr, one line per step and per package fetched, each starting with PREFIX.
+The last line of stdout is JSON: ``{"ok": true, "pip": "base" | "ensurepip", "seconds": {...}}``
+or ``{"ok": false, "step": "venv" | "pip", "detail": "the last lines pip or venv said"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import venv
+from collections import deque
+
+#: pip learned ``--python`` (run against another environment) in 22.3.
+PIP_WITH_PYTHON_OPTION = (22, 3)
+DETAIL_LINES = 6
+FETCHED = re.compile(
+    r"^\s*(Downloading|Using cached|Processing) (?:\S*/)?(\S+?)(?:-(?:py|cp)\d\S*|\.tar\.gz|\.zip)?(?: \((.+)\))?\s*$"
+)
+VERBS = {"Downloading": "downloaded", "Using cached": "from pip's cache:", "Processing": "from a local file:"}
+INSTALLING = re.compile(r"^Installing collected packages: (.*)$")
+NOISE = re.compile(r"^WARNING: Location '.*' is ignored")
+
+
+def say(prefix: str, text: str) -> None:
+    sys.stderr.write(f"{prefix}{text}\n")
+    sys.stderr.flush()
+
+
+def base_pip_version() -> tuple[int, ...] | None:
+    """The version of the base interpreter's pip, or None when it has none."""
+    try:
+        from pip import __version__  # the package's __init__ only: cheap
+    except ImportError:
+        return None
+    numbers = re.findall(r"\d+", __version__)[:2]
+    return tuple(int(number) for number in numbers)
+
+
+def run_pip(command: list[str], prefix: str) -> tuple[int, list[str]]:
+    """Run pip, turning what it fetches into progress lines; its exit status and last lines."""
+    fetched = 0
+    last: deque[str] = deque(maxlen=DETAIL_LINES)
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        line = line.rstrip("\n")
+        if not line.strip() or NOISE.match(line):
+            continue
+        last.append(line)
+        if match := FETCHED.match(line):
+            fetched += 1
+            verb = VERBS[match[1]]
+            size = f" ({match[3]})" if match[3] else ""
+            say(prefix, f"step 2/3, fetching packages: {fetched} so far, {verb} {match[2]}{size}")
+        elif match := INSTALLING.match(line):
+            count = len(match[1].split(","))
+            say(prefix, f"step 3/3, installing {count} packages into the environment")
+    return process.wait(), list(last)
+
+
+def main(argv: list[str]) -> int:
+    target, prefix, requirements = argv[0], argv[1], argv[2:]
+    seconds: dict[str, float] = {}
+    started = time.monotonic()
+    say(prefix, "step 1/3, creating a venv (without pip)")
+    try:
+        venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(target)
+    except Exception as error:  # what the caller reports: the step and its reason
+        print(json.dumps({"ok": False, "step": "venv", "detail": f"{type(error).__name__}: {error}"}))
+        return 1
+    seconds["venv"] = round(time.monotonic() - started, 2)
+    python = os.path.join(target, "Scripts" if os.name == "nt" else "bin", "python")
+    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off"]
+    version = base_pip_version()
+    if version is not None and version >= PIP_WITH_PYTHON_OPTION:
+        pip = "base"
+        command = [sys.executable, "-m", "pip", "--python", python, "install", "--no-compile", *flags]
+    else:
+        pip = "ensurepip"
+        why = "has no pip" if version is None else f"has pip {'.'.join(map(str, version))} (older than 22.3)"
+        say(prefix, f"the base Python {why}: installing pip into the venv first (slower)")
+        step = time.monotonic()
+        made = subprocess.run(
+            [python, "-m", "ensurepip", "--default-pip"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+        )
+        if made.returncode != 0:
+            said = (made.stderr + made.stdout).strip().splitlines()[-DETAIL_LINES:]
+            print(json.dumps({"ok": False, "step": "venv", "detail": "\n".join(said)}))
+            return 1
+        seconds["ensurepip"] = round(time.monotonic() - step, 2)
+        command = [python, "-m", "pip", "install", *flags]
+    if requirements:
+        step = time.monotonic()
+        say(prefix, f"step 2/3, fetching packages: {len(requirements)} requirements and what they need")
+        status, last = run_pip([*command, *requirements], prefix)
+        if status != 0:
+            print(json.dumps({"ok": False, "step": "pip", "detail": "\n".join(last)}))
+            return 1
+        seconds["pip"] = round(time.monotonic() - step, 2)
+    print(json.dumps({"ok": True, "pip": pip, "seconds": seconds}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
