@@ -10,6 +10,7 @@ brings it at 4.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,14 @@ class Agent:
         self.calls = 0
 
     def run(
-        self, tool: str, arguments: dict[str, object], result: str, facts: dict[str, object] | None = None
+        self,
+        tool: str,
+        arguments: Mapping[str, object],
+        result: str,
+        facts: Mapping[str, object] | None = None,
     ) -> Allow | Deny:
         self.calls += 1
-        call = ToolCall(tool, arguments, f"c{self.calls}")
+        call = ToolCall(tool, dict(arguments), f"c{self.calls}")
         verdict = self.breaker.decide(self.agent, call)
         text = "Error: " + verdict.message if isinstance(verdict, Deny) else result
         self.breaker.record_result(self.agent, call.call_id, text, facts)
