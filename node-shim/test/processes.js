@@ -1,6 +1,11 @@
 // Process helpers shared by the shim's tests: which children exist, waiting for a condition, and
 // what this process wrote to stderr.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 /** Direct children of this process (Linux: every thread's children list; threads come and go). */
 export function childPids() {
@@ -46,4 +51,21 @@ export async function captureStderr(run) {
     process.stderr.write = write;
   }
   return written;
+}
+
+/** The settings a worker's configure reply carries for `config` (the shim's tables come from it). */
+export function workerSettings(config = null) {
+  const script = [
+    'import json, sys',
+    'from breaker.worker import RequestHandler',
+    'from breaker.protocol import Configure',
+    'reply = RequestHandler().handle(Configure(1, json.loads(sys.argv[1])))',
+    'print(json.dumps(reply["settings"]))',
+  ].join('\n');
+  const run = spawnSync(process.env.RTB_PYTHON || 'python3', ['-c', script, JSON.stringify(config)], {
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+  });
+  if (run.status !== 0) throw new Error(String(run.stderr));
+  return JSON.parse(String(run.stdout));
 }
