@@ -36,6 +36,7 @@ from mock_model import MockModel, Script  # noqa: E402
 from run import Target, run_dsh  # noqa: E402
 
 BUNDLE = "dsh-repeat-tool-breaker"
+REFERENCE_LABEL = ["with reference 0.5.2"]
 
 
 def profile_copy(home: Path, suffix: str, reference: Path | None) -> Path:
@@ -63,9 +64,14 @@ def profile_copy(home: Path, suffix: str, reference: Path | None) -> Path:
     return copy
 
 
+#: Variables every timed boot runs with (``--python`` sets RTB_PYTHON here).
+BOOT_ENV: dict[str, str] = {}
+
+
 def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str]:
     """Seconds of one headless boot that answers without a tool call; checks it succeeded."""
     target = Target.load(home)
+    extra_env = {**BOOT_ENV, **(extra_env or {})}
     work = home / "work" / "bench-boot"
     work.mkdir(parents=True, exist_ok=True)
     model = MockModel(Script((), final="done"), port=target.mock_port).start()
@@ -86,7 +92,7 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
     boot_seconds(home, "warm-up")  # prepares the environment if it is not ready; untimed
     homes = {"with this plugin": home, "without a plugin": profile_copy(home, "bare", None)}
     if reference is not None:
-        homes["with reference 0.5.2"] = profile_copy(home, "reference", reference)
+        homes[REFERENCE_LABEL[0]] = profile_copy(home, "reference", reference)
     for label, copy in homes.items():
         boot_seconds(copy, f"{label} warm-up")
     seconds: dict[str, list[float]] = {label: [] for label in homes}
@@ -188,7 +194,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--reference", type=Path, help="a folder holding dsh-repeat-tool-breaker 0.5.2")
     parser.add_argument("--first-boot", type=int, default=0, metavar="N")
+    parser.add_argument("--python", help="RTB_PYTHON for every boot (default: the plugin's own environment)")
+    parser.add_argument("--reference-label", default="with reference 0.5.2")
     options = parser.parse_args()
+    if options.python:
+        BOOT_ENV["RTB_PYTHON"] = options.python
+    REFERENCE_LABEL[0] = options.reference_label
     if options.runs:
         boots(options.home, options.runs, options.reference)
     if options.first_boot:

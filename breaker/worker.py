@@ -11,8 +11,8 @@ the first attempt to start a process, open a file or use a socket. Its only chan
 stdio pipes it inherited. Logs and error replies never carry raw arguments or results: any text
 that could derive from them goes through ``messages.redact`` and is cut short.
 
-Latency is the point of the I/O loop: stdin is non-blocking and read directly on the event loop
-thread (``os.read``, parking in ``anyio.wait_readable`` only when the pipe has stayed empty for
+Latency is the point of the I/O loop: one thread, no event loop; stdin is non-blocking and read
+directly (``os.read``, sleeping in ``select`` only when the pipe has stayed empty for
 ``POLL_BEFORE_SLEEP_S`` after the last batch), so a request costs no thread hop, and one that
 follows another closely does not have to wake the worker; the replies to every request decoded
 from one read go out in one ``writev`` per stream: stdout, and the second stream
@@ -21,8 +21,8 @@ from one read go out in one ``writev`` per stream: stdout, and the second stream
 
 Starting is on dsh's boot path (the shim's ``apply`` waits for the answer to ``configure``), so
 the worker answers ``configure`` having imported only what that needs (the protocol and the
-configuration model); the decision core and the event loop are imported once that answer has
-gone out, before the next request is read.
+configuration model); the decision core is imported once that answer has gone out, before the
+next request is read.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import functools
 import logging
 import os
+import select
 import signal
 import sys
 import time
@@ -230,6 +230,7 @@ class RequestHandler:
             # How much of an agent's history the shim must journal to rebuild a new worker.
             "window": config.window,
             "maxAgents": config.maxAgents,
+            "logDenials": config.logDenials,
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
             # A call this heavy (text units) may hold a text that counts by its digest: it asks for
@@ -260,7 +261,7 @@ def forbid_side_effects() -> None:
     sys.addaudithook(audit)
 
 
-async def serve(
+def serve(
     input_fd: int,
     output_fd: int,
     *,
@@ -272,9 +273,7 @@ async def serve(
     """Answer requests from ``input_fd`` on ``output_fd`` (and ``later_fd``, for the replies a
     request asks to get there) until end of input or ``shutdown``; ``handler`` and ``decoder``
     carry on from ``answer_configure``."""
-    import anyio
-
-    if audit:  # the event loop is up and every import is done: what follows is the decision path
+    if audit:  # every import is done: what follows is the decision path
         forbid_side_effects()
     handler = handler or RequestHandler()
     decoder = decoder or FrameDecoder()
@@ -284,7 +283,7 @@ async def serve(
         while True:
             chunk = _read_soon(input_fd)
             if chunk is None:
-                await anyio.wait_readable(input_fd)
+                select.select([input_fd], [], [])  # until there is input, or its end
                 continue
             if not chunk:
                 if decoder.pending:
@@ -406,11 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         if not answer_configure(handler, decoder, sys.stdin.fileno(), output_fd, later_fd):
             return 0
         handler.start()  # the decision core, now that the shim has its answer
-        import anyio
-
         audit = os.environ.get("RTB_AUDIT") == "1"
-        serving = functools.partial(serve, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
-        anyio.run(serving, sys.stdin.fileno(), output_fd)
+        serve(sys.stdin.fileno(), output_fd, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
     return 0
 
 

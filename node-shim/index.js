@@ -6,7 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
 import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
-import { EnvironmentUnavailable, PACKAGE_ROOT, pythonEnvironment, startupFailure, workerInterpreter } from './environment.js';
+import {
+  EnvironmentUnavailable,
+  PACKAGE_ROOT,
+  acceptedSettings,
+  pythonEnvironment,
+  rememberAccepted,
+  startupFailure,
+  workerInterpreter,
+} from './environment.js';
 import { Journal } from './journal.js';
 import { boundedWriter } from './stderr.js';
 
@@ -141,6 +149,14 @@ function bootFailure(message) {
 const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
   'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
 
+/** The line logDenials writes for one denial (see reportDenial in apply). */
+export function denialLine(tool, agent, deny) {
+  const reached = [...deny.matchAll(/^- ([a-z]+):.* (\d+)\/(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}/${m[3]}`);
+  const why = reached.length ? `reached ${reached.join(', ')}` : 'no progress: the same result again';
+  const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
+  return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
+}
+
 export function apply(ctx, config) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
@@ -155,20 +171,30 @@ export function apply(ctx, config) {
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
-  let reply;
-  try {
-    reply = bridge.boot(configure, bootTimeout);
-  } catch (error) {
-    bridge.close();
-    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+  // A configuration the plugin's own environment has accepted before, from this very code, is not
+  // waited for: the worker is configured while dsh boots on (a refusal would be logged). Any
+  // other configuration waits for the worker's verdict, so a bad one stops the boot here.
+  let settings = python.chosenBy === 'environment' ? acceptedSettings(python.dir, configure.config) : undefined;
+  if (settings) {
+    bridge.start(configure, settings);
+  } else {
+    let reply;
+    try {
+      reply = bridge.boot(configure, bootTimeout);
+    } catch (error) {
+      bridge.close();
+      throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+    }
+    if (!reply.ok) {
+      bridge.close();
+      throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
+    }
+    settings = reply.settings;
+    if (python.chosenBy === 'environment') rememberAccepted(python.dir, configure.config, settings);
   }
-  if (!reply.ok) {
-    bridge.close();
-    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
-  }
-  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, operations } = reply.settings;
-  const { resultTextChars, factFields, factTextChars, workerFailureDenial } = reply.settings;
-  journal = new Journal(reply.settings);
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials, operations } = settings;
+  const { resultTextChars, factFields, factTextChars, workerFailureDenial } = settings;
+  journal = new Journal(settings);
   const ahead = new AheadVerdicts(maxAgents, operations);
   const counted = new RegExp(countedTools);
 
@@ -205,6 +231,14 @@ export function apply(ctx, config) {
   // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
   // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
   const copies = new WeakMap();
+  // logDenials: one line on stderr per denied call, for an operator of a headless dsh: the tool,
+  // the kinds of what reached its limit and the agent, never the arguments or a result (the
+  // session log holds the whole denial; `rtb replay` shows it).
+  function reportDenial(exec, agent, deny) {
+    if (deny !== undefined && logDenials) log(denialLine(String(exec.name), agent.id, deny));
+    return deny;
+  }
+
   function callMessage(op, exec, agent) {
     let copy = copies.get(exec);
     if (copy === undefined) {
@@ -253,7 +287,7 @@ export function apply(ctx, config) {
         ahead.committing(agent, 'commit');
         // Only to the worker that kept it: a replacement rebuilds the call from the journal's guard.
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
-        return kept.deny;
+        return reportDenial(exec, agent, kept.deny);
       }
       const { message, weight } = callMessage('guard', exec, agent.id);
       const committed = ahead.committing(agent, 'guard');
@@ -263,7 +297,7 @@ export function apply(ctx, config) {
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
       journal.keepFrom(agent.id, answer.keepFrom);
-      return typeof answer.deny === 'string' ? answer.deny : undefined;
+      return reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined);
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
       if (!(error instanceof WorkerUnavailable)) logOnce(`guard failed: ${error.message}`);

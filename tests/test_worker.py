@@ -34,6 +34,9 @@ def anyio_backend() -> str:
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: How long a reply or an exit may take before the test calls it a hang: generous, because a busy
+#: machine can take seconds to start a worker, and a deadline here only stops a test that hangs.
+HANG_S = 60
 
 
 def frame(message: object) -> bytes:
@@ -63,7 +66,7 @@ class WorkerPipe:
 
     async def reply(self) -> dict[str, Any]:
         while len(self.buffer) < 4 or len(self.buffer) < 4 + struct.unpack(">I", self.buffer[:4])[0]:
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_S):
                 self.buffer += await self.stdout.receive()
         (length,) = struct.unpack(">I", self.buffer[:4])
         body, self.buffer = self.buffer[4 : 4 + length], self.buffer[4 + length :]
@@ -77,7 +80,7 @@ class WorkerPipe:
         return reply
 
     async def exit_code(self) -> int:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_S):
             return await self.process.wait()
 
 
@@ -114,6 +117,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "startTimeoutMs": 10000,
                 "window": 12,
                 "maxAgents": 10000,
+                "logDenials": False,
                 "notices": False,
                 "condensedChars": CONDENSED_CHARS,
                 "operations": {
