@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { AheadVerdicts } from '../ahead.js';
 import { WorkerBridge } from '../bridge.js';
 import { Journal } from '../journal.js';
+import { generator } from './processes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PACKAGE_ROOT = dirname(dirname(HERE));
@@ -20,17 +21,6 @@ const PYTHON = process.env.RTB_PYTHON || 'python3';
 const closers = [];
 after(() => closers.forEach((close) => close()));
 
-function generator(seed) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (limit) => Math.floor(next() * limit) };
-}
 
 const COMMANDS = ['make test', 'cat notes.txt', 'curl -s http://localhost:8080/health'];
 

@@ -69,3 +69,17 @@ export function workerSettings(config = null) {
   if (run.status !== 0) throw new Error(String(run.stderr));
   return JSON.parse(String(run.stdout));
 }
+
+/** A small seeded generator (mulberry32): the same seed, the same numbers in [0, 1), `int`s and
+ * `pick`s, so a fuzz is deterministic. */
+export function generator(seed) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (limit) => Math.floor(next() * limit), pick: (items) => items[Math.floor(next() * items.length)] };
+}
