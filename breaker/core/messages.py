@@ -50,6 +50,14 @@ __all__ = [
 ]
 
 
+#: The guard's answer when the worker cannot decide and ``onWorkerFailure`` is ``deny``; the shim
+#: fills in the plugin's name and why (the configure reply hands it this text).
+WORKER_FAILURE_DENIAL = (
+    "{plugin}: this call was not run because the loop guard is unavailable ({reason}) "
+    "and its onWorkerFailure setting is 'deny'."
+)
+
+
 def format_number(value: float) -> str:
     """A cap or count as a person writes it: ``5`` rather than ``5.0``, ``2.5`` as is."""
     return str(int(value)) if float(value).is_integer() else repr(value)

@@ -44,6 +44,13 @@ _SHELL_END = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\
 _SHELL_END_CHARS = 200
 
 
+#: The scalar fields of a tool's structured value that ``judge`` reads, and how much of a text
+#: field it keeps: the shim copies exactly these (the configure reply tells it), nothing else
+#: of the value crosses the pipe.
+FACT_FIELDS = ("kind", "exitCode", "signal", "timedOut", "aborted", "statusCode", "status")
+FACT_TEXT_CHARS = 64
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
     """Evidence that a call failed: ``reason`` is its kind, ``detail`` the code or name."""
