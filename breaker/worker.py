@@ -40,9 +40,12 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from breaker.core.agents import OPERATIONS
 from breaker.core.canonical import CONDENSED_CHARS
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.core.messages import redact
+from breaker.core.messages import WORKER_FAILURE_DENIAL, redact
+from breaker.core.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.results import RESULT_TEXT_CHARS
 from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
@@ -174,7 +177,10 @@ class RequestHandler:
                 reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
-                breaker.commit(request.agent, request.call)
+                if breaker.commit(request.agent, request.call) is None:
+                    # The shim used a verdict this worker no longer holds: the two sides disagree
+                    # about the ahead-of-guard rule (agents.OPERATIONS). Nothing was committed.
+                    return error_reply(request.id, f"commit: no verdict kept for call {request.call[:80]!r}")
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if notices:
@@ -230,6 +236,16 @@ class RequestHandler:
             # A call this heavy (text units) may hold a text that counts by its digest: it asks for
             # its stand-in, which the journal keeps instead of the call (breaker/core/standin.py).
             "condensedChars": CONDENSED_CHARS,
+            # What the shim must not define itself: which requests make an agent the most recent
+            # and which drop verdicts kept ahead (agents.OPERATIONS), how much of a result and
+            # which of its facts it sends, and the denial it gives when no worker can answer.
+            "operations": {
+                op: {"recent": effect.recent, "changes": effect.changes} for op, effect in OPERATIONS.items()
+            },
+            "resultTextChars": RESULT_TEXT_CHARS,
+            "factFields": list(FACT_FIELDS),
+            "factTextChars": FACT_TEXT_CHARS,
+            "workerFailureDenial": WORKER_FAILURE_DENIAL,
         }
         return ok_reply(request.id, settings=settings)
 

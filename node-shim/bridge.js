@@ -249,9 +249,10 @@ export class WorkerBridge {
   /**
    * An event: a request whose reply nobody waits for. It is applied before any later request; it
    * waits in the outbox to go out with the next one (see the top). A worker lost before then
-   * never gets it: the journal carries what matters to its successor.
+   * never gets it: the journal carries what matters to its successor. With `generation`, the
+   * event is for that worker only (a `commit` of a verdict it kept): dropped for any other.
    */
-  notify(message) {
+  notify(message, generation = undefined) {
     if (this.closed) return;
     if (!this.helper) {
       try {
@@ -261,6 +262,7 @@ export class WorkerBridge {
         throw error;
       }
     }
+    if (generation !== undefined && generation !== this.generation) return;
     // Replies to events (errors only) must not pile up until the next call (the worker would stall
     // writing them): every so many events, those already there are taken.
     if (!this.later && ++this.uncollected >= COLLECT_EVERY) this.collect();

@@ -572,7 +572,11 @@ export function workerInterpreter({
 // --- configurations accepted before --------------------------------------------------------
 
 /** What decides whether a configuration is accepted and what the answer carries: this code. */
-const DECIDING_FILES = ['package.json', 'breaker/worker.py', 'breaker/protocol.py', 'breaker/core/config.py', 'breaker/core/canonical.py'];
+const DECIDING_FILES = [
+  'package.json', 'breaker/worker.py', 'breaker/protocol.py', 'breaker/core/config.py', 'breaker/core/canonical.py',
+  // what else the settings carry (the worker's tables and texts the shim applies)
+  'breaker/core/agents.py', 'breaker/core/results.py', 'breaker/core/outcomes.py', 'breaker/core/messages.py',
+];
 const ACCEPTED = 'accepted';
 const ACCEPTED_KEPT = 32;
 let decidingDigest;
