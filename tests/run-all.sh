@@ -67,6 +67,13 @@ stage "mypy --strict" $py -m mypy --strict breaker tests
 # the corpus scripts import each other as siblings, so they are checked from their folder
 stage "mypy --strict (tests/corpus)" bash -c \
   'cd tests/corpus && MYPYPATH="$0" "$0/$1" -m mypy --strict --config-file "$0/pyproject.toml" ./*.py' "$root" "$py"
+# The shim's JavaScript, type-checked from its JSDoc by tsc (pinned in tests/js-types/package.json,
+# installed there: never a dependency of the plugin, which stays dependency-free).
+js_types() {
+  npm install --prefix tests/js-types --no-audit --no-fund --no-package-lock --silent &&
+    tests/js-types/node_modules/.bin/tsc -p tests/js-types
+}
+stage "JS type check (tsc --noEmit over node-shim)" js_types
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
 stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci
