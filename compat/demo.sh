@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a built-in example: boot a real dsh (the pinned 0.1.0-rc.8, installed from
-# its lock on first use) with this plugin as a profile bundle, let a scripted model run the seed
-# README's loops A, B and C, and print what ran and what was stopped.
+# its lock on first use) with this plugin as a profile bundle, let a scripted model run the
+# README's loops A, B and C, and tell what ran and what was stopped, and why.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 home="${DEMO_HOME:-${TMPDIR:-/tmp}/dsh-repeat-tool-breaker-demo}"
@@ -15,4 +15,4 @@ unset RTB_PYTHON
 export COMPAT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}"
 "$here/setup.sh" 0.1.0-rc.8 dir "$home" > "$log" 2>&1 || { tail -20 "$log"; exit 1; }
 python="$(XDG_CACHE_HOME="$COMPAT_CACHE" node "$here/../node-shim/setup.js")"
-"$python" "$here/run.py" --home "$home" --scenario demo
+"$python" "$here/demo.py" --home "$home"

@@ -480,7 +480,7 @@ def finished_in_time(o: Outcome) -> None:
 SCENARIOS = [
     Scenario(
         "demo",
-        "the seed README's loops A, B and C, five calls each, in one session",
+        "the README's loops A, B and C, five calls each, in one session",
         demo_calls,
         check_demo,
     ),
@@ -556,8 +556,12 @@ def expect_model_saw_the_logged_text(o: Outcome) -> None:
         )
 
 
-def play(target: Target, scenario: Scenario, save_sessions: Path | None = None) -> Outcome:
-    """Run one scenario and judge it; the outcome holds the run, the session log and any failures."""
+def play(
+    target: Target, scenario: Scenario, save_sessions: Path | None = None, quiet: bool = False
+) -> Outcome:
+    """Run one scenario and judge it; the outcome holds the run, the session log and any failures.
+
+    ``quiet``: print nothing (the demo tells the story itself)."""
     work = target.home / "work" / scenario.name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -585,8 +589,9 @@ def play(target: Target, scenario: Scenario, save_sessions: Path | None = None) 
         model.received.tool_results,
         model.received.health_hits,
     )
-    print(f"=== {scenario.name}: {scenario.summary} ({run.seconds:.1f} s)")
-    print_trajectory(outcome)
+    if not quiet:
+        print(f"=== {scenario.name}: {scenario.summary} ({run.seconds:.1f} s)")
+        print_trajectory(outcome)
     finished_in_time(outcome)
     if session is None:
         outcome.failures.append("no session log was written")

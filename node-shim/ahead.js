@@ -22,8 +22,11 @@
 // counts every call that was or may still be committed (`spent`: passes reserved, and calls its
 // guard committed); while `spent` stays under those committed calls plus the passes, a
 // pre-execute reserves a pass and asks nothing, and the call's guard sends the call as an event,
-// to be decided in order like any other, and allows it. A pass belongs to the worker that gave
-// it; one reserved by a call that never reaches its guard stays spent, which only wastes it.
+// to be decided in order like any other, and allows it. The worker decides it where the guard
+// sends it, so the pass is spent in order: it is used only while the calls committed so far are
+// fewer than the latest answer allows; when other calls' guards ran first and used that room up,
+// this call's guard asks the worker like any other. A pass belongs to the worker that gave it;
+// one reserved by a call that never reaches its guard stays spent, which only wastes it.
 
 export class AheadVerdicts {
   /** @param {number} maxAgents the worker's agent cap (its configure reply) */
@@ -68,11 +71,16 @@ export class AheadVerdicts {
     return true;
   }
 
-  /** At the guard: whether `exec` holds a pass of the current worker (taken either way). */
-  usePass(exec, generation) {
+  /**
+   * At the guard: whether `exec` holds a pass (taken either way) that still holds now: one of the
+   * current worker, and this call, sent now, is within the passes of its latest answer (fewer
+   * calls committed than it allows). A pass is spent in order: when other calls of the agent
+   * were committed first (their guards ran before this one's), the guard asks the worker instead.
+   */
+  usePass(exec, agent, generation) {
     const reserved = this.passed.get(exec);
     this.passed.delete(exec);
-    return reserved === generation;
+    return reserved === generation && agent.allowanceGeneration === generation && agent.committed < agent.allowance;
   }
 
   /** A frame for `agent` is about to be sent; `touches`: it makes that agent the most recent. */

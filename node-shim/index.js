@@ -238,8 +238,9 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
-      if (ahead.usePass(exec, bridge.generation)) {
-        // Surely allowed (its pre-execute reserved a pass): the worker decides it in order.
+      if (ahead.usePass(exec, agent, bridge.generation)) {
+        // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
+        // ran since): the worker decides it in order.
         const { message, weight } = callMessage('guard', exec, agent.id);
         ahead.committing(agent, true);
         bridge.notify(message); // a restart inside notify replays the journal without it, then sends it

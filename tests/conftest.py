@@ -12,9 +12,23 @@ and a slow example is not a wrong one (a test that needs a deadline sets its own
 from __future__ import annotations
 
 import os
+from collections import Counter
+from typing import Any
 
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per reason tests were skipped, with how many: a skip must never go unexplained
+    (the real-session checks need a folder of real agent runs beside the checkout)."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"skipped {count} test{'s' if count != 1 else ''}: {reason}")

@@ -5,6 +5,37 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+# Nothing is left behind. Every temporary file of the run (pytest's and Node's temp folders, the
+# compat DSH_HOMEs with their worker environments, pip's build folders) goes into one private
+# folder, removed at the end; what the run makes in the clone (.venv, the pinned dsh installs
+# under compat/dsh-*/node_modules, pnpm under compat/.tools, tool caches, __pycache__) is removed
+# too, unless it was there before. RTB_TEST_KEEP=1 keeps the clone's part for a faster next run.
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-npm-test.XXXXXX")"
+export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat"
+made_here=()
+candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache)
+for dir in compat/dsh-*/; do candidates+=("${dir}node_modules"); done
+for path in "${candidates[@]}"; do [[ -e $path ]] || made_here+=("$path"); done
+compgen -G './*.egg-info' >/dev/null || made_here+=(./*.egg-info)
+pycache_before="$scratch/pycache-before"
+find . -name __pycache__ -not -path './.venv/*' -not -path '*/node_modules/*' | sort >"$pycache_before"
+clean_up() {
+  local made=() path
+  if [[ ${RTB_TEST_KEEP:-} != 1 ]]; then
+    for path in "${made_here[@]}"; do
+      while IFS= read -r path; do made+=("$path"); done < <(compgen -G "$path")
+    done
+    while IFS= read -r path; do made+=("$path"); done < <(
+      find . -name __pycache__ -not -path './.venv/*' -not -path '*/node_modules/*' | sort |
+        comm -13 "$pycache_before" -
+    )
+  fi
+  rm -rf "$scratch" "${made[@]}"
+  echo "removed the run's temporary folder and ${#made[@]} things it made in the clone" \
+    "(${made[*]:0:6}${made[6]:+ …})"
+}
+trap clean_up EXIT
 py=.venv/bin/python
 passed=0
 failed=()

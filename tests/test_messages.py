@@ -267,9 +267,9 @@ def test_quoted_text_is_bounded_and_free_of_tool_call_markup(text: str, limit: i
     ],
 )
 def test_every_pattern_runs_in_linear_time(hostile: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU time: a busy machine does not count
     neutralise(redact(hostile))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 # --- the denial ------------------------------------------------------------------------------

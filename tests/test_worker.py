@@ -30,6 +30,9 @@ def anyio_backend() -> str:
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: How long a reply or an exit may take before the test calls it a hang: generous, because a busy
+#: machine can take seconds to start a worker, and a deadline here only stops a test that hangs.
+HANG_S = 60
 
 
 def frame(message: object) -> bytes:
@@ -59,7 +62,7 @@ class WorkerPipe:
 
     async def reply(self) -> dict[str, Any]:
         while len(self.buffer) < 4 or len(self.buffer) < 4 + struct.unpack(">I", self.buffer[:4])[0]:
-            with anyio.fail_after(10):
+            with anyio.fail_after(HANG_S):
                 self.buffer += await self.stdout.receive()
         (length,) = struct.unpack(">I", self.buffer[:4])
         body, self.buffer = self.buffer[4 : 4 + length], self.buffer[4 + length :]
@@ -73,7 +76,7 @@ class WorkerPipe:
         return reply
 
     async def exit_code(self) -> int:
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_S):
             return await self.process.wait()
 
 

@@ -231,10 +231,28 @@ test('a pass counts from what the worker had been sent: a call let through but n
   // A request sent now: the worker has not seen the first call, so it still promises one.
   ahead.granted(agent, agent.committed, 1, 7);
   assert.ok(!ahead.reserve({}, agent, 7), 'that one promise is the first call\'s');
-  assert.ok(ahead.usePass(first, 7));
+  assert.ok(ahead.usePass(first, agent, 7));
   ahead.committing(agent, true);
   assert.equal(agent.spent, 4);
   assert.ok(!ahead.reserve({}, agent, 7));
+});
+
+test('a pass is spent in order: another call committed before its guard uses up its room', () => {
+  const ahead = new AheadVerdicts(100);
+  const agent = AheadVerdicts.agent(1);
+  ahead.granted(agent, 0, 1, 7); // one more call surely passes
+  const first = {};
+  assert.ok(ahead.reserve(first, agent, 7));
+  // A second call is decided by the worker (its preflight's verdict, or a blocking guard) and its
+  // guard runs first: it is the one call the answer promised.
+  ahead.committing(agent);
+  assert.ok(!ahead.usePass(first, agent, 7), 'the guard asks the worker instead');
+  // A newer answer that leaves room for it makes a pass good again.
+  const second = {};
+  ahead.granted(agent, 1, 2, 7);
+  assert.ok(ahead.reserve(second, agent, 7));
+  ahead.committing(agent);
+  assert.ok(ahead.usePass(second, agent, 7), 'two promised after the first: the second call and this one');
 });
 
 test('a pass belongs to the worker that gave it', () => {
@@ -244,8 +262,8 @@ test('a pass belongs to the worker that gave it', () => {
   assert.ok(!ahead.reserve({}, agent, 2), 'a replacement gave nothing yet');
   const exec = {};
   assert.ok(ahead.reserve(exec, agent, 1));
-  assert.ok(!ahead.usePass(exec, 2), 'reserved from the lost worker: the guard asks the replacement');
-  assert.ok(!ahead.usePass(exec, 1), 'taken either way');
+  assert.ok(!ahead.usePass(exec, agent, 2), 'reserved from the lost worker: the guard asks the replacement');
+  assert.ok(!ahead.usePass(exec, agent, 1), 'taken either way');
 });
 
 test('a worker killed between a pre-execute that took a pass and its guard: the call runs and the window survives', async () => {

@@ -1,0 +1,165 @@
+"""`npm run demo`: boot a real dsh with the plugin, let a scripted model loop three ways, and
+tell what happened, in sentences, from dsh's own session log.
+
+    python compat/demo.py --home HOME     # HOME: a DSH_HOME prepared by compat/setup.sh
+
+Exit status: 0 when every loop was stopped at its fifth call and no denied call ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import CLOSED_PROXY, SCENARIOS, Attempt, Outcome, Target, counter_lines, play
+
+DEMO = next(scenario for scenario in SCENARIOS if scenario.name == "demo")
+HIT = re.compile(r"^- (\w+:.*) (\d+)/(\d+)$")
+WIDTH = 100
+
+#: The three loops of the demo session: (first call, title, what the model does, why it is one
+#: action repeated).
+LOOPS = (
+    (
+        1,
+        "Loop A: the same call, verbatim",
+        "The model appends a line to counter.txt with `{command}`, five times, with exactly the same "
+        "arguments each time.",
+        "The five calls are identical, so they are one action repeated.",
+    ),
+    (
+        6,
+        "Loop B: a decoy argument changes, the command does not",
+        "The model runs `{command}` five times, giving each call a new `description` ({descriptions}) "
+        "and a new `timeoutMs`, so no two calls are byte-identical.",
+        "The breaker deletes decoy arguments such as `description` and `timeoutMs` before it compares "
+        "calls, so the five calls are the same call.",
+    ),
+    (
+        11,
+        "Loop C: two spellings of one host, and a timeout that keeps changing",
+        "The model fetches the same portal five times, alternating between https://open-data.canada.ca/ "
+        "and https://open.canada.ca/ and between `--max-time 60` and `--max-time 30`, writing to the "
+        "same file each time.",
+        "The breaker folds open-data.canada.ca into open.canada.ca and drops volatile flags such as "
+        "`--max-time`, so the five fetches are one resource (`net:`), one command (`cmd:`) and one "
+        "output file (`sink:`).",
+    ),
+)
+
+PROXY_NOTE = (
+    f"About the fetches: every URL in this demo is fetched through `curl -x {CLOSED_PROXY}`, a proxy "
+    "address on this machine where nothing listens, so no request leaves the machine. curl fails at "
+    "once with `curl: (7) Failed to connect`, and dsh's bash tool reports `[exit code: 7]`: that "
+    "failure is the result the model keeps getting and keeps retrying."
+)
+
+
+def say(text: str, indent: str = "") -> None:
+    """A paragraph, wrapped at spaces only: a path or a fingerprint is never cut."""
+    print(
+        textwrap.fill(
+            text,
+            WIDTH,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    )
+
+
+def hits_of(attempt: Attempt) -> list[tuple[str, str, str]]:
+    """The fingerprints a denial names: (key, count, cap), whole."""
+    return [(m[1], m[2], m[3]) for m in map(HIT.match, attempt.text.splitlines()) if m]
+
+
+def first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def result_summary(text: str) -> str:
+    """What a call returned, in one line: curl's error and the exit code, or the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() not in ("", "[stdout]", "[stderr]")]
+    telling = [line for line in lines if line.startswith(("curl: ", "[exit code"))]
+    # curl says how long it took to fail; that varies and is not what the model learns
+    return re.sub(r" after \d+ ms", "", " ".join(telling or lines[:1])) or "(no output)"
+
+
+def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str) -> bool:
+    """One loop of five calls: what the model did, what ran, what was denied and why."""
+    calls = outcome.attempts[first - 1 : first + 4]
+    print(title)
+    print("-" * len(title))
+    command = str(calls[0].arguments.get("command", ""))
+    shown = command.replace(str(outcome.work) + "/", "")
+    descriptions = ", ".join(f"'{c.arguments.get('description')}'" for c in calls)
+    say(story.format(command=shown, descriptions=descriptions))
+    ran = [n for n, call in enumerate(calls, first) if call.is_error is False]
+    denied = [n for n, call in enumerate(calls, first) if call.text.startswith("Error: REPEAT_TOOL_BLOCKED")]
+    results = sorted({result_summary(call.text) for call in calls if call.is_error is False})
+    if ran:
+        say(f"Calls {ran[0]} to {ran[-1]} of the session ran; each returned: {'; '.join(results)}")
+    if not denied:
+        say("No call of this loop was denied: the demo failed here.")
+        print()
+        return False
+    stopped = denied[0]
+    say(
+        f"Call {stopped} was denied before it ran: it would have been the fifth time this agent did "
+        f"the same thing within its last 12 calls, and the cap is 5. {why} What reached the cap "
+        "(occurrences counting this call / cap):"
+    )
+    for key, count, cap in hits_of(outcome.attempts[stopped - 1]):
+        print(f"    {key}  {count}/{cap}")
+    say(
+        "Instead of a result the model received an error that starts as below, quotes what the "
+        "earlier attempt returned, and says what to do instead:"
+    )
+    say(first_line(outcome.attempts[stopped - 1].text), indent="    ")
+    print()
+    return ran == list(range(first, first + 4)) and denied == [first + 4]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--home", type=Path, required=True, help="a DSH_HOME prepared by compat/setup.sh")
+    args = parser.parse_args()
+    target = Target.load(args.home.resolve())
+    say(
+        f"Booting dsh {target.version} headless with this plugin as a profile bundle. A scripted model "
+        "(a small server on 127.0.0.1) makes 15 tool calls in one session: three loops of five calls. "
+        "Each loop should run four times and be stopped at its fifth call."
+    )
+    print()
+    outcome = play(target, DEMO, quiet=True)
+    if outcome.session is None or len(outcome.attempts) != 15:
+        say(f"The session did not go as scripted ({len(outcome.attempts)} calls logged).")
+        for failure in outcome.failures:
+            say(failure, indent="  ")
+        return 1
+    say(PROXY_NOTE)
+    print()
+    good = [tell_loop(outcome, *loop) for loop in LOOPS]
+    lines = counter_lines(outcome.work)
+    if all(good) and not outcome.failures:
+        say(
+            f"All three loops were stopped at their fifth call, and a denied call never runs: counter.txt "
+            f"holds {lines} lines, one per call of loop A that ran. The session log is {outcome.session}; "
+            "`rtb replay` on it shows the same stops."
+        )
+        return 0
+    say("The demo did not go as expected:")
+    for failure in outcome.failures:
+        say(failure, indent="  ")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

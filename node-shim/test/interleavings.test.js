@@ -1,0 +1,108 @@
+// Passes and kept verdicts whatever order guards run in: a seeded fuzz over interleavings of one
+// agent's calls (pre-executes batched or one after another as a slow listener would have them,
+// guards run in a random order) through the real shim and worker. Every live verdict must be the
+// one the pure core gives the call at the position the shim gave it: the frames the shim sent,
+// replayed in order through a fresh Breaker (replay-frames.py).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { WorkerBridge } from '../bridge.js';
+import { apply } from '../index.js';
+import { FakeDsh, makeAgent } from './fake-dsh.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PACKAGE_ROOT = dirname(dirname(HERE));
+const PYTHON = process.env.RTB_PYTHON || 'python3';
+const disposers = [];
+after(() => disposers.forEach((dispose) => dispose()));
+
+// Every frame a bridge sends, by bridge, in the order it sent them.
+const sent = new Map();
+const send = WorkerBridge.prototype.send;
+WorkerBridge.prototype.send = function record(message, ...rest) {
+  if (!sent.has(this)) sent.set(this, []);
+  sent.get(this).push(message);
+  return send.call(this, message, ...rest);
+};
+
+/** A small seeded generator (mulberry32): the same seed, the same sessions. */
+function generator(seed) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (limit) => Math.floor(next() * limit), pick: (items) => items[Math.floor(next() * items.length)] };
+}
+
+const COMMANDS = ['make test', 'cat notes.txt', 'curl -s https://example.org/api'];
+
+// One agent's session: batches of one to four calls in flight at once. Their pre-executes run in
+// groups, a group's together and the groups one after another (a slow listener lets a later
+// call's answer come back before an earlier call's guard); then their guards, bodies and results
+// run in a random order. Deterministic: what each pre-execute knows depends only on the seed.
+async function session(dsh, random, agent, prefix, calls) {
+  const verdicts = new Map();
+  let number = 0;
+  while (number < calls) {
+    const batch = [];
+    for (let size = 1 + random.int(4); size > 0 && number < calls; size--, number++) {
+      batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
+    }
+    const decisions = [];
+    for (let start = 0; start < batch.length; ) {
+      const group = batch.slice(start, start + 1 + random.int(batch.length - start));
+      decisions.push(...(await Promise.all(group.map((exec) => dsh.preExecute(exec)))));
+      start += group.length;
+    }
+    const order = batch.map((_, index) => index).sort(() => random.next() - 0.5);
+    for (const index of order) {
+      const outcome = await dsh.afterPreExecute(batch[index], decisions[index]);
+      verdicts.set(batch[index].callId, outcome.denied === undefined ? 'allow' : 'deny');
+    }
+  }
+  return verdicts;
+}
+
+async function fuzz(config, seed, sessions) {
+  const dsh = new FakeDsh();
+  const before = new Set(sent.keys());
+  disposers.push(apply(dsh.ctx, config));
+  const [bridge] = [...sent.keys()].filter((candidate) => !before.has(candidate));
+  const random = generator(seed);
+  const live = new Map();
+  for (let index = 0; index < sessions; index++) {
+    const agent = makeAgent(`fuzz-${seed}-${index}`);
+    const verdicts = await session(dsh, random, agent, `s${index}`, 4 + random.int(7));
+    for (const [call, verdict] of verdicts) live.set(call, verdict);
+  }
+  const frames = sent.get(bridge).filter((frame) => frame.op !== 'configure' && frame.op !== 'stats');
+  const replay = spawnSync(PYTHON, [join(HERE, 'replay-frames.py')], {
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    input: JSON.stringify([config, frames]),
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.equal(replay.status, 0, String(replay.stderr));
+  const core = new Map(Object.entries(JSON.parse(String(replay.stdout))).map(([key, verdict]) => [key.split(':')[1], verdict]));
+  const differences = [...live].filter(([call, verdict]) => core.get(call) !== verdict);
+  return { calls: live.size, differences };
+}
+
+for (const [name, config] of [
+  ['defaults', {}],
+  ['caps of 3', { limits: { exact: 3, cmd: 3 } }],
+  ['caps of 3 and a failure limit', { limits: { exact: 3, cmd: 3 }, failLimit: 2 }],
+]) {
+  test(`reordered guards: every live verdict is the core's at the call's position (${name})`, async () => {
+    const { calls, differences } = await fuzz(config, 20_26_12_03, 40);
+    assert.ok(calls > 200, `${calls} calls`);
+    assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
+  });
+}
