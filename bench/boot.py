@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -36,6 +37,7 @@ from mock_model import MockModel, Script  # noqa: E402
 from run import Target, run_dsh  # noqa: E402
 
 BUNDLE = "dsh-repeat-tool-breaker"
+REFERENCE_LABEL = ["with reference 0.5.2"]
 
 
 def profile_copy(home: Path, suffix: str, reference: Path | None) -> Path:
@@ -63,19 +65,33 @@ def profile_copy(home: Path, suffix: str, reference: Path | None) -> Path:
     return copy
 
 
-def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Seconds of one headless boot that answers without a tool call; checks it succeeded."""
+#: Variables every timed boot runs with (``--python`` sets RTB_PYTHON here).
+BOOT_ENV: dict[str, str] = {}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process's waited-for descendants: dsh, and the worker it reaped."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str, float]:
+    """Seconds of one headless boot that answers without a tool call, what it printed on stderr and
+    the CPU time it took (dsh and the worker); checks it succeeded."""
     target = Target.load(home)
+    extra_env = {**BOOT_ENV, **(extra_env or {})}
     work = home / "work" / "bench-boot"
     work.mkdir(parents=True, exist_ok=True)
     model = MockModel(Script((), final="done"), port=target.mock_port).start()
+    cpu = cpu_seconds()
     try:
         run = run_dsh(target, [f"bench boot {label}"], work, extra_env or {}, timeout=600)
     finally:
         model.stop()
+    cpu = cpu_seconds() - cpu
     if run.returncode != 0:
         raise SystemExit(f"{label}: dsh exited {run.returncode}\n{run.stderr[-2000:]}")
-    return run.seconds, run.stderr
+    return run.seconds, run.stderr, cpu
 
 
 def load() -> str:
@@ -86,23 +102,32 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
     boot_seconds(home, "warm-up")  # prepares the environment if it is not ready; untimed
     homes = {"with this plugin": home, "without a plugin": profile_copy(home, "bare", None)}
     if reference is not None:
-        homes["with reference 0.5.2"] = profile_copy(home, "reference", reference)
+        homes[REFERENCE_LABEL[0]] = profile_copy(home, "reference", reference)
     for label, copy in homes.items():
         boot_seconds(copy, f"{label} warm-up")
     seconds: dict[str, list[float]] = {label: [] for label in homes}
+    cpus: dict[str, list[float]] = {label: [] for label in homes}
     print(f"load average before: {load()}")
     for run in range(runs):
         for label, copy in homes.items():
-            seconds[label].append(boot_seconds(copy, f"{label} {run}")[0])
+            took, _, cpu = boot_seconds(copy, f"{label} {run}")
+            seconds[label].append(took)
+            cpus[label].append(cpu)
     print(f"load average after: {load()}")
     print()
     bare = statistics.median(seconds["without a plugin"])
-    print(f"| dsh boot, one-shot, no tool call ({runs} interleaved runs) | median | minus no plugin | runs |")
-    print("|---|---|---|---|")
+    bare_cpu = statistics.median(cpus["without a plugin"])
+    print(
+        f"| dsh boot, one-shot, no tool call ({runs} interleaved runs) | median | minus no plugin "
+        "| CPU (dsh + worker), median | minus no plugin | runs |"
+    )
+    print("|---|---|---|---|---|---|")
     for label, values in seconds.items():
         median = statistics.median(values)
+        cpu = statistics.median(cpus[label])
         shown = ", ".join(f"{v:.2f}" for v in values)
-        print(f"| {label} | {median:.2f} s | {median - bare:+.2f} s | {shown} |")
+        figures = f"{median:.2f} s | {median - bare:+.2f} s | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s"
+        print(f"| {label} | {figures} | {shown} |")
     for copy in homes.values():
         if copy != home:
             shutil.rmtree(copy, ignore_errors=True)
@@ -174,7 +199,7 @@ def first_boots(home: Path, runs: int) -> None:
         cache = scratch / "dsh-cache"
         cache.mkdir()
         fresh = {"XDG_CACHE_HOME": str(cache), "PIP_CACHE_DIR": str(scratch / "dsh-pip-cache")}
-        took, stderr = boot_seconds(home, "first boot", fresh)
+        took, stderr, _ = boot_seconds(home, "first boot", fresh)
         print(f"A real first boot of dsh from an empty cache: {took:.1f} s in all; what it printed:")
         print()
         print("```")
@@ -188,7 +213,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--reference", type=Path, help="a folder holding dsh-repeat-tool-breaker 0.5.2")
     parser.add_argument("--first-boot", type=int, default=0, metavar="N")
+    parser.add_argument("--python", help="RTB_PYTHON for every boot (default: the plugin's own environment)")
+    parser.add_argument("--reference-label", default="with reference 0.5.2")
     options = parser.parse_args()
+    if options.python:
+        BOOT_ENV["RTB_PYTHON"] = options.python
+    REFERENCE_LABEL[0] = options.reference_label
     if options.runs:
         boots(options.home, options.runs, options.reference)
     if options.first_boot:

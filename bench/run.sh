@@ -3,8 +3,11 @@
 #
 # The reference plugin (dsh-repeat-tool-breaker@0.5.2 from npm, pure in-process JS) is installed
 # into a temporary folder, never into this checkout. The whole-turn step needs the pinned dsh
-# (compat/setup.sh installs it) and is skipped when it is not there. BENCH_CALLS scales the guard
-# and decision runs (default 10000); BENCH_RUNS is the number of interleaved pipeline runs (default 5).
+# (compat/setup.sh installs it) and is skipped when it is not there; so are the boot figures.
+# BENCH_CALLS scales the guard and decision runs (default 10000); BENCH_RUNS is the number of
+# interleaved pipeline runs (default 5), BENCH_BOOTS of interleaved dsh boots (default 7),
+# BENCH_FIRST_BOOTS of first-boot preparations each way (default 2; each fetches every package
+# from the index); BENCH_SESSION_CALLS the longest session of the scaling table (default 1000000).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,6 +26,24 @@ echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 npm install --silent --no-audit --no-fund --prefix "$scratch/reference" dsh-repeat-tool-breaker@0.5.2 >/dev/null
 reference="$scratch/reference/node_modules/dsh-repeat-tool-breaker/index.js"
 
+# A real dsh for the boot and whole-turn figures, when the pinned one is installed.
+dsh_home=""
+compat_python=python3  # compat/run.py reads dsh's session logs, which needs zstandard
+python3 -c 'import zstandard' 2>/dev/null || compat_python="$python"
+if [ -x compat/dsh-0.1.0-rc.8/node_modules/.bin/dsh ]; then
+  dsh_home="$scratch/dsh-home"
+  COMPAT_CACHE="$scratch/dsh-cache" bash compat/setup.sh 0.1.0-rc.8 dir "$dsh_home" >/dev/null
+fi
+skipped="(skipped: run compat/setup.sh 0.1.0-rc.8 dir <home> once to install the pinned dsh)"
+
+echo; echo "## Starting: dsh boot with and without the plugin, and the first boot"; echo
+if [ -n "$dsh_home" ]; then
+  "$compat_python" bench/boot.py --home "$dsh_home" --runs "${BENCH_BOOTS:-7}" \
+    --reference "$scratch/reference/node_modules/dsh-repeat-tool-breaker" --first-boot "${BENCH_FIRST_BOOTS:-2}"
+else
+  echo "$skipped"
+fi
+
 echo; echo "## Through the pipeline: ours vs reference 0.5.2 vs no plugin"; echo
 node bench/pipeline.mjs "$reference" "${BENCH_RUNS:-5}"
 
@@ -39,16 +60,16 @@ echo; echo "## Worker memory per hostile frame"; echo
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5
 
+echo; echo "## Scaling: agents, window, argument size, session length"; echo
+"$python" bench/scaling.py --session-calls "${BENCH_SESSION_CALLS:-1000000}"
+
 echo; echo "## Worst guard latency under each fault"; echo
 node --expose-gc bench/faults.mjs
 
 echo; echo "## Whole turn in a real dsh"; echo
-if [ -x compat/dsh-0.1.0-rc.8/node_modules/.bin/dsh ]; then
-  bash compat/setup.sh 0.1.0-rc.8 dir "$scratch/dsh-home" >/dev/null
-  compat_python=python3  # compat/run.py reads dsh's session logs, which needs zstandard
-  python3 -c 'import zstandard' 2>/dev/null || compat_python="$python"
-  "$compat_python" bench/whole_turn.py --home "$scratch/dsh-home" --calls 200 --runs 3
+if [ -n "$dsh_home" ]; then
+  "$compat_python" bench/whole_turn.py --home "$dsh_home" --calls 200 --runs 3
 else
-  echo "(skipped: run compat/setup.sh 0.1.0-rc.8 dir <home> once to install the pinned dsh)"
+  echo "$skipped"
 fi
 echo; echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -19,7 +19,10 @@ Requests (shim → worker)
     ============  ===================================  =========================================
     configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
                                                        guardTimeoutMs, startTimeoutMs, window,
-                                                       maxAgents, notices}
+                                                       maxAgents, notices, condensedChars,
+                                                       operations, resultTextChars,
+                                                       factFields, factTextChars,
+                                                       workerFailureDenial}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
                   args: any, standIn: bool (optional)  passes: int, standIn: any (when asked)
     preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:
@@ -27,7 +30,8 @@ Requests (shim → worker)
                                                        the guard's verdict as of now when
                                                        ``decided``, kept for ``commit``), passes
     commit        agent: int, call: str                -                 (``Breaker.commit``: the
-                                                       kept verdict of that call takes effect)
+                                                       kept verdict of that call takes effect;
+                                                       an error when none is kept)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
                   outcome: map | nil                   some are owed (``record_result``)
     human         agent: int                           -                 (``human_message``)
@@ -45,7 +49,10 @@ Requests (shim → worker)
     ``decided`` verdict in the guard, without a round trip, only when nothing else was sent for
     that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
     guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
-    changes nothing (a replacement worker rebuilt that call from the journal's ``guard``).
+    is an error reply and changes nothing: the two sides disagree about the ahead-of-guard rule
+    (``agents.OPERATIONS``, which the shim gets in ``operations``). The shim sends a ``commit``
+    only to the worker that kept the verdict; a replacement rebuilds that call from the journal's
+    ``guard``.
 
     ``passes`` (``Breaker.passes``, after the request) is how many more of that agent's calls
     will surely be allowed. The shim lets that many through at pre-execute without asking,

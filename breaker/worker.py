@@ -11,8 +11,8 @@ the first attempt to start a process, open a file or use a socket. Its only chan
 stdio pipes it inherited. Logs and error replies never carry raw arguments or results: any text
 that could derive from them goes through ``messages.redact`` and is cut short.
 
-Latency is the point of the I/O loop: stdin is non-blocking and read directly on the event loop
-thread (``os.read``, parking in ``anyio.wait_readable`` only when the pipe has stayed empty for
+Latency is the point of the I/O loop: one thread, no event loop; stdin is non-blocking and read
+directly (``os.read``, sleeping in ``select`` only when the pipe has stayed empty for
 ``POLL_BEFORE_SLEEP_S`` after the last batch), so a request costs no thread hop, and one that
 follows another closely does not have to wake the worker; the replies to every request decoded
 from one read go out in one ``writev`` per stream: stdout, and the second stream
@@ -21,8 +21,8 @@ from one read go out in one ``writev`` per stream: stdout, and the second stream
 
 Starting is on dsh's boot path (the shim's ``apply`` waits for the answer to ``configure``), so
 the worker answers ``configure`` having imported only what that needs (the protocol and the
-configuration model); the decision core and the event loop are imported once that answer has
-gone out, before the next request is read.
+configuration model); the decision core is imported once that answer has gone out, before the
+next request is read.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import functools
 import logging
 import os
+import select
 import signal
 import sys
 import time
@@ -40,9 +40,12 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from breaker.core.agents import OPERATIONS
 from breaker.core.canonical import CONDENSED_CHARS
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.core.messages import redact
+from breaker.core.messages import WORKER_FAILURE_DENIAL, redact
+from breaker.core.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.results import RESULT_TEXT_CHARS
 from breaker.core.verdicts import Ask, Deny
 from breaker.protocol import (
     BadRequest,
@@ -174,7 +177,10 @@ class RequestHandler:
                 reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
-                breaker.commit(request.agent, request.call)
+                if breaker.commit(request.agent, request.call) is None:
+                    # The shim used a verdict this worker no longer holds: the two sides disagree
+                    # about the ahead-of-guard rule (agents.OPERATIONS). Nothing was committed.
+                    return error_reply(request.id, f"commit: no verdict kept for call {request.call[:80]!r}")
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if notices:
@@ -224,11 +230,22 @@ class RequestHandler:
             # How much of an agent's history the shim must journal to rebuild a new worker.
             "window": config.window,
             "maxAgents": config.maxAgents,
+            "logDenials": config.logDenials,
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
             # A call this heavy (text units) may hold a text that counts by its digest: it asks for
             # its stand-in, which the journal keeps instead of the call (breaker/core/standin.py).
             "condensedChars": CONDENSED_CHARS,
+            # What the shim must not define itself: which requests make an agent the most recent
+            # and which drop verdicts kept ahead (agents.OPERATIONS), how much of a result and
+            # which of its facts it sends, and the denial it gives when no worker can answer.
+            "operations": {
+                op: {"recent": effect.recent, "changes": effect.changes} for op, effect in OPERATIONS.items()
+            },
+            "resultTextChars": RESULT_TEXT_CHARS,
+            "factFields": list(FACT_FIELDS),
+            "factTextChars": FACT_TEXT_CHARS,
+            "workerFailureDenial": WORKER_FAILURE_DENIAL,
         }
         return ok_reply(request.id, settings=settings)
 
@@ -244,7 +261,7 @@ def forbid_side_effects() -> None:
     sys.addaudithook(audit)
 
 
-async def serve(
+def serve(
     input_fd: int,
     output_fd: int,
     *,
@@ -256,9 +273,7 @@ async def serve(
     """Answer requests from ``input_fd`` on ``output_fd`` (and ``later_fd``, for the replies a
     request asks to get there) until end of input or ``shutdown``; ``handler`` and ``decoder``
     carry on from ``answer_configure``."""
-    import anyio
-
-    if audit:  # the event loop is up and every import is done: what follows is the decision path
+    if audit:  # every import is done: what follows is the decision path
         forbid_side_effects()
     handler = handler or RequestHandler()
     decoder = decoder or FrameDecoder()
@@ -268,7 +283,7 @@ async def serve(
         while True:
             chunk = _read_soon(input_fd)
             if chunk is None:
-                await anyio.wait_readable(input_fd)
+                select.select([input_fd], [], [])  # until there is input, or its end
                 continue
             if not chunk:
                 if decoder.pending:
@@ -390,11 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         if not answer_configure(handler, decoder, sys.stdin.fileno(), output_fd, later_fd):
             return 0
         handler.start()  # the decision core, now that the shim has its answer
-        import anyio
-
         audit = os.environ.get("RTB_AUDIT") == "1"
-        serving = functools.partial(serve, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
-        anyio.run(serving, sys.stdin.fileno(), output_fd)
+        serve(sys.stdin.fileno(), output_fd, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
     return 0
 
 

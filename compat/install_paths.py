@@ -47,10 +47,11 @@ def environments(target: Target) -> list[Path]:
 
 
 def leftovers(target: Target) -> list[Path]:
-    """Anything in the plugin's cache folder that is not a complete environment."""
+    """Anything in the plugin's cache folder that is not a complete environment (or the record of
+    which installed copy uses which, `users/`)."""
     folder = target.cache / "dsh-repeat-tool-breaker"
     found = set(folder.glob("*")) if folder.is_dir() else set()
-    return sorted(found - set(environments(target)))
+    return sorted(found - set(environments(target)) - {folder / "users"})
 
 
 def announcements(run: DshRun) -> tuple[list[re.Match[str]], list[re.Match[str]]]:

@@ -10,9 +10,12 @@
 //   - nothing sent for that agent since, except preflights whose answers came back without asking
 //     (a preflight that did not ask changes nothing the guard reads; answers come in order, so
 //     those counted after this one's are exactly the ones sent after it);
-//   - fewer than maxAgents frames that make an agent the worker's most recent (preflight, guard,
-//     commit) sent since: the worker forgets its idlest agent past maxAgents, and this agent,
-//     most recent at its preflight, cannot have become the idlest and been forgotten in fewer.
+//   - fewer than maxAgents frames that make an agent the worker's most recent sent since: the
+//     worker forgets its idlest agent past maxAgents, and this agent, most recent at its
+//     preflight, cannot have become the idlest and been forgotten in fewer.
+// Which requests make an agent the most recent, and which change what a verdict reads (a
+// preflight only when it asks), is the worker's table (breaker/core/agents.py OPERATIONS, in its
+// configure reply): applied here, never restated.
 // Otherwise the guard asks the worker as it always did. Which verdict is right stays the worker's
 // business: this only decides whether the one it gave is still the one it would give.
 //
@@ -29,9 +32,15 @@
 // one reserved by a call that never reaches its guard stays spent, which only wastes it.
 
 export class AheadVerdicts {
-  /** @param {number} maxAgents the worker's agent cap (its configure reply) */
-  constructor(maxAgents) {
+  /**
+   * @param {number} maxAgents the worker's agent cap (its configure reply)
+   * @param {Record<string, {recent: boolean, changes: 'always' | 'when it asks'}>} operations what
+   *   each request does to its agent (the configure reply's, breaker/core/agents.py OPERATIONS):
+   *   whether it makes it the most recent, and when it drops verdicts kept ahead
+   */
+  constructor(maxAgents, operations) {
     this.maxAgents = maxAgents;
+    this.operations = operations;
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
     this.passed = new WeakMap(); // execution → the worker (generation) whose pass it reserved
@@ -46,12 +55,11 @@ export class AheadVerdicts {
   }
 
   /**
-   * A frame that commits a call (and makes its agent the most recent) is about to be sent:
-   * `passed`, a call that reserved its pass (it was spent then); else a guard or a commit.
-   * Returns the committed count to mark a request with.
+   * A frame that commits a call is about to be sent: `op`, a guard or a commit; `passed`, a call
+   * that reserved its pass (it was spent then). Returns the committed count to mark a request with.
    */
-  committing(agent, passed = false) {
-    this.sending(agent, true);
+  committing(agent, op, passed = false) {
+    this.sending(agent, op);
     if (!passed) agent.spent++;
     return ++agent.committed;
   }
@@ -83,15 +91,15 @@ export class AheadVerdicts {
     return reserved === generation && agent.allowanceGeneration === generation && agent.committed < agent.allowance;
   }
 
-  /** A frame for `agent` is about to be sent; `touches`: it makes that agent the most recent. */
-  sending(agent, touches) {
+  /** A request `op` about `agent` is about to be sent (counted as the operations table says). */
+  sending(agent, op) {
     agent.sent++;
-    if (touches) this.touches++;
+    if (this.operations[op]?.recent !== false) this.touches++; // an op not in the table counts
   }
 
   /** A preflight of `exec` is about to be sent; returns its mark for `answered`. */
   preflighting(agent, generation) {
-    this.sending(agent, true);
+    this.sending(agent, 'preflight');
     return { sent: agent.sent, touches: this.touches, generation, committed: agent.committed };
   }
 
@@ -101,7 +109,7 @@ export class AheadVerdicts {
    * its `weight` (for the journal).
    */
   answered(exec, agent, mark, answer, message, weight) {
-    if (typeof answer.ask === 'string') return;
+    if (typeof answer.ask === 'string' || this.operations.preflight?.changes !== 'when it asks') return;
     this.granted(agent, mark.committed, answer.passes, mark.generation);
     agent.harmless++;
     if (answer.decided !== true) return;

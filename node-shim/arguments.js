@@ -29,15 +29,17 @@ class TooCostly extends Error {}
 /**
  * @param {unknown} value the call's arguments
  * @param {typeof COPY_LIMITS} [limits]
- * @returns {{value: unknown, weight: number}} the copy, and about how many bytes it encodes to
+ * @returns {{value: unknown, weight: number, textUnits: number}} the copy, about how many bytes it
+ *   encodes to, and how many UTF-16 units of text it holds
  */
 export function boundedCopy(value, limits = COPY_LIMITS) {
   const copier = new Copier(limits);
   try {
-    return { value: copier.readable(() => copier.copy(value, 0)), weight: copier.weight() };
+    const copy = copier.readable(() => copier.copy(value, 0));
+    return { value: copy, weight: copier.weight(), textUnits: copier.textUnits };
   } catch (error) {
     if (!(error instanceof TooCostly)) throw error;
-    return { value: TOO_COSTLY, weight: TOO_COSTLY.length };
+    return { value: TOO_COSTLY, weight: TOO_COSTLY.length, textUnits: TOO_COSTLY.length };
   }
 }
 

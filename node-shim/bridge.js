@@ -159,6 +159,18 @@ export class WorkerBridge {
   }
 
   /**
+   * Start the first worker (unless `spawn` started it already) and configure it without waiting:
+   * `settings` are what its answer is known to carry (a refusal is logged when it comes, as for a
+   * restarted worker). Until it has answered, requests wait for it with the start deadline.
+   */
+  start(configureMessage, settings) {
+    if (!this.helper) this.spawn();
+    this.configureMessage = configureMessage;
+    this.settings = settings;
+    this.startingId = this.send(configureMessage);
+  }
+
+  /**
    * One request and its reply, within the guard deadline counted from `since` (when the caller
    * started on the call: copying and encoding its arguments count), or the start deadline while a
    * fresh worker has not answered yet; a call that first restores its agent's journal gets more
@@ -239,9 +251,10 @@ export class WorkerBridge {
   /**
    * An event: a request whose reply nobody waits for. It is applied before any later request; it
    * waits in the outbox to go out with the next one (see the top). A worker lost before then
-   * never gets it: the journal carries what matters to its successor.
+   * never gets it: the journal carries what matters to its successor. With `generation`, the
+   * event is for that worker only (a `commit` of a verdict it kept): dropped for any other.
    */
-  notify(message) {
+  notify(message, generation = undefined) {
     if (this.closed) return;
     if (!this.helper) {
       try {
@@ -251,6 +264,7 @@ export class WorkerBridge {
         throw error;
       }
     }
+    if (generation !== undefined && generation !== this.generation) return;
     // Replies to events (errors only) must not pile up until the next call (the worker would stall
     // writing them): every so many events, those already there are taken.
     if (!this.later && ++this.uncollected >= COLLECT_EVERY) this.collect();

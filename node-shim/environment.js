@@ -577,6 +577,57 @@ export function workerInterpreter({
   return { command, chosenBy: 'environment', dir };
 }
 
+// --- configurations accepted before --------------------------------------------------------
+
+/** What decides whether a configuration is accepted and what the answer carries: this code. */
+const DECIDING_FILES = [
+  'package.json', 'breaker/worker.py', 'breaker/protocol.py', 'breaker/core/config.py', 'breaker/core/canonical.py',
+  // what else the settings carry (the worker's tables and texts the shim applies)
+  'breaker/core/agents.py', 'breaker/core/results.py', 'breaker/core/outcomes.py', 'breaker/core/messages.py',
+];
+const ACCEPTED = 'accepted';
+const ACCEPTED_KEPT = 32;
+let decidingDigest;
+
+function acceptedFile(dir, config, root) {
+  if (decidingDigest === undefined) {
+    const hash = createHash('sha256');
+    for (const file of DECIDING_FILES) hash.update(readFileSync(join(root, file))).update('\0');
+    decidingDigest = hash.digest('hex');
+  }
+  const key = createHash('sha256').update(decidingDigest).update(JSON.stringify(config)).digest('hex').slice(0, 32);
+  return join(dir, ACCEPTED, `${key}.json`);
+}
+
+/**
+ * The settings the worker of the environment in `dir` answered when this package's code last
+ * accepted `config` (exactly that value), or undefined. Only accepted configurations are kept, so
+ * a bad one always waits for the worker's verdict.
+ */
+export function acceptedSettings(dir, config, root = PACKAGE_ROOT) {
+  try {
+    const kept = readJson(acceptedFile(dir, config, root));
+    return kept && typeof kept === 'object' && typeof kept.countedTools === 'string' ? kept : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remember that `config` was accepted with `settings` (a few dozen at most; then they start over). */
+export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT) {
+  try {
+    const file = acceptedFile(dir, config, root);
+    const folder = dirname(file);
+    if (entries(folder).length >= ACCEPTED_KEPT) rmSync(folder, { recursive: true, force: true });
+    makePrivateFolder(folder);
+    const partial = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+    writeFileSync(partial, JSON.stringify(settings), { mode: 0o600 });
+    renameSync(partial, file);
+  } catch {
+    // a read-only cache only means the next boot waits for the worker again
+  }
+}
+
 /** The environment a Python process of this package runs with: its own `breaker/` importable first. */
 export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT) {
   const inherited = env.PYTHONPATH;

@@ -7,17 +7,24 @@ import { randomUUID } from 'node:crypto';
 import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
 import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
-import { EnvironmentUnavailable, PACKAGE_ROOT, pythonEnvironment, startupFailure, workerInterpreter } from './environment.js';
+import {
+  EnvironmentUnavailable,
+  PACKAGE_ROOT,
+  acceptedSettings,
+  pythonEnvironment,
+  rememberAccepted,
+  startupFailure,
+  workerInterpreter,
+} from './environment.js';
 import { Journal } from './journal.js';
 import { boundedWriter } from './stderr.js';
 
 export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];
 
-/** Before the worker has validated `startTimeoutMs`, its first answer gets this long. */
+/** Before the worker has validated `startTimeoutMs`, its first answer gets this long: the one
+ * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others. */
 const BOOT_TIMEOUT_MS = 10_000;
-/** A result is quoted in a denial only in part; more than this never crosses the pipe. */
-const RESULT_TEXT_LIMIT = 64 * 1024;
 /** A logged failure is cut to this; the texts remembered for logging once are this many at most. */
 const LOGGED_CHARS = 300;
 const REMEMBERED_FAILURES = 100;
@@ -91,29 +98,30 @@ function logOnce(text) {
   log(line);
 }
 
-// The text blocks of a tool result, cut at RESULT_TEXT_LIMIT without joining more than that.
-function resultText(result) {
+// The text blocks of a tool result, cut at `limit` (the worker's resultTextChars) without
+// joining more than that.
+function resultText(result, limit) {
   const parts = [];
   let length = 0;
   for (const block of Array.isArray(result?.content) ? result.content : []) {
     if (block?.type !== 'text' || typeof block.text !== 'string') continue;
-    parts.push(block.text.slice(0, RESULT_TEXT_LIMIT - length));
+    parts.push(block.text.slice(0, limit - length));
     length += parts.at(-1).length;
-    if (length >= RESULT_TEXT_LIMIT) break;
+    if (length >= limit) break;
   }
   return parts.join('\n');
 }
 
 // The plain facts of a result the failure track judges (breaker/core/outcomes.py): isError and the
-// scalar fields of the tool's structured value. The value itself never crosses the pipe.
-const OUTCOME_FIELDS = ['kind', 'exitCode', 'signal', 'timedOut', 'aborted', 'statusCode', 'status'];
-function outcomeOf(result) {
+// scalar fields of the tool's structured value the worker names (`fields`, texts cut at
+// `textChars`). The value itself never crosses the pipe.
+function outcomeOf(result, fields, textChars) {
   const facts = { isError: result?.isError === true };
   const value = result?.value;
   if (value === null || typeof value !== 'object') return facts;
-  for (const key of OUTCOME_FIELDS) {
+  for (const key of fields) {
     const item = value[key];
-    if (typeof item === 'string') facts[key] = item.slice(0, 64);
+    if (typeof item === 'string') facts[key] = item.slice(0, textChars);
     else if (typeof item === 'boolean' || Number.isFinite(item)) facts[key] = item;
   }
   return facts;
@@ -142,6 +150,14 @@ function bootFailure(message) {
 const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
   'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
 
+/** The line logDenials writes for one denial (see reportDenial in apply). */
+export function denialLine(tool, agent, deny) {
+  const reached = [...deny.matchAll(/^- ([a-z]+):.* (\d+)\/(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}/${m[3]}`);
+  const why = reached.length ? `reached ${reached.join(', ')}` : 'no progress: the same result again';
+  const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
+  return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
+}
+
 export function apply(ctx, config) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
@@ -156,20 +172,31 @@ export function apply(ctx, config) {
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
-  let reply;
-  try {
-    reply = bridge.boot(configure, bootTimeout);
-  } catch (error) {
-    bridge.close();
-    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+  // A configuration the plugin's own environment has accepted before, from this very code, is not
+  // waited for: the worker is configured while dsh boots on (a refusal would be logged). Any
+  // other configuration waits for the worker's verdict, so a bad one stops the boot here.
+  let settings = python.chosenBy === 'environment' ? acceptedSettings(python.dir, configure.config) : undefined;
+  if (settings) {
+    bridge.start(configure, settings);
+  } else {
+    let reply;
+    try {
+      reply = bridge.boot(configure, bootTimeout);
+    } catch (error) {
+      bridge.close();
+      throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
+    }
+    if (!reply.ok) {
+      bridge.close();
+      throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
+    }
+    settings = reply.settings;
+    if (python.chosenBy === 'environment') rememberAccepted(python.dir, configure.config, settings);
   }
-  if (!reply.ok) {
-    bridge.close();
-    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
-  }
-  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars } = reply.settings;
-  journal = new Journal(reply.settings);
-  const ahead = new AheadVerdicts(maxAgents);
+  const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials, operations } = settings;
+  const { resultTextChars, factFields, factTextChars, workerFailureDenial } = settings;
+  journal = new Journal(settings);
+  const ahead = new AheadVerdicts(maxAgents, operations);
   const counted = new RegExp(countedTools);
 
   // Live Agent objects → {id: a small integer, what was sent for it (ahead.js)}; a collected
@@ -205,16 +232,24 @@ export function apply(ctx, config) {
   // made once per call (its pre-execute and its guard send the same). A call heavy enough to hold
   // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
   const copies = new WeakMap();
+  // logDenials: one line on stderr per denied call, for an operator of a headless dsh: the tool,
+  // the kinds of what reached its limit and the agent, never the arguments or a result (the
+  // session log holds the whole denial; `rtb replay` shows it).
+  function reportDenial(exec, agent, deny) {
+    if (deny !== undefined && logDenials) log(denialLine(String(exec.name), agent.id, deny));
+    return deny;
+  }
+
   function callMessage(op, exec, agent) {
     let copy = copies.get(exec);
     if (copy === undefined) {
-      const { value: args, weight } = boundedCopy(exec.arguments);
-      copy = { call: String(exec.callId ?? ''), name: String(exec.name), args, weight };
+      const { value: args, weight, textUnits } = boundedCopy(exec.arguments);
+      copy = { call: String(exec.callId ?? ''), name: String(exec.name), args, weight, textUnits };
       copies.set(exec, copy);
     }
-    const { call, name, args, weight } = copy;
+    const { call, name, args, weight, textUnits } = copy;
     const message = { op, agent, call, name, args };
-    const large = weight >= condensedChars;
+    const large = textUnits >= condensedChars; // only then can it hold a text that long
     if (large) message.standIn = true;
     return { message, weight: weight + call.length + name.length, large };
   }
@@ -229,8 +264,7 @@ export function apply(ctx, config) {
   }
 
   const failureVerdict = onWorkerFailure === 'deny'
-    ? (error) => `${name}: this call was not run because the loop guard is unavailable (${error.message}) ` +
-      "and its onWorkerFailure setting is 'deny'."
+    ? (error) => workerFailureDenial.replace('{plugin}', name).replace('{reason}', () => error.message)
     : () => undefined;
 
   function guard(exec) {
@@ -242,7 +276,7 @@ export function apply(ctx, config) {
         // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
         // ran since): the worker decides it in order.
         const { message, weight } = callMessage('guard', exec, agent.id);
-        ahead.committing(agent, true);
+        ahead.committing(agent, 'guard', true);
         bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
         journal.guard(message, weight);
         return undefined;
@@ -250,20 +284,21 @@ export function apply(ctx, config) {
       const kept = ahead.take(exec, agent, bridge.generation);
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
-        journal.guard({ ...kept.message, op: 'guard' }, kept.weight);
-        ahead.committing(agent);
-        bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call });
-        return kept.deny;
+        journal.guard({ ...kept.message, op: 'guard' }, kept.weight, 'commit');
+        ahead.committing(agent, 'commit');
+        // Only to the worker that kept it: a replacement rebuilds the call from the journal's guard.
+        bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
+        return reportDenial(exec, agent, kept.deny);
       }
       const { message, weight } = callMessage('guard', exec, agent.id);
-      const committed = ahead.committing(agent);
+      const committed = ahead.committing(agent, 'guard');
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       ahead.granted(agent, committed, answer.passes, bridge.generation);
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
       journal.keepFrom(agent.id, answer.keepFrom);
-      return typeof answer.deny === 'string' ? answer.deny : undefined;
+      return reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined);
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
       if (!(error instanceof WorkerUnavailable)) logOnce(`guard failed: ${error.message}`);
@@ -285,6 +320,7 @@ export function apply(ctx, config) {
       // A large call takes no pass: its answer brings the stand-in the journal keeps.
       if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
       const mark = ahead.preflighting(agent, bridge.generation);
+      journal.sent('preflight', agent.id);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
       const entry = journaled(message, weight, answer);
@@ -307,9 +343,10 @@ export function apply(ctx, config) {
       const agent = countedAgent(exec, { create: false });
       if (agent !== undefined) {
         const message = {
-          op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result), outcome: outcomeOf(result),
+          op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result, resultTextChars),
+          outcome: outcomeOf(result, factFields, factTextChars),
         };
-        ahead.sending(agent, false);
+        ahead.sending(agent, 'result');
         if (notices) {
           // Only when advisories are switched on does a result wait for its reply.
           const answer = bridge.call(message);
@@ -332,8 +369,8 @@ export function apply(ctx, config) {
     try {
       const agent = agentOf(step?.agent, { create: false });
       if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
-        journal.drop(agent.id);
-        ahead.sending(agent, false);
+        journal.cleared(agent.id);
+        ahead.sending(agent, 'human');
         bridge.notify({ op: 'human', agent: agent.id });
       }
     } catch (error) {

@@ -8,8 +8,10 @@
 // Bounded by what the window can still see: per agent, the last `window` guard requests (each
 // guard commits one window entry), plus the results and asks that came after the oldest of
 // them; and further back from the call the worker names (`keepFrom`), when the agent's state
-// still depends on it (a failure streak kept alive by denied retries). A human message or a forgotten agent drops its journal, as the worker drops its state.
-// The window size and the agent cap come from the worker's settings: no policy lives here.
+// still depends on it (a failure streak kept alive by denied retries). A human message clears an
+// agent's journal and a forgotten agent drops it, as the worker does with its state. The window
+// size, the agent cap and which requests make an agent the most recent (the order in which the
+// worker forgets its idlest agents) come from the worker's settings: no policy lives here.
 // A large call is journaled by its stand-in when the worker gave one (its long texts by digest,
 // breaker/core/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
 // Bounded in bytes too (JOURNAL_BYTES, by the weight of each request, about its encoded size):
@@ -27,10 +29,14 @@
 export const JOURNAL_BYTES = 32 * 1024 * 1024;
 
 export class Journal {
-  /** @param {{window: number, maxAgents: number}} settings the worker's configure reply */
-  constructor({ window, maxAgents }, bytesLimit = JOURNAL_BYTES) {
+  /**
+   * @param {{window: number, maxAgents: number, operations: Record<string, {recent: boolean}>}} settings
+   *   the worker's configure reply
+   */
+  constructor({ window, maxAgents, operations }, bytesLimit = JOURNAL_BYTES) {
     this.window = window;
     this.maxAgents = maxAgents;
+    this.operations = operations;
     this.bytesLimit = bytesLimit;
     this.bytes = 0;
     // agent id → {entries: [{message, weight}], oldest first; bytes; guards: how many entries are
@@ -38,18 +44,33 @@ export class Journal {
     this.agents = new Map();
   }
 
-  /** A guard request the worker answered (or a call let through on a pass), and about how many
-   * bytes it encodes to. */
-  guard(message, weight) {
-    let journal = this.agents.get(message.agent);
+  /**
+   * A request `op` about `agent` was sent. One that makes the agent the worker's most recent (the
+   * worker's operations table, breaker/core/agents.py) makes it the journal's most recent too,
+   * and a new agent past maxAgents pushes out the idlest: the journal's agents are the worker's,
+   * in its order. Returns the agent's journal, if it has one.
+   */
+  sent(op, agent) {
+    let journal = this.agents.get(agent);
+    if (this.operations[op]?.recent === false) return journal;
     if (journal) {
-      this.agents.delete(message.agent); // re-inserted last, as the core orders its agents
+      this.agents.delete(agent);
     } else {
       journal = { entries: [], bytes: 0, guards: 0, keepFrom: null };
-      // The core forgets its idlest agent past maxAgents; so does the journal.
       if (this.agents.size >= this.maxAgents) this.drop(this.agents.keys().next().value);
     }
-    this.agents.set(message.agent, journal);
+    this.agents.set(agent, journal);
+    return journal;
+  }
+
+  /** A guard request the worker answered (or a call let through on a pass, or a kept verdict
+   * committed: `op`), as a guard, and about how many bytes it encodes to. */
+  guard(message, weight, op = 'guard') {
+    let journal = this.sent(op, message.agent);
+    if (!journal) {
+      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null };
+      this.agents.set(message.agent, journal);
+    }
     this.add(journal, message, weight);
     while (journal.guards > this.window && !this.pinned(journal)) this.dropOldestGuard(journal);
     if (this.bytes > this.bytesLimit) {
@@ -90,7 +111,15 @@ export class Journal {
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
-  /** A human message or a forgotten agent: the worker starts that agent afresh, so does replay. */
+  /** A human message: the worker starts the agent's window afresh where the agent stands. */
+  cleared(agent) {
+    const journal = this.agents.get(agent);
+    if (!journal) return;
+    this.bytes -= journal.bytes;
+    Object.assign(journal, { entries: [], bytes: 0, guards: 0, keepFrom: null });
+  }
+
+  /** A forgotten agent (or one the worker forgot): the worker drops it whole, so does replay. */
   drop(agent) {
     const journal = this.agents.get(agent);
     if (!journal) return;

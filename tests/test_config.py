@@ -174,3 +174,10 @@ def test_the_counted_tools_pattern_treats_every_character_of_a_name_literally(na
     pattern = re.compile(load_config({"exclude": [name]}).counted_tools_pattern())
     assert not pattern.fullmatch(name)
     assert pattern.fullmatch(name + "-other")
+
+
+def test_log_denials_is_off_by_default_and_a_flag() -> None:
+    assert load_config(None).logDenials is False
+    assert load_config({"logDenials": True}).logDenials is True
+    with pytest.raises(ConfigError, match=r"^logDenials must be true or false, got 'yes'"):
+        load_config({"logDenials": "yes"})

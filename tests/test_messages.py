@@ -378,7 +378,7 @@ def _every_text(tool: str, key: str, detail: str, result: str) -> list[str]:
         denial(tool, (hit,), quote, CONFIG),
         denial(tool, (hit,), None, CONFIG, failures=(failing,), refused=True),
         denial(tool, (), None, CONFIG, failures=(failing,)),
-        stall_denial(tool, Stall(4, 4.0), quote, CONFIG),
+        stall_denial(tool, Stall("same", 4, 4.0), quote, CONFIG),
         ask_reason(tool, (hit,), CONFIG),
         limit_ask_reason(tool, (hit,), (failing,), CONFIG),
         warn_notice(f"cmd:{key}", 3, 5.0, CONFIG).text,

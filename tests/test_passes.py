@@ -205,3 +205,56 @@ def test_a_key_a_call_carries_twice_counts_once_everywhere(steps: list[Any], raw
             once.human_message(1)
             twice.human_message(1)
         assert once.passes(1) == twice.passes(1)
+
+
+_PROGRESS_CALLS = [
+    ("edit", {"file_path": "a.py", "old_string": "<lines 1-1>", "new_string": "x = ("}),
+    ("edit", {"file_path": "a.py", "old_string": "<lines 1-2>", "new_string": "x = ("}),
+    ("read", {"file_path": "a.py", "offset": 1}),
+    ("read", {"file_path": "b.py"}),
+    ("bash", {"command": "ps -ef --args"}),
+    ("bash", {"command": "ps -ef --args -y"}),
+    ("web_fetch", {"url": "https://api.example.com/s?t=1"}),
+    ("web_fetch", {"url": "https://api.example.com/s?t=2"}),
+    ("submit", {"flag": "a"}),
+]
+_PROGRESS_RESULTS = [
+    ("Error: rejected", {"isError": True}),
+    ("same", {"exitCode": 0}),
+    ("", {"exitCode": 0}),
+    ("boom\n[exit code: 1]", {"exitCode": 1}),
+    ("other", {"exitCode": 0}),
+]
+_PROGRESS_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("call"), st.integers(0, len(_PROGRESS_CALLS) - 1)),
+        st.tuples(st.just("result"), st.integers(0, len(_PROGRESS_RESULTS) - 1)),
+        st.tuples(st.just("human"), st.just(0)),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_PROGRESS_STEPS, raw=st.sampled_from([{"identity": "state-aware"}, {"sameResultLimit": 2}]))
+def test_no_call_within_its_passes_is_stopped_for_no_progress(steps: list[Any], raw: dict[str, Any]) -> None:
+    """The evidence of results (same result, cycles, rewordings) keeps the promise too, with real
+    fingerprints, file tools whose errors stop sooner, and results that arrive late or never."""
+    breaker = Breaker(load_config(raw))
+    promises = [breaker.passes(1)]
+    running: list[str] = []
+    for index, (kind, which) in enumerate(steps):
+        if kind == "call":
+            tool, arguments = _PROGRESS_CALLS[which]
+            verdict = breaker.decide(1, ToolCall(tool, dict(arguments), f"c{index}"))
+            if any(promises):
+                assert isinstance(verdict, Allow)
+            promises = [left - 1 for left in promises if left > 1]
+            if isinstance(verdict, Allow):
+                running.append(f"c{index}")
+        elif kind == "result" and running:
+            text, facts = _PROGRESS_RESULTS[which]
+            breaker.record_result(1, running.pop(0), text, facts)
+        elif kind == "human":
+            breaker.human_message(1)
+        promises.append(breaker.passes(1))

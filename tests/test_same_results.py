@@ -1,17 +1,19 @@
-"""sameResultLimit: the same answer again and again, and the same call once more, is no progress.
+"""sameResultLimit: the result of a call is evidence (breaker/core/progress.py).
 
-Once one tool returned one result ``sameResultLimit`` times in a row, a call that repeats the
-agent's previous call is denied before it runs: nothing it could do differently this time. Off in
-the defaults; ``identity: state-aware`` brings it at 4.
+The same call with the same result is no progress; the same call with a changing result is
+polling. Three rules read it, before a call runs: the same result (N times; N - 1 after a
+failure, a shell complaint or an empty result; N - 2 after a file tool's error), a cycle (the
+last 2 to 5 calls repeated, result for result) and the same answer reworded (N identical answers
+in a row on one target; N + 1 for a command line). Off in the defaults; ``identity: state-aware``
+brings it at 4.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
@@ -34,12 +36,18 @@ class Agent:
         self.agent = agent
         self.calls = 0
 
-    def run(self, tool: str, arguments: dict[str, object], result: str) -> Allow | Deny:
+    def run(
+        self,
+        tool: str,
+        arguments: Mapping[str, object],
+        result: str,
+        facts: Mapping[str, object] | None = None,
+    ) -> Allow | Deny:
         self.calls += 1
-        call = ToolCall(tool, arguments, f"c{self.calls}")
+        call = ToolCall(tool, dict(arguments), f"c{self.calls}")
         verdict = self.breaker.decide(self.agent, call)
         text = "Error: " + verdict.message if isinstance(verdict, Deny) else result
-        self.breaker.record_result(self.agent, call.call_id, text)
+        self.breaker.record_result(self.agent, call.call_id, text, facts)
         return verdict
 
     def submit(self, flag: str, result: str = "Wrong flag!") -> Allow | Deny:
@@ -58,28 +66,52 @@ def test_it_is_off_in_the_defaults_and_validated() -> None:
             load_config({"sameResultLimit": bad})
 
 
+def kinds(verdicts: list[Allow | Deny]) -> list[type]:
+    return [type(verdict) for verdict in verdicts]
+
+
+# --- the same result ----------------------------------------------------------------------------
+
+
 def test_the_same_call_after_four_identical_results_is_denied_before_it_runs() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
     verdicts = [agent.submit("flag{x}") for _ in range(6)]
-    assert [type(verdict) for verdict in verdicts] == [Allow, Allow, Allow, Allow, Deny, Deny]
+    assert kinds(verdicts) == [Allow, Allow, Allow, Allow, Deny, Deny]
 
 
-def test_a_near_identical_call_with_the_same_answer_counts_towards_the_run() -> None:
-    """The recorded loop: one variant, then the same wrong flag three times, then once more."""
+def test_a_failure_an_empty_result_or_a_shell_complaint_stops_the_fourth() -> None:
+    for result in ("boom\n[exit code: 1]", "", "/bin/bash: line 1: pwd: -p: invalid option"):
+        agent = Agent(Breaker(ONLY_SAME_RESULTS))
+        facts = {"exitCode": 1 if "exit code" in result else 0}
+        verdicts = [agent.run("bash", {"command": "pwd -p"}, result, facts) for _ in range(5)]
+        assert kinds(verdicts) == [Allow, Allow, Allow, Deny, Deny], result
+
+
+def test_a_file_tool_rejected_twice_with_the_same_error_is_not_sent_a_third_time() -> None:
+    """GPT-4 resending the edit the linter rejected, word for word: the same rejection each time."""
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
-    verdicts = [agent.submit("flat{x}"), *(agent.submit("flag{x}") for _ in range(4))]
-    assert isinstance(verdicts[-1], Deny)
-    assert all(isinstance(verdict, Allow) for verdict in verdicts[:-1])
+    edit = {"file_path": "a.py", "old_string": "<lines 3-3>", "new_string": "x = (1"}
+    rejected = "Error: Your proposed edit has introduced new syntax error(s)."
+    verdicts = [agent.run("edit", dict(edit), rejected, {"isError": True}) for _ in range(3)]
+    assert kinds(verdicts) == [Allow, Allow, Deny]
+    assert verdicts[2].stall is not None and verdicts[2].stall.rule == "same"  # type: ignore[union-attr]
 
 
-def test_a_new_call_after_the_run_is_allowed() -> None:
+def test_a_call_in_between_does_not_start_the_count_over() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
-    for _ in range(4):
+    for _ in range(3):
         agent.submit("flag{x}")
-    assert isinstance(agent.submit("'flag{x}'"), Allow)
+    agent.run("read", {"file_path": "notes.txt"}, "the notes")
+    assert isinstance(agent.submit("flag{x}"), Allow)
+    assert isinstance(agent.submit("flag{x}"), Deny)
 
 
-def test_a_different_result_starts_a_new_run() -> None:
+def test_polling_is_left_alone_the_same_call_with_a_changing_result() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    assert all(isinstance(agent.bash("fly status", f"Machines: {n} started"), Allow) for n in range(12))
+
+
+def test_a_different_result_starts_a_new_count() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
     results = ["Machines: 1 pending", "Machines: 1 pending", "Machines: 1 pending", "Machines: 2 started"]
     for result in results:
@@ -89,19 +121,19 @@ def test_a_different_result_starts_a_new_run() -> None:
     assert isinstance(agent.bash("fly status"), Deny)
 
 
-def test_another_tool_in_between_ends_the_run() -> None:
-    agent = Agent(Breaker(ONLY_SAME_RESULTS))
-    for _ in range(3):
-        agent.submit("flag{x}")
-    agent.run("read", {"file_path": "notes.txt"}, "Wrong flag!")
-    assert all(isinstance(agent.submit("flag{x}"), Allow) for _ in range(4))
-
-
 def test_decoy_arguments_do_not_make_a_call_new() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
-    for _ in range(4):
+    for _ in range(3):
         assert isinstance(agent.bash("true"), Allow)  # the description changes every time
-    assert isinstance(agent.bash("true"), Deny)
+    assert isinstance(agent.bash("true"), Deny)  # the fourth empty result
+
+
+def test_a_repeat_counts_only_within_the_window_of_the_one_before() -> None:
+    agent = Agent(Breaker(load_config({"sameResultLimit": 4, "window": 4, "limits": UNCAPPED})))
+    for round_ in range(6):
+        assert isinstance(agent.submit("flag{x}"), Allow)
+        for other in range(4):
+            agent.run("read", {"file_path": f"f{round_}-{other}"}, f"text {round_} {other}")
 
 
 def test_a_human_message_starts_afresh() -> None:
@@ -113,7 +145,7 @@ def test_a_human_message_starts_afresh() -> None:
     assert all(isinstance(agent.submit("flag{x}"), Allow) for _ in range(4))
 
 
-def test_agents_keep_their_own_runs() -> None:
+def test_agents_keep_their_own_evidence() -> None:
     breaker = Breaker(ONLY_SAME_RESULTS)
     first, second = Agent(breaker, "a"), Agent(breaker, "b")
     for _ in range(3):
@@ -124,18 +156,16 @@ def test_agents_keep_their_own_runs() -> None:
     assert isinstance(first.submit("flag{x}"), Deny)
 
 
-def test_a_result_that_arrives_after_a_later_call_does_not_extend_the_run() -> None:
-    """Parallel calls: only the result of the latest call that ran can continue the run."""
+def test_identical_calls_in_parallel_each_bring_their_result() -> None:
     breaker = Breaker(ONLY_SAME_RESULTS)
     for n in range(1, 5):
-        call = ToolCall("submit", {"flag": "flag{x}"}, f"p{n}")
-        assert isinstance(breaker.decide("a", call), Allow)
+        assert isinstance(breaker.decide("a", ToolCall("submit", {"flag": "flag{x}"}, f"p{n}")), Allow)
     for n in range(1, 5):
         breaker.record_result("a", f"p{n}", "Wrong flag!")
-    assert isinstance(breaker.decide("a", ToolCall("submit", {"flag": "flag{x}"}, "p5")), Allow)
+    assert isinstance(breaker.decide("a", ToolCall("submit", {"flag": "flag{x}"}, "p5")), Deny)
 
 
-def test_a_denied_call_leaves_the_run_as_it_was() -> None:
+def test_a_denied_call_leaves_the_evidence_as_it_was() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
     for _ in range(4):
         agent.submit("flag{x}")
@@ -150,65 +180,95 @@ def test_the_denial_says_what_came_back_and_how_often() -> None:
     verdict = agent.submit("flag{x}")
     assert isinstance(verdict, Deny)
     assert verdict.message.startswith("REPEAT_TOOL_BLOCKED:")
-    assert "the same result 4 times in a row" in verdict.message
+    assert "the same call already returned the same result 4 times" in verdict.message
     assert "| Wrong flag!" in verdict.message
     assert verdict.stall is not None and verdict.stall.count == 4
 
 
-def test_an_undecided_result_is_still_a_result() -> None:
-    """The rule reads the text the model read, not a judgement of it: 'Wrong flag!' is no error."""
+# --- a cycle ------------------------------------------------------------------------------------
+
+
+def test_a_two_call_cycle_with_the_same_results_is_stopped_when_it_goes_round_a_third_time() -> None:
     agent = Agent(Breaker(ONLY_SAME_RESULTS))
-    for _ in range(4):
-        agent.run("bash", {"command": "sed -i 's/a/b/' f.txt"}, "")
-    assert isinstance(agent.run("bash", {"command": "sed -i 's/a/b/' f.txt"}, ""), Deny)
+    pair = [("bash", {"command": "ls -l $(which c++)"}, "total 52"), ("bash", {"command": "which c++"}, "x")]
+    verdicts = [agent.run(*pair[n % 2]) for n in range(5)]
+    assert kinds(verdicts) == [Allow, Allow, Allow, Allow, Deny]
+    assert verdicts[4].stall is not None and verdicts[4].stall.rule == "cycle"  # type: ignore[union-attr]
 
 
-# --- the rule as a property: a denial exactly when the oracle says so ---------------------------
-
-ACTIONS = [
-    ("submit", {"flag": "a"}),
-    ("submit", {"flag": "b"}),
-    ("bash", {"command": "true"}),
-    ("read", {"file_path": "x"}),
-]
-RESULTS = ["", "Wrong flag!", "ok"]
+def test_a_ring_of_five_reads_is_stopped_on_its_third_round() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    ring = [("read", {"file_path": f"part{n}.md"}, f"part {n}") for n in range(5)]
+    verdicts = [agent.run(*ring[n % 5]) for n in range(11)]
+    assert kinds(verdicts) == [Allow] * 10 + [Deny]
 
 
-def expected_denials(steps: list[tuple[int, int]], limit: int) -> list[bool]:
-    """The rule written plainly: the previous call that ran, and its tool's run of one result."""
-    denied: list[bool] = []
-    previous: int | None = None
-    tool, result, count = "", "", 0
-    for action, outcome in steps:
-        name = ACTIONS[action][0]
-        if previous == action and name == tool and count >= limit:
-            denied.append(True)
-            continue
-        denied.append(False)
-        previous = action
-        if name == tool and count and RESULTS[outcome] == result:
-            count += 1
-        else:
-            tool, result, count = name, RESULTS[outcome], 1
-    return denied
+def test_a_cycle_whose_results_change_is_polling() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    for n in range(12):
+        pods, log = ("bash", {"command": "kubectl get pods"}), ("read", {"file_path": "log"})
+        tool, arguments = pods if n % 2 else log
+        assert isinstance(agent.run(tool, arguments, f"state {n}"), Allow)
 
 
-@settings(max_examples=300)
-@given(st.lists(st.tuples(st.integers(0, len(ACTIONS) - 1), st.integers(0, len(RESULTS) - 1)), max_size=30))
-def test_a_call_is_denied_exactly_when_its_tool_gave_one_result_limit_times_and_it_repeats_the_last_call(
-    steps: list[tuple[int, int]],
-) -> None:
-    breaker = Breaker(ONLY_SAME_RESULTS)
-    agent = Agent(breaker)
-    denied = [
-        isinstance(agent.run(ACTIONS[action][0], dict(ACTIONS[action][1]), RESULTS[outcome]), Deny)
-        for action, outcome in steps
+# --- the same answer, reworded ------------------------------------------------------------------
+
+
+def test_a_variant_with_the_same_answer_counts_towards_the_run() -> None:
+    """The recorded loop: one variant, then the same wrong flag three times, then once more."""
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    verdicts = [agent.submit("flat{x}"), *(agent.submit("flag{x}") for _ in range(4))]
+    assert kinds(verdicts) == [Allow] * 4 + [Deny]
+    assert verdicts[-1].stall is not None and verdicts[-1].stall.rule == "reworded"  # type: ignore[union-attr]
+
+
+def test_a_cache_buster_query_does_not_make_a_poll_new() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    verdicts = [
+        agent.run("web_fetch", {"url": f"https://api.example.com/status?t={n}"}, "queued")
+        for n in range(1, 7)
     ]
-    assert denied == expected_denials(steps, 4)
+    assert kinds(verdicts) == [Allow] * 4 + [Deny, Deny]
+
+
+def test_a_cache_buster_poll_whose_answer_changes_runs_on() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    for n in range(1, 12):
+        url = f"https://api.example.com/status?_={1700000000 + n}"
+        assert isinstance(agent.run("web_fetch", {"url": url}, f"{n} jobs left"), Allow)
+
+
+def test_a_command_with_a_flag_appended_each_time_is_stopped_one_later() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    error = "error: unknown gnu long option\n\nUsage:\n ps [options]"
+    flags = ["--args", "--no-headers", "--sort cmd", "-ww", "-y", "--columns", "--cols 9"]
+    command = "ps -ef --forest"
+    verdicts = []
+    for flag in flags:
+        command += " " + flag
+        verdicts.append(agent.bash(command, error))
+    assert kinds(verdicts) == [Allow] * 5 + [Deny, Deny]
+
+
+def test_different_commands_that_print_nothing_are_not_rewordings() -> None:
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    assert all(isinstance(agent.bash(f"grep -rn name{n} src"), Allow) for n in range(10))
+
+
+# --- what changes the workspace starts over (identity: state-aware) -----------------------------
+
+
+def test_an_edit_that_lands_starts_the_evidence_over() -> None:
+    agent = Agent(Breaker(load_config({"identity": "state-aware"})))
+    for round_ in range(4):
+        for _ in range(3):
+            assert isinstance(agent.bash("pytest -q", "1 failed\n[exit code: 1]"), Allow)
+        edit = {"file_path": "app.py", "old_string": f"v{round_}", "new_string": f"v{round_ + 1}"}
+        assert isinstance(agent.run("edit", edit, "ok"), Allow)
 
 
 def test_a_harness_that_reuses_one_call_id_gets_the_same_verdicts() -> None:
-    """The denial's own result (under the reused id) is neither a result of the run nor quoted."""
+    """The denial's own result (under the reused id) is neither evidence nor quoted."""
     breaker = Breaker(ONLY_SAME_RESULTS)
     verdicts = []
     for _ in range(7):
@@ -230,4 +290,4 @@ def test_a_replayed_session_is_stopped_where_the_live_gate_stops_it() -> None:
     log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("eps.jsonl"))
     replayed = replay_events(log.events, load_config({"identity": "state-aware"}))
     assert [call.verdict for call in replayed] == ["allowed"] * 4 + ["denied"] * 2
-    assert "the same result 4 times in a row" in replayed[4].message
+    assert "returned the identical result" in replayed[4].message

@@ -16,7 +16,11 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
+from breaker.core.agents import OPERATIONS
 from breaker.core.canonical import CONDENSED_CHARS, condensed
+from breaker.core.messages import WORKER_FAILURE_DENIAL
+from breaker.core.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.results import RESULT_TEXT_CHARS
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
 
@@ -113,11 +117,33 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "startTimeoutMs": 10000,
                 "window": 12,
                 "maxAgents": 10000,
+                "logDenials": False,
                 "notices": False,
                 "condensedChars": CONDENSED_CHARS,
+                "operations": {
+                    op: {"recent": effect.recent, "changes": effect.changes}
+                    for op, effect in OPERATIONS.items()
+                },
+                "resultTextChars": RESULT_TEXT_CHARS,
+                "factFields": list(FACT_FIELDS),
+                "factTextChars": FACT_TEXT_CHARS,
+                "workerFailureDenial": WORKER_FAILURE_DENIAL,
             },
         }
+        assert reply["settings"]["operations"]["preflight"] == {"recent": True, "changes": "when it asks"}
         assert "todo" in reply["settings"]["countedTools"]
+
+
+async def test_a_commit_with_no_verdict_kept_is_an_error_the_shim_hears_and_commits_nothing() -> None:
+    async with configured({"limits": {"exact": 2}}) as pipe:
+        refused = await pipe.call("commit", agent=1, call="never-prechecked")
+        assert refused["ok"] is False
+        assert "no verdict kept" in refused["error"]
+        preflight = await pipe.call("preflight", **bash(1, "c1", "ls"))
+        assert preflight["decided"] is True
+        await pipe.call("result", agent=1, call="other", text="x")  # a change: the plan is dropped
+        assert (await pipe.call("commit", agent=1, call="c1"))["ok"] is False
+        assert (await pipe.call("guard", **bash(1, "c2", "ls")))["deny"] is None, "nothing was committed"
 
 
 async def test_a_long_call_asked_for_its_stand_in_gets_one_that_counts_the_same() -> None:
@@ -415,4 +441,4 @@ async def test_the_state_aware_mode_stops_the_same_answer_a_fifth_time_through_t
             text = "Error: " + reply["deny"] if reply["deny"] else "Wrong flag!"
             assert (await pipe.call("result", agent=1, call=f"s{index}", text=text))["ok"]
         assert [deny is None for deny in verdicts] == [True, True, True, True, False, False]
-        assert "the same result 4 times in a row" in verdicts[4]
+        assert "returned the identical result" in verdicts[4]

@@ -1,7 +1,7 @@
 """One agent's state: the parts each rule reads, and what changing them means for the others.
 
 Every part holds one concept (``repeats``, ``results``, ``asks``, ``failures``, the run of
-identical results, the workspace); this is where they meet: a committed entry pushing an old
+what results say about progress, the workspace); this is where they meet: a committed entry pushing an old
 one out of the window takes its quotable result and its streaks along, a human turn resets the
 turn's parts, and any change to what a verdict reads drops the plans kept ahead.
 """
@@ -17,7 +17,7 @@ from breaker.core.failures import Failures
 from breaker.core.fingerprints import Fingerprint, ToolCall
 from breaker.core.identity import Workspace
 from breaker.core.plans import KeptPlans
-from breaker.core.progress import SameResults
+from breaker.core.progress import Evidence
 from breaker.core.repeats import Repeats
 from breaker.core.results import Results
 from breaker.core.window import Window
@@ -33,8 +33,8 @@ class AgentState:
         self.results = Results()
         self.asks = Asks()
         self.failures = Failures()
-        # The run of one tool's identical results (sameResultLimit only, else None).
-        self.progress: SameResults | None = None
+        # What results say about progress since the last change (sameResultLimit only, else None).
+        self.progress: Evidence | None = None
         # What the agent changed (identity: state-aware only, else None); a human turn keeps it.
         self.workspace: Workspace | None = None
         # The last preflighted call and its fingerprints, for the guard of that call, which

@@ -1,17 +1,40 @@
 """The agents a breaker holds state for: at most ``maxAgents``, the idlest forgotten first.
 
-An agent becomes the most recently active when a call of its is decided or prechecked; reading
-its state (a preflight, a result, ``passes``) leaves the order alone. Past ``maxAgents`` the
+An agent becomes the most recently active when a call of its is decided, prechecked or committed
+(``OPERATIONS``); reading its state (a result, ``passes``) leaves the order alone. Past ``maxAgents`` the
 least recently active agent is dropped whole, as if it had been forgotten.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
 
 AgentId = int | str
 State = TypeVar("State")
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """What one request does to its agent: whether it makes the agent the most recently active
+    (``Agents.active``), and whether it can change what a verdict reads, so that verdicts made
+    ahead of the guard (``plans``) no longer hold: always, or only when it asks the operator."""
+
+    recent: bool
+    changes: Literal["always", "when it asks"]
+
+
+#: The one statement of that rule, by request (breaker/protocol.py): ``Breaker`` follows it, and
+#: the shim applies it from the configure reply (node-shim/ahead.js, journal.js), as does
+#: ``rtb replay``. ``forget`` drops the agent whole.
+OPERATIONS: dict[str, Operation] = {
+    "preflight": Operation(recent=True, changes="when it asks"),
+    "guard": Operation(recent=True, changes="always"),
+    "commit": Operation(recent=True, changes="always"),
+    "result": Operation(recent=False, changes="always"),
+    "human": Operation(recent=False, changes="always"),
+}
 
 
 class Agents(Generic[State]):

@@ -25,6 +25,7 @@ _NO_VERB_WORDS = frozenset({"fi", "done", "esac", "}", "for", "case", "select", 
 _DYNAMIC = re.compile(r"[$`(]")
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 _STDOUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "1>|"})
+_INPUT_REDIRECTS = frozenset({"<", "<<<", "0<"})
 #: Commands that only copy the text they are given (their words, a heredoc) to their output.
 _DATA_WRITERS = frozenset({"echo", "printf", "cat", "tee"})
 _PIPES = frozenset({"|", "|&"})
@@ -124,6 +125,9 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
     for operator, target in command.redirects:
         if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
             found.add_sink(target)
+        # What an input redirection names is text (``<<<``) or a local file read (``<``): a URL
+        # there is never fetched.
+        found.as_data = as_data or operator in _INPUT_REDIRECTS
         kept.append(operator + found.render(target))
     found.as_data = False
     return " ".join(kept), verb, as_data

@@ -84,6 +84,9 @@ DEFAULTS: dict[str, Any] = {
     "onWorkerFailure": "allow",
     "guardTimeoutMs": 500,
     "startTimeoutMs": 10000,
+    # One line on dsh's stderr per denied call (tool, the kinds that hit, the agent), for an
+    # operator of a headless dsh; off: the session log and `rtb replay` show every denial.
+    "logDenials": False,
 }
 
 #: What an ``identity`` mode brings with it, over DEFAULTS, unless the row restates the key: the
@@ -143,6 +146,7 @@ class BreakerConfig(BaseModel):
     guardTimeoutMs: int
     startTimeoutMs: int
     maxAgents: int
+    logDenials: bool
 
     def limit_for(self, kind: str, key: str) -> float | None:
         """The cap of one fingerprint: its full key wins over its kind; absent means uncapped."""
@@ -238,9 +242,8 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     local_hosts = _choice(merged, "localHosts", get_args(LocalHostsPolicy))
     identity = _choice(merged, "identity", get_args(IdentityMode))
     on_limit = _choice(merged, "onLimit", get_args(OnLimitPolicy))
-    include_local = merged["includeLocal"]
-    if not isinstance(include_local, bool):
-        raise ConfigError(f"includeLocal must be true or false, got {include_local!r}")
+    include_local = _flag(merged, "includeLocal")
+    log_denials = _flag(merged, "logDenials")
     on_failure = _choice(merged, "onWorkerFailure", get_args(WorkerFailurePolicy))
     python = merged["python"]
     if python is not None and (not isinstance(python, str) or not python.strip()):
@@ -268,7 +271,15 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
         guardTimeoutMs=guard_timeout,
         startTimeoutMs=start_timeout,
         maxAgents=max_agents,
+        logDenials=log_denials,
     )
+
+
+def _flag(merged: Mapping[str, Any], key: str) -> bool:
+    value = merged[key]
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value
 
 
 def _integer(merged: Mapping[str, Any], key: str, *, minimum: int) -> int:

@@ -130,7 +130,7 @@ class Breaker:
         if state.workspace is not None:
             state.workspace.settle(call_id, text)
         if state.progress is not None:
-            state.progress.returned(call_id, text)
+            state.progress.returned(call_id, text, outcome)
         return state.failures.result(call_id, text, outcome, self.config)
 
     def human_message(self, agent: AgentId) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from breaker.core.canonical import canonical_json, condensed
+from breaker.core.fetchers import FETCHERS
 from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.core.outcomes import shell_end
 from breaker.core.shell import ShellScript, lex_shell
@@ -47,6 +48,8 @@ MAX_PLACES = 1024
 MAX_EDITS = 64
 #: Target kinds that name a network resource: left unkeyed unless the call is purely local.
 NETWORK_KINDS = frozenset({"net", "host", "site", "family"})
+#: The HTTP clients: the programs that fetch, not the ones that read what was fetched.
+FETCHER_NAMES = frozenset(FETCHERS)
 #: Volume budgets count calls whatever the workspace holds.
 UNKEYED_KINDS = frozenset({"verb"})
 
@@ -142,15 +145,23 @@ class Workspace:
         for name in effect.places:
             state ^= self._digest_of(name, "identity")
         keyed: list[Fingerprint] = []
+        consumers = _consumers(fingerprints)
         for fp in fingerprints:
             fp_state = state
             if fp.kind == "sink":
                 fp_state ^= self._digest_of(_sink_place(fp), "content")
-            if fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
+            if consumers and fp.kind in NETWORK_KINDS and not fp.local:
+                keyed.append(Fingerprint(fp.kind, f"{fp.key} |{consumers}", fp.local))
+            elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
                 keyed.append(fp)
             else:
                 keyed.append(Fingerprint(fp.kind, f"{fp.key} @workspace:{fp_state:016x}", fp.local))
         return tuple(keyed)
+
+    @property
+    def state(self) -> int:
+        """The whole workspace state as one number (0: nothing changed yet)."""
+        return self._xor
 
     def expect(self, call_id: str) -> None:
         """The call last identified was allowed: its effect waits for the call's result."""
@@ -213,11 +224,11 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     if call.name.lower() in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
-    path = _text(arguments, _PATH_ARGS)
+    path = text_argument(arguments, _PATH_ARGS)
     if path is None:
         return NO_EFFECT
     place = "file:" + path
-    content = _text(arguments, _CONTENT_ARGS)
+    content = text_argument(arguments, _CONTENT_ARGS)
     if content is not None:
         return Effect((place,), (_hash(["content", content]),))
     edit = _edit_pairs(arguments)
@@ -240,7 +251,7 @@ def succeeded(text: str) -> bool:
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
     """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
-    command = _text(arguments, COMMAND_ARGS)
+    command = text_argument(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
     fingerprints = tuple(fingerprints)
@@ -287,7 +298,7 @@ def _mutates(script: ShellScript) -> bool:
 def _edit_pairs(arguments: dict[object, object]) -> Edit:
     """An edit's (old, new) pairs: one from old/new strings, or several from an ``edits`` list;
     a long text by its digest (``condensed``), which is all an edit is compared by."""
-    old, new = _text(arguments, _OLD_ARGS), _text(arguments, _NEW_ARGS)
+    old, new = text_argument(arguments, _OLD_ARGS), text_argument(arguments, _NEW_ARGS)
     if old is not None and new is not None:
         return ((condensed(old), condensed(new)),)
     listed = arguments.get("edits")
@@ -295,17 +306,27 @@ def _edit_pairs(arguments: dict[object, object]) -> Edit:
     if isinstance(listed, list):
         for item in listed:
             if isinstance(item, dict):
-                old, new = _text(item, _OLD_ARGS), _text(item, _NEW_ARGS)
+                old, new = text_argument(item, _OLD_ARGS), text_argument(item, _NEW_ARGS)
                 if old is not None and new is not None:
                     pairs.append((condensed(old), condensed(new)))
     return tuple(pairs)
+
+
+def _consumers(fingerprints: Iterable[Fingerprint]) -> str:
+    """The programs of a command line other than its HTTP clients, sorted (empty: none): what
+    reads what it fetched. A page fetched and fed to ``grep``, then to ``sed``, then to ``awk`` is
+    three ways of reading it, not one fetch repeated; a fetch that only changes its client, its
+    wrapper or its flags keeps the same target key."""
+    verbs = sorted({fp.key[5:] for fp in fingerprints if fp.kind == "verb"} - FETCHER_NAMES)
+    return " ".join(verbs)
 
 
 def _keyed(fp: Fingerprint) -> bool:
     return fp.kind not in UNKEYED_KINDS and (fp.kind not in NETWORK_KINDS or fp.local)
 
 
-def _text(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
+def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` whose value is a string, else None."""
     for name in names:
         value = arguments.get(name)
         if isinstance(value, str):

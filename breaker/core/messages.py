@@ -50,6 +50,14 @@ __all__ = [
 ]
 
 
+#: The guard's answer when the worker cannot decide and ``onWorkerFailure`` is ``deny``; the shim
+#: fills in the plugin's name and why (the configure reply hands it this text).
+WORKER_FAILURE_DENIAL = (
+    "{plugin}: this call was not run because the loop guard is unavailable ({reason}) "
+    "and its onWorkerFailure setting is 'deny'."
+)
+
+
 def format_number(value: float) -> str:
     """A cap or count as a person writes it: ``5`` rather than ``5.0``, ``2.5`` as is."""
     return str(int(value)) if float(value).is_integer() else repr(value)
@@ -98,10 +106,25 @@ def denial(
 def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
     """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
     name = quotable_inline(tool, config.previewChars)
+    limit = format_number(config.sameResultLimit if config.sameResultLimit is not None else stall.limit)
+    if stall.rule == "cycle":
+        why = (
+            f"it repeats an earlier call, and your last {stall.count} calls only brought back results "
+            "you already had, with nothing changed in between"
+        )
+    elif stall.rule == "reworded":
+        why = (
+            f"your last {stall.count} calls on the same target, however worded, returned the identical "
+            "result, with nothing changed in between"
+        )
+    else:
+        why = (
+            f"the same call already returned the same result {stall.count} times, with nothing changed "
+            "in between"
+        )
     lines = [
-        f"{PREFIX} this `{name}` call was not run: it repeats your previous call, and `{name}` "
-        f"returned the same result {stall.count} times in a row (sameResultLimit: "
-        f"{format_number(stall.limit)}). Running it again cannot bring anything new.",
+        f"{PREFIX} this `{name}` call was not run: {why} (sameResultLimit: {limit}). Running it again "
+        "cannot bring anything new.",
         *_quoted("It returned each time", result),
         "Instead: work from that result; change what you ask for (another argument, file, command or "
         "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",

@@ -3,10 +3,12 @@
 The failure track needs a yes or a no that the model cannot argue with, so the structured value a
 tool returns decides first: a shell's non-zero ``exitCode``, a ``signal`` or ``timedOut``; a web
 tool's HTTP status, which is definitive both ways (a 200 page that mentions an error did not
-fail). ``isError`` alone is never a failure: dsh sets it when the call itself could not run (a
-thrown error, an unknown tool, a sandbox or plugin denial), not when the command failed; and a
-cancelled call is the operator's choice, not the model's failure. Neither says the call worked
-either, so both leave a streak where it was.
+fail). ``isError`` alone is never a failure of a shell or web tool: dsh sets it when the call
+itself could not run (a thrown error, an unknown tool, a sandbox or plugin denial), not when the
+command failed; and a cancelled call is the operator's choice, not the model's failure. Neither
+says the call worked either, so both leave a streak where it was. A file tool is different: its
+error is its failure (``Error: old_string not found``, a linter rejecting an edit), so a file
+tool's result flagged ``isError`` and starting ``Error`` is a failure (``tool``).
 
 A shell's exit status hides what failed inside a pipeline (``curl … | head`` exits 0), so shell
 tools alone fall back to the text: curl's ``curl: (N)``, a Python traceback, urllib's
@@ -24,6 +26,11 @@ from enum import Enum
 
 from breaker.core.fingerprints import SHELL_TOOLS
 
+#: Tools that read or write files: their error result is their failure.
+FILE_TOOLS = frozenset(
+    {"read", "write", "edit", "multiedit", "multi_edit", "glob", "grep", "ls", "notebook_edit", "apply_patch"}
+)
+
 #: A detail from a tool (a signal name, an exception name) is cut to this many characters.
 DETAIL_CHARS = 64
 
@@ -37,11 +44,18 @@ _SHELL_END = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\
 _SHELL_END_CHARS = 200
 
 
+#: The scalar fields of a tool's structured value that ``judge`` reads, and how much of a text
+#: field it keeps: the shim copies exactly these (the configure reply tells it), nothing else
+#: of the value crosses the pipe.
+FACT_FIELDS = ("kind", "exitCode", "signal", "timedOut", "aborted", "statusCode", "status")
+FACT_TEXT_CHARS = 64
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
     """Evidence that a call failed: ``reason`` is its kind, ``detail`` the code or name."""
 
-    reason: str  # "exit" | "signal" | "timeout" | "http" | "curl" | "exception"
+    reason: str  # "exit" | "signal" | "timeout" | "http" | "curl" | "exception" | "tool"
     detail: str = ""
 
     def describe(self) -> str:
@@ -57,6 +71,9 @@ class Failure:
                 return f"the request returned HTTP {self.detail}"
             case "curl":
                 return f"curl failed with error {self.detail}"
+            case "tool":
+                detail = f" ({self.detail})" if self.detail else ""
+                return f"the tool returned an error{detail}"
             case _:
                 return f"the script raised {self.detail or 'an uncaught exception'}"
 
@@ -91,6 +108,8 @@ def judge(tool: str, facts: Mapping[str, object] | None, text: str) -> Failure |
     if exit_code is not None and exit_code != 0:
         return Failure("exit", str(exit_code))
     if facts.get("isError") is True:
+        if tool.lower() in FILE_TOOLS and text.startswith("Error"):
+            return Failure("tool", _first_line(text))
         return Settled.UNDECIDED
     if tool.lower() in SHELL_TOOLS:
         return _from_shell_text(text) or Settled.SUCCEEDED
@@ -110,6 +129,12 @@ def _from_shell_text(text: str) -> Failure | None:
     if http is not None and int(http.group(1)) >= 400:
         return Failure("http", http.group(1))
     return None
+
+
+def _first_line(text: str) -> str:
+    """An error's first line, without dsh's ``Error:`` and cut to ``DETAIL_CHARS``."""
+    line = text[: DETAIL_CHARS * 4].split("\n", 1)[0].removeprefix("Error:").strip()
+    return line[:DETAIL_CHARS]
 
 
 def _integer(value: object) -> int | None:

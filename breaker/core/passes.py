@@ -6,8 +6,8 @@ come between. The shim lets that many calls through without waiting for an answe
 earn still comes with their result). Why it holds: each rule stops a call once a count reaches
 its limit, and no call adds more than one to any count (a key a call carries twice counts once,
 ``fingerprints.distinct``): to a capped key in the window (none counts more than the agent's
-highest peak), to a failure streak or to the run of identical results (a result still awaited
-counts as if it added one). Notices stop nothing, so they leave passes alone.
+highest peak), to a failure streak, or to the evidence of results (``progress.Evidence.passes``:
+a result still awaited counts as if it added one). Notices stop nothing, so they leave passes alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import math
 
 from breaker.core.agent import AgentState
 from breaker.core.config import BreakerConfig
+from breaker.core.progress import fresh_evidence_passes
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
 UNLIMITED_PASSES = 1 << 30
@@ -33,8 +34,8 @@ def passes(state: AgentState, config: BreakerConfig, tightest: float | None) -> 
         left = tightest - 1 - state.repeats.highest_peak()
     if config.failLimit is not None:
         left = min(left, config.failLimit - state.failures.longest())
-    same_limit, run = config.sameResultLimit, state.progress
+    same_limit, evidence = config.sameResultLimit, state.progress
     if same_limit is not None:
-        run_length = 0 if run is None else run.count + (1 if run.awaited else 0)
-        left = min(left, same_limit - run_length)
+        room = fresh_evidence_passes(same_limit) if evidence is None else evidence.passes(same_limit)
+        left = min(left, room)
     return max(0, math.ceil(left))

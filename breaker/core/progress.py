@@ -1,71 +1,325 @@
-"""No progress: one tool giving the same result again and again, and the same call once more.
+"""No progress, read from results: the same call with the same result is a call that brought nothing.
 
-The published loop detectors stop an agent that repeats one call with one result (OpenHands'
-StuckDetector after four identical action/observation pairs, Roo Code at the fourth identical
-call in a row). Here that signal is applied before the call runs: once one tool returned one
-result ``sameResultLimit`` times in a row, a call that repeats the agent's previous call is
-denied. The run counts the tool's results, not only identical calls, so a variant that got the
-same answer (``flat{…}`` then ``flag{…}``, "Wrong flag!" each time) belongs to it; the call that
-is stopped must be the previous call again, so anything new the agent tries still runs.
+The result of a call is evidence. The same call with the same result, with nothing changed in the
+workspace between, is no progress; the same call with a changing result is polling, and polling
+is left alone. Three rules read that evidence and apply before a call runs (the call is predicted
+to bring what it brought before); ``sameResultLimit`` (N) sets them:
 
-"The same call" shares an ``exact:`` or ``cmd:`` key with the previous one (decoy arguments and
-volatile flags are already stripped); "the same result" is the same text the model read. Only
-the result of the latest call that ran can extend a run: with parallel calls, an earlier call's
-result arrives too late to say anything about the call after it. Pure: one run per agent, held
-as a digest.
+* **the same result** (``same``): a call that already returned one result N times, each within
+  the window of the one before and with nothing changed since, is denied; one whose result
+  failed, was a complaint of the shell or was empty is denied after N - 1 (nothing new can be
+  read from it), one whose file tool returned an error after N - 2 (an edit the linter rejected,
+  resent word for word, gets the same rejection);
+* **a cycle** (``cycle``): once the last p calls (p from 2 to 5) repeated the p before them, call
+  for call and result for result, a call that goes round again is denied (A-B-A-B, A-B-C-A-B-C,
+  five reads in a ring);
+* **the same answer, reworded** (``reworded``): once N calls in a row on one target returned the
+  identical, non-empty result, another call on that target is denied (N + 1 for a command line,
+  whose target is its program). A target is a command's program with the addresses it fetches,
+  a file tool's path with the text it writes, an address without its query, else the tool: a
+  flag or a stage appended, a range shifted, a cache-buster query, a note that changes each time.
+
+Anything new the agent tries still runs: only a repeat (the same call, the next call of a cycle,
+the same target after identical answers) is stopped. A change that lands in the workspace
+(identity: state-aware) starts the evidence over. Pure: state in, state out; bounded by
+``MAX_CALLS`` remembered keys and ``2 * MAX_PERIOD`` recent calls.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
-from breaker.core.fingerprints import Fingerprint
+from breaker.core.findings import Findings
+from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
+from breaker.core.identity import text_argument
+from breaker.core.outcomes import FILE_TOOLS, Failure, judge
+from breaker.core.shell import lex_shell
+from breaker.core.wrappers import strip_prefix
 
 #: The fingerprint kinds that say two calls are the same call.
 CALL_KINDS = frozenset({"exact", "cmd"})
+#: Calls (and results) remembered per agent since the last change; past this the oldest go.
+MAX_CALLS = 256
+#: How many results sooner than the limit a call is stopped at most: a file tool's error.
+SOONEST = 2
+#: The longest cycle looked for: five different calls repeated in turn.
+MAX_PERIOD = 5
+#: A command this long is not lexed for its program: it is its own target.
+TARGET_CHARS = 4096
+
+_PATH_ARGS = ("file_path", "path", "notebook_path")
+_EDIT_ARGS = ("new_string", "new_str", "content", "file_text")
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """Why a call is denied for no progress: the ``rule``, the count it reached, its limit, and
+    the call id whose result to quote (empty: none)."""
+
+    rule: str  # "same" | "cycle" | "reworded"
+    count: int
+    limit: float
+    quote: str = ""
+
+
+#: A recent call: its keys, its result (None while awaited), its call id.
+_Recent = tuple[frozenset[str], bytes | None, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What one call key last returned: the result, how many times in a row (each within the
+    window of the one before), how many sooner than the limit it stops (and at worst could), and
+    the call that returned it (its id to quote, its serial)."""
+
+    result: bytes
+    times: int
+    sooner: int
+    worst: int
+    quote: str
+    serial: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Ran:
+    tool: str
+    keys: frozenset[str]
+    target: str
+    serial: int
 
 
 @dataclass(slots=True)
-class SameResults:
-    """One agent's run: its tool, the keys of the last call that ran, the result and how often."""
+class Evidence:
+    """One agent's evidence since the workspace last changed."""
 
-    tool: str = ""
-    keys: frozenset[str] = frozenset()
-    awaited: str = ""  # the call id of the last call that ran, until its result arrives
-    returned_by: str = ""  # the call id whose result the run holds (the one to quote)
-    result: bytes = b""
-    count: int = 0
+    window: int = 16  # a repeat counts while the one before it is at most this many calls back
+    state: int = 0  # the workspace state the evidence belongs to
+    serial: int = 0  # calls allowed so far
+    repeats: dict[str, _Seen] = field(default_factory=dict)  # by call key
+    recent: list[_Recent] = field(default_factory=list)
+    target: str = ""  # the target of the last result's call, its result and how often in a row
+    target_result: bytes = b""
+    target_run: int = 0
+    target_quote: str = ""
+    # The previous call that ran (its tool and keys) and its tool's identical results in a row.
+    last_tool: str = ""
+    last_keys: frozenset[str] = frozenset()
+    last_id: str = ""  # until its result arrives
+    tool_result: bytes = b""
+    tool_run: int = 0
+    tool_quote: str = ""
+    running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
 
-    def repeats(self, tool: str, fingerprints: Iterable[Fingerprint]) -> int:
-        """How many identical results in a row a call repeating the previous one follows (0: none,
-        or the call is not the previous one again)."""
-        if tool != self.tool or self.keys.isdisjoint(call_keys(fingerprints)):
-            return 0
-        return self.count
+    def stall(self, tool: str, keys: frozenset[str], target: str, state: int, limit: float) -> Stall | None:
+        """The rule that denies a call with these keys and this target, if any (reads only)."""
+        if state != self.state or not keys:
+            return None
+        for key in sorted(keys):
+            seen = self.repeats.get(key)
+            if seen is None or seen.serial <= self.serial - self.window:
+                continue
+            cap = limit - seen.sooner
+            if seen.times >= cap:
+                return Stall("same", seen.times, cap, seen.quote)
+        period = self._cycle()
+        if period and not keys.isdisjoint(self.recent[-period][0]):
+            return Stall("cycle", period, limit, self.recent[-period][2])
+        if target and target == self.target:
+            cap = reworded_limit(target, limit)
+            if self.target_run >= cap:
+                return Stall("reworded", self.target_run, cap, self.target_quote)
+        if tool == self.last_tool and self.tool_run >= limit and not keys.isdisjoint(self.last_keys):
+            return Stall("reworded", self.tool_run, limit, self.tool_quote)
+        return None
 
-    def ran(self, call_id: str, tool: str, fingerprints: Iterable[Fingerprint]) -> None:
-        """A call was allowed: it is now the previous call; another tool ends the run."""
-        if tool != self.tool:
-            self.count = 0
-        self.tool = tool
-        self.keys = call_keys(fingerprints)
-        self.awaited = call_id
+    def ran(self, call_id: str, tool: str, keys: frozenset[str], target: str, state: int) -> None:
+        """A call was allowed: its result will be evidence (a change of state starts over)."""
+        if state != self.state:
+            self.restart(state)
+        self.serial += 1
+        if tool != self.last_tool:
+            self.tool_run = 0
+        self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
+        if call_id:
+            self.running.pop(call_id, None)
+            self.running[call_id] = _Ran(tool, keys, target, self.serial)
+            self.recent.append((keys, None, call_id))
+            del self.recent[: -2 * MAX_PERIOD]
+            if len(self.running) > MAX_CALLS:  # a result that never came
+                del self.running[next(iter(self.running))]
 
-    def returned(self, call_id: str, text: str) -> None:
-        """A result arrived: the same as the run's extends it, any other starts a new run."""
-        if not call_id or call_id != self.awaited:
+    def returned(self, call_id: str, text: str, facts: Mapping[str, object] | None) -> None:
+        """A result arrived (``facts``: as ``outcomes.judge`` reads them): one more of the same,
+        or news."""
+        ran = self.running.pop(call_id, None)
+        if ran is None:
             return
-        self.awaited = ""
-        self.returned_by = call_id
-        result = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        if self.count and result == self.result:
-            self.count += 1
+        judged = judge(ran.tool, facts, text)
+        sooner = stops_sooner(judged.reason if isinstance(judged, Failure) else None, ran.tool, text)
+        result = _digest(ran.tool, text)
+        for at, (keys, _, ran_id) in enumerate(self.recent):
+            if ran_id == call_id:
+                self.recent[at] = (keys, result, ran_id)
+        worst = max(sooner, SOONEST if ran.tool.lower() in FILE_TOOLS else 1)
+        for key in ran.keys:
+            previous = self.repeats.pop(key, None)
+            recent = previous is not None and previous.serial > ran.serial - self.window
+            times = previous.times + 1 if previous is not None and recent and previous.result == result else 1
+            self.repeats[key] = _Seen(result, times, sooner, worst, call_id, ran.serial)
+        while len(self.repeats) > MAX_CALLS:
+            del self.repeats[next(iter(self.repeats))]
+        if not text.strip():  # an empty answer says nothing about a rewording
+            self.target, self.target_result, self.target_run = "", b"", 0
+        elif ran.target and ran.target == self.target and result == self.target_result:
+            self.target_run += 1
         else:
-            self.result = result
-            self.count = 1
+            self.target, self.target_result, self.target_run = ran.target, result, 1
+        self.target_quote = call_id
+        if call_id == self.last_id:  # only the latest call's result can continue its tool's run
+            self.last_id = ""
+            self.tool_run = self.tool_run + 1 if self.tool_run and result == self.tool_result else 1
+            self.tool_result, self.tool_quote = result, call_id
+
+    def awaited(self) -> int:
+        """Results still to come: each may add one to a count."""
+        return len(self.running)
+
+    def passes(self, limit: float) -> float:
+        """How many more calls, whatever they are and return, no rule here denies (``passes``).
+
+        Each result adds at most one to a count, and a result still awaited counts as one already
+        in. The next call is judged by what is known now; the ones after it as if every result
+        came back the same and judged the worst (a file tool's error: stopped soonest)."""
+        awaited = len(self.running)
+        room = min(self._cycle_room(), limit - self.target_run - awaited, limit - self.tool_run - awaited)
+        fresh = limit - SOONEST - awaited
+        room = min(room, max(1, fresh) if not awaited else fresh)
+        for seen in self.repeats.values():
+            later = limit - seen.worst - seen.times - awaited
+            if awaited:
+                room = min(room, later)
+            elif seen.times >= limit - seen.sooner:
+                room = 0
+            else:
+                room = min(room, max(1, later))
+        return room
+
+    def _cycle(self) -> int:
+        """The period (2 to ``MAX_PERIOD``) of a cycle the last calls complete: their last ``p``
+        calls are the ``p`` before them again, call for call and result for result (0: none)."""
+        recent = self.recent
+        for period in range(2, MAX_PERIOD + 1):
+            if len(recent) < 2 * period:
+                break
+            if all(_same(recent[-i], recent[-i - period], unknown=False) for i in range(1, period + 1)):
+                return period
+        return 0
+
+    def _cycle_room(self) -> int:
+        """How many more calls surely complete no cycle, whatever they are and return: the fewest
+        calls after which the last ``2p`` calls could be a repeated cycle (a result still awaited
+        could be anything, and so could every call to come)."""
+        recent = self.recent
+        room = 2 * MAX_PERIOD
+        for period in range(2, MAX_PERIOD + 1):
+            for added in range(max(0, 2 * period - len(recent)), min(period, room)):
+                fixed = recent[len(recent) - (2 * period - added) :]
+                if all(_same(fixed[i], fixed[i + period], unknown=True) for i in range(len(fixed) - period)):
+                    room = added
+                    break
+            room = min(room, max(period, 2 * period - len(recent)))
+        return room
+
+    def restart(self, state: int) -> None:
+        """The workspace changed: what was seen before says nothing about what comes now."""
+        self.state = state
+        self.repeats.clear()
+        self.recent.clear()
+        self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
+        self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
+
+
+#: A line the shell itself printed about the command (bash, dash, zsh): ``bash: line 1: pwd: -p:
+#: invalid option``, ``/bin/bash: -c: line 1: syntax error ...``, ``sh: 1: foo: not found``.
+_SHELL_COMPLAINT = re.compile(r"^[\w/.-]{0,64}sh: (?:-c: )?(?:line \d{1,9}: |\d{1,9}: )?\S", re.MULTILINE)
+
+
+def stops_sooner(failure: str | None, tool: str, text: str) -> int:
+    """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
+    a file tool's error (an edit the linter rejected), 1 for any other failure, a complaint of the
+    shell, or no output at all (nothing the agent can read anything new from), else 0."""
+    if failure == "tool":
+        return SOONEST
+    if failure is not None or not text.strip():
+        return 1
+    if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
+        return 1
+    return 0
+
+
+def fresh_evidence_passes(limit: float) -> float:
+    """``Evidence.passes`` of an agent with no evidence yet."""
+    return Evidence().passes(limit)
+
+
+def reworded_limit(target: str, limit: float) -> float:
+    """Identical answers in a row on one target before another call on it is stopped: ``limit``,
+    one more for a command line, whose target (its program) is the coarser."""
+    return limit + (1 if target.partition(":")[0] in SHELL_TOOLS else 0)
 
 
 def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
     return frozenset(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+
+
+def target_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> str:
+    """What a call works on, for ``reworded``: a command's program, a file's path (with the edit
+    text it writes), an address without its query; else the tool alone."""
+    tool = call.name.lower()
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    fingerprints = tuple(fingerprints)
+    addresses = sorted({fp.key.split("?", 1)[0] for fp in fingerprints if fp.kind == "net"})
+    if tool in SHELL_TOOLS:
+        command = text_argument(arguments, COMMAND_ARGS)
+        return "" if command is None else f"{tool}:{_program(command)}:{' '.join(addresses)}"
+    if addresses:
+        return f"{tool}:{' '.join(addresses)}"
+    path = text_argument(arguments, _PATH_ARGS)
+    if path is not None:
+        written = text_argument(arguments, _EDIT_ARGS) or ""
+        return f"{tool}:{path}:{_digest(tool, written).hex()}"
+    return tool
+
+
+def _program(command: str) -> str:
+    """The program a command line runs first (wrappers left out), or the line itself when long."""
+    if len(command) > TARGET_CHARS:
+        return command
+    for part in lex_shell(command).parts:
+        if isinstance(part, str) or not part.words:
+            continue
+        _, verb = strip_prefix(list(part.words), Findings({}))
+        if verb < len(part.words):
+            return part.words[verb].rsplit("/", 1)[-1]
+    return command.strip()
+
+
+def _same(one: _Recent, other: _Recent, *, unknown: bool) -> bool:
+    """Two recent calls are the same call with the same result; a result still awaited is
+    ``unknown`` (it may turn out either way)."""
+    if one[1] is None or other[1] is None:
+        return unknown
+    return one[:2] == other[:2]
+
+
+#: dsh's first line of a fetched page names the URL asked for: a cache-buster query would make
+#: every answer new. The page is what came back.
+_FETCHED = re.compile(r"\AFetched \S{1,4096} \(HTTP (\d{3})\)")
+
+
+def _digest(tool: str, text: str) -> bytes:
+    text = _FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
+    return hashlib.blake2b(f"{tool}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()

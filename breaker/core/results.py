@@ -13,6 +13,10 @@ from collections.abc import Iterable
 from breaker.core import messages
 from breaker.core.window import Window
 
+#: A result is quoted in a denial only in part: the shim sends the worker this many characters of
+#: it at most (the configure reply tells it), and ``rtb replay`` cuts a logged result the same way.
+RESULT_TEXT_CHARS = 64 * 1024
+
 
 class Results:
     """Call id -> its kept result (None until it arrives), for allowed calls in the window; the

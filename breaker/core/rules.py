@@ -8,15 +8,13 @@ that hold its concept; this module only combines their answers into one verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from breaker.core import messages
 from breaker.core.agent import AgentState
 from breaker.core.config import BreakerConfig
 from breaker.core.fingerprints import Fingerprint, ToolCall
 from breaker.core.notices import stage_notice
 from breaker.core.plans import Plan
-from breaker.core.progress import CALL_KINDS, SameResults
+from breaker.core.progress import CALL_KINDS, Evidence, call_keys, target_of
 from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Stall
 
 ALLOW = Allow()
@@ -56,22 +54,22 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     hits, peak = state.repeats.hits(fingerprints, config.limits)
     failures = state.failures.hits(fingerprints, config.failLimit)
     preview = config.resultPreviewChars
+    target = target_of(call, raw) if config.sameResultLimit is not None else ""
     if not hits and not failures:
-        stall = _stall(state, call, fingerprints, config)
+        stall = _stall(state, call.name, fingerprints, target, config)
         if stall is not None:
             # Like any denial it commits only what stopped it: the call.
-            assert state.progress is not None
-            previous = state.results.of(state.progress.returned_by, preview)
+            previous = state.results.of(stall.quote, preview)
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
-            return Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak)
+            return Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target)
         notice = stage_notice(state.window, fingerprints, config)
-        return Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak)
+        return Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak, target)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
     previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
     message = messages.denial(call.name, hits, previous, config, failures, refused)
-    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak)
+    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target)
 
 
 def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
@@ -86,7 +84,8 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
         return verdict
     state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
     if state.progress is not None:
-        state.progress.ran(call.call_id, call.name, plan.fingerprints)
+        keys = call_keys(plan.fingerprints)
+        state.progress.ran(call.call_id, call.name, keys, plan.target, workspace_state(state))
     if call.call_id:
         state.results.allowed(call.call_id)
         state.failures.await_result(call, plan.fingerprints, verdict.notice, config)
@@ -102,14 +101,18 @@ def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list
 
 
 def _stall(
-    state: AgentState, call: ToolCall, fingerprints: Iterable[Fingerprint], config: BreakerConfig
+    state: AgentState, tool: str, fingerprints: tuple[Fingerprint, ...], target: str, config: BreakerConfig
 ) -> Stall | None:
-    """No progress (``sameResultLimit``): the call repeats the previous one, and that tool
-    already returned one result this many times in a row."""
+    """No progress (``sameResultLimit``, ``progress``): the call repeats one whose result already
+    came back the same, continues a cycle, or rewords a call whose answer keeps coming back."""
     limit = config.sameResultLimit
     if limit is None:
         return None
     if state.progress is None:
-        state.progress = SameResults()
-    count = state.progress.repeats(call.name, fingerprints)
-    return Stall(count, limit) if count >= limit else None
+        state.progress = Evidence(config.window)
+    return state.progress.stall(tool, call_keys(fingerprints), target, workspace_state(state), limit)
+
+
+def workspace_state(state: AgentState) -> int:
+    """The agent's workspace state as one number (0: unchanged, or not tracked)."""
+    return 0 if state.workspace is None else state.workspace.state

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from breaker.core.fingerprints import Fingerprint
+from breaker.core.progress import Stall
 from breaker.core.streaks import Streak
+
+__all__ = ["Allow", "Ask", "Deny", "FailureHit", "Hit", "Notice", "Stall"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +39,6 @@ class FailureHit:
 
     fingerprint: Fingerprint
     streak: Streak
-    limit: float
-
-
-@dataclass(frozen=True, slots=True)
-class Stall:
-    """The call repeats the previous one, whose tool returned one result ``count`` times in a row."""
-
-    count: int
     limit: float
 
 

@@ -1,9 +1,14 @@
 """Running the live gate's ``Breaker`` offline over a recorded session.
 
-The replay calls exactly what the Node shim calls, in the same order: ``is_counted`` to skip
-excluded tools, ``preflight`` (the ask) then ``decide`` (the guard) for each call,
-``record_result`` for each result and ``human_message`` for each human turn. There is no second
-implementation of the counting rules here, so what a replay reports is what the gate would do.
+The replay follows the live path, one call at a time: ``is_counted`` to skip excluded tools,
+``precheck`` (the shim's pre-execute: the ask, and the agent made the most recent, as
+``agents.OPERATIONS`` says) then ``decide`` (the guard; live, the shim commits the verdict
+``precheck`` kept, which is the verdict ``decide`` gives when nothing came between), and
+``record_result`` for each result and ``human_message`` for each human turn. What it does not
+replay: a call the shim lets through on a pass skips the precheck (a pass is given only where the
+call is surely allowed and never asked about, and the agent ends the most recent either way), and
+calls of one agent in flight at once (a recording holds them one after another). There is no
+second implementation of the counting rules here, so what a replay reports is what the gate does.
 
 Pure: events and a configuration in, a report out.
 """
@@ -19,6 +24,7 @@ from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
 from breaker.core.fingerprints import SHELL_TOOLS, fingerprint_call
 from breaker.core.outcomes import shell_end
+from breaker.core.results import RESULT_TEXT_CHARS
 from breaker.core.verdicts import Allow, Ask, Deny, Hit
 from breaker.rtb.sessions import (
     NOTHING_KNOWN,
@@ -41,8 +47,6 @@ Verdict = Literal["allowed", "denied", "asked", "not-counted", "not-run"]
 BLOCKED_PREFIX = "Error: REPEAT_TOOL_BLOCKED"
 #: Fragments of the results dsh sends when an approval was not granted (no answerer, or rejected).
 APPROVAL_REFUSED_MARKERS = ("requires approval", "rejected tool")
-#: The shim sends at most this much of a result to the worker (RESULT_TEXT_LIMIT in node-shim/index.js).
-RESULT_TEXT_LIMIT = 64 * 1024
 #: The markers dsh's shell tools end a result with (parseExitStatus in @deepseek-ai/dsh-shell).
 #: The first line of a web_fetch result.
 _FETCHED = re.compile(r"Fetched \S+ \(HTTP (\d{3})\)")
@@ -152,7 +156,7 @@ def replay_events(
             if answered is not None and answered.verdict not in ("not-counted", "not-run"):
                 text = _text_seen(answered, event)
                 noticed = breaker.record_result(
-                    event.agent, event.call_id, text[:RESULT_TEXT_LIMIT], result_facts(answered, event, text)
+                    event.agent, event.call_id, text[:RESULT_TEXT_CHARS], result_facts(answered, event, text)
                 )
                 if noticed:
                     key = (event.agent, event.call_id)
@@ -198,7 +202,7 @@ def _replay_call(
         return replace(base, verdict="not-run")
     if not breaker.is_counted(call.name):
         return base
-    asked = breaker.preflight(event.agent, call)
+    asked = breaker.precheck(event.agent, call)
     if isinstance(asked, Ask) and (event.agent, call.call_id) not in approved:
         return replace(base, verdict="asked", hits=asked.hits, message=asked.reason)
     decided = breaker.decide(event.agent, call)

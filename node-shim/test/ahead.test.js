@@ -8,7 +8,9 @@ import { AheadVerdicts } from '../ahead.js';
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
-import { childPids, isAlive, waitUntil } from './processes.js';
+import { childPids, isAlive, waitUntil, workerSettings } from './processes.js';
+
+const SETTINGS = workerSettings();
 
 const disposers = [];
 after(() => disposers.forEach((dispose) => dispose()));
@@ -222,9 +224,9 @@ test('calls the worker promised to allow ask it nothing: distinct calls send one
 });
 
 test('a pass counts from what the worker had been sent: a call let through but not yet sent is not in its answer', () => {
-  const ahead = new AheadVerdicts(100);
+  const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);
-  for (let n = 0; n < 3; n++) ahead.committing(agent);
+  for (let n = 0; n < 3; n++) ahead.committing(agent, 'guard');
   ahead.granted(agent, 3, 1, 7); // the answer to a request sent after three commits: one more
   const first = {};
   assert.ok(ahead.reserve(first, agent, 7));
@@ -232,31 +234,31 @@ test('a pass counts from what the worker had been sent: a call let through but n
   ahead.granted(agent, agent.committed, 1, 7);
   assert.ok(!ahead.reserve({}, agent, 7), 'that one promise is the first call\'s');
   assert.ok(ahead.usePass(first, agent, 7));
-  ahead.committing(agent, true);
+  ahead.committing(agent, 'guard', true);
   assert.equal(agent.spent, 4);
   assert.ok(!ahead.reserve({}, agent, 7));
 });
 
 test('a pass is spent in order: another call committed before its guard uses up its room', () => {
-  const ahead = new AheadVerdicts(100);
+  const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);
   ahead.granted(agent, 0, 1, 7); // one more call surely passes
   const first = {};
   assert.ok(ahead.reserve(first, agent, 7));
   // A second call is decided by the worker (its preflight's verdict, or a blocking guard) and its
   // guard runs first: it is the one call the answer promised.
-  ahead.committing(agent);
+  ahead.committing(agent, 'guard');
   assert.ok(!ahead.usePass(first, agent, 7), 'the guard asks the worker instead');
   // A newer answer that leaves room for it makes a pass good again.
   const second = {};
   ahead.granted(agent, 1, 2, 7);
   assert.ok(ahead.reserve(second, agent, 7));
-  ahead.committing(agent);
+  ahead.committing(agent, 'guard');
   assert.ok(ahead.usePass(second, agent, 7), 'two promised after the first: the second call and this one');
 });
 
 test('a pass belongs to the worker that gave it', () => {
-  const ahead = new AheadVerdicts(100);
+  const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);
   ahead.granted(agent, 0, 4, 1);
   assert.ok(!ahead.reserve({}, agent, 2), 'a replacement gave nothing yet');

@@ -40,7 +40,7 @@ test('arguments with more keys to list than the budget are one fixed marker, nev
   const limits = { ...COPY_LIMITS, listedKeys: 10 };
   const wide = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`k${index}`, index]));
   assert.equal(boundedCopy({ once: wide }, limits).value.once.k5, 5);
-  assert.deepEqual(boundedCopy([wide, wide], limits), { value: TOO_COSTLY, weight: TOO_COSTLY.length });
+  assert.deepEqual(boundedCopy([wide, wide], limits), { value: TOO_COSTLY, weight: TOO_COSTLY.length, textUnits: TOO_COSTLY.length });
 });
 
 // Arguments a confused model or harness produced, each slow to copy, encode or decide unbounded.

@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { Journal } from '../journal.js';
 import { SLOT } from '../slots.js';
-import { isAlive, waitUntil } from './processes.js';
+import { isAlive, waitUntil, workerSettings } from './processes.js';
+
+const { operations } = workerSettings();
 
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
@@ -153,7 +155,7 @@ test('a burst of 100,000 events: a call after it waits for the work queued ahead
 });
 
 test('after a crash with many live agents, only the calling agent is restored before its call', () => {
-  const journal = new Journal({ window: 12, maxAgents: 10_000 });
+  const journal = new Journal({ window: 12, maxAgents: 10_000, operations });
   const { bridge } = bridgeWith({ journal });
   assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
   const guardOf = (agent, call) => ({ op: 'guard', agent, call, name: 'bash', args: { command: `cat notes-${agent}.txt` } });

@@ -397,3 +397,46 @@ test('a cache folder that cannot be created is reported with the way around it',
   const env = offline({ XDG_CACHE_HOME: blocker });
   assert.throws(() => workerInterpreter({ env, log: () => {}, root: fakePackage() }), /cannot create the worker environment's cache folder .* Set XDG_CACHE_HOME to a writable folder/);
 });
+
+// --- configurations accepted before (issue 24: the boot does not wait for Python) ---
+
+test('a configuration the environment accepted before is not waited for; a bad one always is', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, () => {
+  const env = offline();
+  // A ready environment whose interpreter runs the worker only once a gate file exists.
+  const folder = folderOf(env);
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const dir = join(folder, environmentName([3, 11], packageIdentity().dependencies));
+  mkdirSync(join(dir, 'bin'), { recursive: true, mode: 0o700 });
+  const gate = join(scratch('gate'), 'open');
+  writeFileSync(join(dir, 'bin', 'python'), `#!/bin/sh\nwhile [ ! -e ${gate} ]; do sleep 0.02; done\nexec ${process.env.RTB_PYTHON} "$@"\n`, { mode: 0o755 });
+  writeFileSync(join(dir, 'rtb-environment.json'), '{}\n');
+  const boot = (config) => spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { writeFileSync } from 'node:fs';
+    import { apply } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)};
+    import { FakeDsh, makeAgent } from ${JSON.stringify(new URL('./fake-dsh.js', import.meta.url).href)};
+    const dsh = new FakeDsh();
+    const dispose = apply(dsh.ctx, ${JSON.stringify(config)});
+    console.log('applied');
+    writeFileSync(${JSON.stringify(gate)}, '');
+    const agent = makeAgent('a');
+    const verdicts = [1, 2, 3].map((n) => dsh.guardReason({ callId: 'c' + n, name: 'bash', agent, arguments: { command: 'ls', description: 'd' } }) ?? 'allowed');
+    console.log(verdicts.join(' | '));
+    dispose();`], { env, encoding: 'utf8', timeout: 60_000 });
+  const config = { limits: { exact: 2 }, startTimeoutMs: 20_000 };
+  writeFileSync(gate, '');
+  const first = boot(config);
+  assert.equal(first.status, 0, first.stderr);
+  assert.deepEqual(readdirSync(join(dir, 'accepted')).length, 1, 'the accepted configuration is remembered');
+  rmSync(gate);
+  // Gate closed: had apply waited for the worker it would never return; it returns, then the
+  // script opens the gate and the worker, configured meanwhile, decides.
+  const second = boot(config);
+  assert.equal(second.status, 0, second.stderr);
+  assert.match(second.stdout, /^applied\nallowed \| REPEAT_TOOL_BLOCKED: [^|]* 2\/2\n[^|]*\| REPEAT_TOOL_BLOCKED: [^|]* 3\/2\n/);
+  // A bad configuration is never remembered: it waits for the worker, and the boot fails on it.
+  writeFileSync(gate, '');
+  const bad = boot({ window: 2 });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /window/);
+  assert.deepEqual(readdirSync(join(dir, 'accepted')).length, 1);
+});

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
+import { generator } from './processes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PACKAGE_ROOT = dirname(dirname(HERE));
@@ -28,18 +29,6 @@ WorkerBridge.prototype.send = function record(message, ...rest) {
   return send.call(this, message, ...rest);
 };
 
-/** A small seeded generator (mulberry32): the same seed, the same sessions. */
-function generator(seed) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (limit) => Math.floor(next() * limit), pick: (items) => items[Math.floor(next() * items.length)] };
-}
 
 const COMMANDS = ['make test', 'cat notes.txt', 'curl -s https://example.org/api'];
 

@@ -8,12 +8,15 @@ import { runInNewContext } from 'node:vm';
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
 import { JOURNAL_BYTES, Journal } from '../journal.js';
+import { workerSettings } from './processes.js';
+
+const { operations } = workerSettings();
 
 const guardOf = (agent, call) => ({ op: 'guard', agent, call, name: 'bash', args: { command: 'ls' } });
 const resultOf = (agent, call) => ({ op: 'result', agent, call, text: 'ok' });
 
 test('the journal holds the last `window` guards per agent and what came after the oldest', () => {
-  const journal = new Journal({ window: 4, maxAgents: 100 });
+  const journal = new Journal({ window: 4, maxAgents: 100, operations });
   for (let index = 0; index < 1000; index++) {
     journal.guard(guardOf(1, `c${index}`), 1);
     journal.result(resultOf(1, `c${index}`), 1);
@@ -30,13 +33,13 @@ test('the journal holds the last `window` guards per agent and what came after t
 });
 
 test('the journal forgets its idlest agent past maxAgents, as the core does', () => {
-  const journal = new Journal({ window: 4, maxAgents: 3 });
+  const journal = new Journal({ window: 4, maxAgents: 3, operations });
   for (const agent of [1, 2, 3, 1, 4]) journal.guard(guardOf(agent, `c${agent}`), 1);
   assert.deepEqual([...journal.agents.keys()], [3, 1, 4]);
 });
 
 test('the journal is bounded in bytes: 100 agents writing 12 files of 1 MB keep at most JOURNAL_BYTES', () => {
-  const journal = new Journal({ window: 12, maxAgents: 10_000 });
+  const journal = new Journal({ window: 12, maxAgents: 10_000, operations });
   const megabyte = 1024 * 1024;
   for (let agent = 1; agent <= 100; agent++) {
     for (let write = 0; write < 12; write++) journal.guard(guardOf(agent, `w${write}`), megabyte);
@@ -47,7 +50,7 @@ test('the journal is bounded in bytes: 100 agents writing 12 files of 1 MB keep 
   assert.equal(journal.of(100).requests.length, 12, 'the most recent agent keeps its whole window');
   assert.equal(journal.of(1).requests.length, 0, 'the idlest ones went first');
   // One agent heavier than the bound alone keeps its newest requests.
-  const single = new Journal({ window: 12, maxAgents: 10 }, 3 * megabyte);
+  const single = new Journal({ window: 12, maxAgents: 10, operations }, 3 * megabyte);
   for (let write = 0; write < 12; write++) single.guard(guardOf(1, `w${write}`), megabyte);
   assert.deepEqual(single.of(1).requests.map((request) => request.call), ['w9', 'w10', 'w11']);
 });

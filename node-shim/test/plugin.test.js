@@ -62,6 +62,28 @@ test('loop A: the fifth identical call is denied before its body runs, quoting t
   assert.match(denial, /notes, version call-4/);
 });
 
+test('logDenials: one stderr line per denial, naming the tool, the kinds and the agent, never the arguments', async () => {
+  const lines = [];
+  const write = process.stderr.write;
+  process.stderr.write = function capture(text, ...rest) {
+    if (String(text).includes('denied a ')) lines.push(String(text));
+    return write.call(this, text, ...rest);
+  };
+  try {
+    const quiet = mount(undefined).dsh;
+    await verdicts(quiet, makeAgent('q'), Array(5).fill(['bash', bash('echo secret-arg')]));
+    assert.deepEqual(lines, [], 'off by default');
+    const { dsh } = mount({ logDenials: true });
+    const outcomes = await verdicts(dsh, makeAgent('l'), Array(6).fill(['bash', bash('echo secret-arg')]));
+    assert.deepEqual(allowed(outcomes), [true, true, true, true, false, false]);
+    assert.equal(lines.length, 2);
+    assert.match(lines[0], /^\[repeat-tool-breaker\] denied a bash call of agent \d+ \(reached exact 5\/5, cmd 5\/5\); the session log/);
+    assert.ok(!lines.some((line) => line.includes('secret-arg')));
+  } finally {
+    process.stderr.write = write;
+  }
+});
+
 test("loop B: description '1st'/'2nd'/... decoys do not make a new call", async () => {
   const { dsh } = mount(null);
   const calls = ['1st', '2nd', '3rd', '4th', '5th'].map((description) => ['bash', bash('python train.py', { description })]);

@@ -1,6 +1,11 @@
 // Process helpers shared by the shim's tests: which children exist, waiting for a condition, and
 // what this process wrote to stderr.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 /** Direct children of this process (Linux: every thread's children list; threads come and go). */
 export function childPids() {
@@ -46,4 +51,35 @@ export async function captureStderr(run) {
     process.stderr.write = write;
   }
   return written;
+}
+
+/** The settings a worker's configure reply carries for `config` (the shim's tables come from it). */
+export function workerSettings(config = null) {
+  const script = [
+    'import json, sys',
+    'from breaker.worker import RequestHandler',
+    'from breaker.protocol import Configure',
+    'reply = RequestHandler().handle(Configure(1, json.loads(sys.argv[1])))',
+    'print(json.dumps(reply["settings"]))',
+  ].join('\n');
+  const run = spawnSync(process.env.RTB_PYTHON || 'python3', ['-c', script, JSON.stringify(config)], {
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+  });
+  if (run.status !== 0) throw new Error(String(run.stderr));
+  return JSON.parse(String(run.stdout));
+}
+
+/** A small seeded generator (mulberry32): the same seed, the same numbers in [0, 1), `int`s and
+ * `pick`s, so a fuzz is deterministic. */
+export function generator(seed) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (limit) => Math.floor(next() * limit), pick: (items) => items[Math.floor(next() * items.length)] };
 }

@@ -1023,6 +1023,16 @@ def dev_poll_after_edits(c: Case) -> None:
         a.bash("curl -s http://localhost:5173/ | grep -c header", str(n))
 
 
+@case("ok", "a job's status polled with a cache-buster query (?t=N) while it advances")
+def poll_cache_buster(c: Case) -> None:
+    a = c.agent()
+    a.human("wait for the export job and tell me when it is done")
+    job = "https://jobs.example.com/api/exports/7"
+    for n in cycles(8):
+        a.fetch(f"{job}?t={n}", 200, f'{{"state": "running", "done": {12 * n}}}')
+    a.fetch(f"{job}?t=9", 200, '{"state": "done", "done": 100}')
+
+
 @case("ok", "sleep, then poll the local API, after each handler change")
 def dev_poll_sleep(c: Case) -> None:
     a = c.agent()

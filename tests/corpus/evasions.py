@@ -131,6 +131,12 @@ def query_reorder(a: Agent) -> None:
         a.fetch(spellings[n % 4], 500, "Internal Server Error")
 
 
+@evasion("a cache-buster query (_=<timestamp>) on every poll of one endpoint that answers 503")
+def cache_buster(a: Agent) -> None:
+    for n in range(ROUNDS):
+        a.fetch(f"https://status.example.com/api/jobs/42?_={1767225600 + 7 * n}", 503, "Service Unavailable")
+
+
 @evasion("wrappers change around one failing test command (timeout, env, nice, nohup)")
 def wrapper_churn(a: Agent) -> None:
     wrappers = ["", "timeout 300 ", "env CI=1 ", "nice -n 5 ", "nohup "]
