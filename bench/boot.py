@@ -70,14 +70,15 @@ BOOT_ENV: dict[str, str] = {}
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process's waited-for descendants: dsh, and the worker it reaped."""
+    """CPU time of this process's waited-for descendants: dsh's own process (the worker, which
+    outlives dsh by a moment and is reaped by init, is not in it)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str, float]:
     """Seconds of one headless boot that answers without a tool call, what it printed on stderr and
-    the CPU time it took (dsh and the worker); checks it succeeded."""
+    the CPU time dsh's process took; checks it succeeded."""
     target = Target.load(home)
     extra_env = {**BOOT_ENV, **(extra_env or {})}
     work = home / "work" / "bench-boot"
@@ -119,7 +120,7 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
     bare_cpu = statistics.median(cpus["without a plugin"])
     print(
         f"| dsh boot, one-shot, no tool call ({runs} interleaved runs) | median | minus no plugin "
-        "| CPU (dsh + worker), median | minus no plugin | runs |"
+        "| dsh's own CPU, median | minus no plugin | runs |"
     )
     print("|---|---|---|---|---|---|")
     for label, values in seconds.items():
