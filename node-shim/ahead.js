@@ -1,3 +1,4 @@
+// @ts-check
 // Verdicts the worker gave ahead of the guard, and whether one still holds when the guard runs.
 //
 // dsh awaits `tools/pre-execute` before it calls the (synchronous) guard, so the shim sends the

@@ -1,3 +1,4 @@
+// @ts-check
 // The plain, bounded copy of a call's arguments that crosses the pipe.
 //
 // dsh hands the guard whatever the model produced, parsed: normally a small JSON object, but a

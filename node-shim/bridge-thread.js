@@ -1,27 +1,28 @@
+// @ts-check
 // The helper thread of the bridge: it owns one Python worker process and its stdio with ordinary
 // asynchronous Node I/O, so the main thread can block while bytes still move.
 //
 // Where FIFOs can be made (mkfifo), the worker's stdin and stdout are two private FIFOs and the
 // main thread talks to the worker itself: it writes request frames through a non-blocking fd
-// published in state[1] (only what does not fit in the FIFO comes here) and reads replies with
-// blocking reads from a fd published in state[3]. A blocking read has no timeout, so this thread
-// is its watchdog: the main thread puts the deadline of the reply it waits for in state[4] (ms
+// published in SLOT.STDIN_FD (only what does not fit in the FIFO comes here) and reads replies with
+// blocking reads from a fd published in SLOT.STDOUT_FD. A blocking read has no timeout, so this thread
+// is its watchdog: the main thread puts the deadline of the reply it waits for in SLOT.DEADLINE (ms
 // after `clockBase`, 0 when not waiting) and this thread kills the worker once it passes, which
-// ends the read. A non-blocking stdout read end, published in state[6], lets the main thread take
+// ends the read. A non-blocking stdout read end, published in SLOT.DRAIN_FD, lets the main thread take
 // replies to events that are already there without waiting. Ownership of published fds passes to
 // the main thread, which
 // closes them (it sets them to -2 once it has given up on this worker; a late fd is then closed
 // here). A third FIFO is the worker's fd 3, where it writes the replies nobody blocks for (see
-// breaker/protocol.py, `reply`): its non-blocking read end is published in state[7] for the main
-// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, state[3] and state[7] are
+// breaker/protocol.py, `reply`): its non-blocking read end is published in SLOT.LATER_FD for the main
+// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, SLOT.STDOUT_FD and SLOT.LATER_FD are
 // -3, and this thread moves every byte: the main thread waits in Atomics.wait and takes replies
 // from the `replies` port.
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, written to the
-// worker's stdin in order, each followed by a decrement of state[2] once written; 'ready' once the
+// worker's stdin in order, each followed by a decrement of SLOT.QUEUED once written; 'ready' once the
 // worker has been configured (stderr is then passed through live instead of kept for the startup
 // error); 'close' to end the worker's stdin.
-// To the main thread (the `replies` port), each followed by a bump of state[0] and a notify:
+// To the main thread (the `replies` port), each followed by a bump of SLOT.WAKE and a notify:
 //   {spawned: pid} | {frame: Uint8Array} (one reply body, pipes only) | {failed: {code, message}}
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
@@ -32,12 +33,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
+import { SLOT } from './slots.js';
 import { boundedWriter } from './stderr.js';
 
 const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
-// [0] wake counter, [1] direct stdin fd, [2] frames queued here, [3] direct stdout fd,
-// [4] deadline of the main thread's read, [5] when the watchdog looks next (0: at the next deadline),
-// [6] non-blocking stdout fd, [7] read end of the worker's fd 3 (replies nobody blocks for)
+// `stateBuffer`: the slots shared with the main thread, named in slots.js.
 const FOLDER_PREFIX = 'rtb-';
 /** What a FIFO folder ever holds: these three FIFOs, nothing else. */
 const FIFO_NAMES = ['stdin', 'stdout', 'later'];
@@ -46,8 +46,8 @@ const STDERR_KEPT_BYTES = 16 * 1024;
 
 function deliver(message, transfer) {
   replies.postMessage(message, transfer);
-  Atomics.add(state, 0, 1);
-  Atomics.notify(state, 0);
+  Atomics.add(state, SLOT.WAKE, 1);
+  Atomics.notify(state, SLOT.WAKE);
 }
 
 // Three FIFOs, made in a private folder and unlinked at once (no one else can open them):
@@ -158,34 +158,34 @@ if (fifo) {
   closeSync(fifo.childIn); // the worker has its own copies
   closeSync(fifo.childOut);
   closeSync(fifo.childLater);
-  publish(1, fifo.direct);
-  publish(7, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
-  publish(3, fifo.reader);
-  publish(6, fifo.drainer);
+  publish(SLOT.STDIN_FD, fifo.direct);
+  publish(SLOT.LATER_FD, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
+  publish(SLOT.STDOUT_FD, fifo.reader);
+  publish(SLOT.DRAIN_FD, fifo.drainer);
   watch();
 } else {
-  Atomics.store(state, 7, -3);
-  Atomics.store(state, 3, -3);
+  Atomics.store(state, SLOT.LATER_FD, -3);
+  Atomics.store(state, SLOT.STDOUT_FD, -3);
 }
-Atomics.add(state, 0, 1); // the main thread may be waiting to learn which way replies come
-Atomics.notify(state, 0);
+Atomics.add(state, SLOT.WAKE, 1); // the main thread may be waiting to learn which way replies come
+Atomics.notify(state, SLOT.WAKE);
 let stderrKept = '';
 let passStderrThrough = false;
 // The worker's stderr is always read, so the worker never waits on it; it goes on through
 // process.stderr (to the main thread), never by a synchronous write to a fd 2 that may be full.
 const passOn = boundedWriter();
 
-// The watchdog of the main thread's blocking reads. It sleeps until the deadline in state[4] and
-// says so in state[5]; the main thread wakes it only for a deadline earlier than that, so calls
+// The watchdog of the main thread's blocking reads. It sleeps until the deadline in SLOT.DEADLINE and
+// says so in SLOT.WATCHED; the main thread wakes it only for a deadline earlier than that, so calls
 // in quick succession never wake it: a later deadline only moves its next look. At a passed
 // deadline it kills the worker, and a byte in the stdout FIFO ends the read even if something the
 // worker started still holds the FIFO open.
 async function watch() {
   for (;;) {
-    const deadline = Atomics.load(state, 4);
-    Atomics.store(state, 5, deadline);
+    const deadline = Atomics.load(state, SLOT.DEADLINE);
+    Atomics.store(state, SLOT.WATCHED, deadline);
     if (deadline === 0) {
-      await Atomics.waitAsync(state, 4, 0).value;
+      await Atomics.waitAsync(state, SLOT.DEADLINE, 0).value;
       continue;
     }
     const [seconds, nanoseconds] = process.hrtime();
@@ -199,7 +199,7 @@ async function watch() {
       }
       return;
     }
-    await Atomics.waitAsync(state, 4, deadline, left).value;
+    await Atomics.waitAsync(state, SLOT.DEADLINE, deadline, left).value;
   }
 }
 
@@ -210,7 +210,7 @@ function finish() {
   process.exit(0);
 }
 
-child.on('error', (error) => {
+child.on('error', (/** @type {NodeJS.ErrnoException} */ error) => {
   deliver({ failed: { code: error.code ?? null, message: error.message } });
   if (child.pid === undefined) finish(); // never started: no 'close' will follow
 });
@@ -252,6 +252,6 @@ parentPort.on('message', (message) => {
     if (stderrKept) passOn(stderrKept);
     stderrKept = '';
   } else {
-    stdin.write(new Uint8Array(message), () => Atomics.sub(state, 2, 1));
+    stdin.write(new Uint8Array(message), () => Atomics.sub(state, SLOT.QUEUED, 1));
   }
 });

@@ -1,3 +1,4 @@
+// @ts-check
 // The synchronous bridge to the Python worker, as seen from the main thread.
 //
 // dsh calls guards synchronously, so a verdict must come back without returning to the event
@@ -26,6 +27,7 @@ import { delimiter, join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { decode, encodeFrame } from './msgpack.js';
+import { SLOT, SLOTS_BYTES } from './slots.js';
 
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
 /** Larger writes would not fit a FIFO's buffer (the worker asks for 1 MB): they go whole to the
@@ -187,7 +189,7 @@ export class WorkerBridge {
         return reply;
       } catch (error) {
         if (!(error instanceof WorkerUnavailable)) throw error;
-        const giveUp = error.code === 'TIMEOUT' || attempt > 1;
+        const giveUp = /** @type {{ code?: string }} */ (error).code === 'TIMEOUT' || attempt > 1;
         this.lost(error, { op: message.op, callFails: giveUp });
         if (giveUp) throw error;
       }
@@ -283,7 +285,7 @@ export class WorkerBridge {
   // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
   collect() {
     this.uncollected = 0;
-    const drainer = this.state ? Atomics.load(this.state, 6) : -1;
+    const drainer = this.state ? Atomics.load(this.state, SLOT.DRAIN_FD) : -1;
     if (drainer >= 0) {
       while (this.fill(drainer) > 0) this.takeFrames(undefined);
     }
@@ -301,7 +303,7 @@ export class WorkerBridge {
   // Replies still awaited from it are given up (WorkerUnavailable).
   stop() {
     if (this.state) {
-      for (const slot of [1, 3, 6, 7]) {
+      for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD]) {
         const fd = Atomics.exchange(this.state, slot, -2); // a fd published later is closed by the helper
         if (fd >= 0) closeSync(fd);
       }
@@ -330,14 +332,15 @@ export class WorkerBridge {
   // Read fd 3 on the event loop once the helper has published it; false where there is none (yet).
   openLater() {
     if (this.later) return true;
-    const fd = Atomics.load(this.state, 7);
-    if (fd < 0 || Atomics.compareExchange(this.state, 7, fd, -4) !== fd) return false; // -4: taken
+    const fd = Atomics.load(this.state, SLOT.LATER_FD);
+    if (fd < 0 || Atomics.compareExchange(this.state, SLOT.LATER_FD, fd, -4) !== fd) return false; // -4: taken
     // Read into one reused buffer (no stream machinery); only a frame cut between reads is copied.
     let partial = null;
     const later = new Socket({
       fd,
       readable: true,
       writable: false,
+      // @ts-expect-error Node takes `onread` here too; @types/node lists it for net.connect only
       onread: {
         buffer: Buffer.allocUnsafe(READ_SIZE),
         callback: (count, buffer) => {
@@ -413,6 +416,7 @@ export class WorkerBridge {
 
   // The current worker is gone or hung: kill it, say once what happened and what is done about
   // it, and start a successor now or after a backoff (or, in a crash loop, after a pause).
+  /** @param {Error} error @param {{ op?: string, callFails?: boolean }} [how] */
   lost(error, { op, callFails = false } = {}) {
     this.drain(); // a reading main thread may not have taken the pid yet
     if (this.pid !== null && !this.exited) {
@@ -461,18 +465,15 @@ export class WorkerBridge {
 
   spawn() {
     this.stop();
-    const stateBuffer = new SharedArrayBuffer(32); // see bridge-thread.js
+    const stateBuffer = new SharedArrayBuffer(SLOTS_BYTES); // see slots.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
-    this.state[1] = -1;
-    this.state[3] = -1;
-    this.state[6] = -1;
-    this.state[7] = -1;
+    for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD]) this.state[slot] = -1;
     this.restored = new Set();
     this.answeredId = this.nextId - 1; // nothing is queued at a new worker yet
     this.large = [];
     this.generation++;
-    this.clockBase = clock() - 1; // deadlines in state[4] are ms after it, never 0
+    this.clockBase = clock() - 1; // deadlines in SLOT.DEADLINE are ms after it, never 0
     this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
     this.inboxStart = 0;
     this.inboxEnd = 0;
@@ -515,8 +516,8 @@ export class WorkerBridge {
   write(frames) {
     const total = frames.reduce((sum, frame) => sum + frame.length, 0);
     let written = 0;
-    const direct = Atomics.load(this.state, 1);
-    if (direct >= 0 && total <= DIRECT_LIMIT && Atomics.load(this.state, 2) === 0) {
+    const direct = Atomics.load(this.state, SLOT.STDIN_FD);
+    if (direct >= 0 && total <= DIRECT_LIMIT && Atomics.load(this.state, SLOT.QUEUED) === 0) {
       try {
         written = writevSync(direct, frames);
       } catch (error) {
@@ -531,15 +532,15 @@ export class WorkerBridge {
       if (offset + frame.length > 0) rest.set(offset >= 0 ? frame : frame.subarray(-offset), Math.max(0, offset));
       offset += frame.length;
     }
-    Atomics.add(this.state, 2, 1);
+    Atomics.add(this.state, SLOT.QUEUED, 1);
     this.helper.postMessage(rest.buffer, [rest.buffer]);
   }
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
   waitFor(id, deadline, timeoutMs) {
     for (;;) {
-      const seen = Atomics.load(this.state, 0);
-      const reader = Atomics.load(this.state, 3);
+      const seen = Atomics.load(this.state, SLOT.WAKE);
+      const reader = Atomics.load(this.state, SLOT.STDOUT_FD);
       // Before any exit is believed: replies the worker wrote before exiting may still be unread.
       if (reader >= 0) return this.read(reader, id, deadline, timeoutMs);
       const reply = this.drain(id);
@@ -547,16 +548,16 @@ export class WorkerBridge {
       if (this.exited) throw this.exitError();
       const left = deadline - clock();
       if (left <= 0) throw this.timeoutError(timeoutMs);
-      Atomics.wait(this.state, 0, seen, left); // woken by a forwarded message or a published fd
+      Atomics.wait(this.state, SLOT.WAKE, seen, left); // woken by a forwarded message or a published fd
     }
   }
 
   // Read replies from the stdout FIFO until the one with `id`, under the helper's watchdog.
   read(reader, id, deadline, timeoutMs) {
     const due = Math.ceil(deadline - this.clockBase);
-    Atomics.store(this.state, 4, due);
-    const watched = Atomics.load(this.state, 5);
-    if (watched === 0 || due < watched) Atomics.notify(this.state, 4); // the watchdog would look too late
+    Atomics.store(this.state, SLOT.DEADLINE, due);
+    const watched = Atomics.load(this.state, SLOT.WATCHED);
+    if (watched === 0 || due < watched) Atomics.notify(this.state, SLOT.DEADLINE); // the watchdog would look too late
     try {
       for (;;) {
         const reply = this.takeFrames(id);
@@ -565,16 +566,16 @@ export class WorkerBridge {
         if (this.fill(reader) === 0) break; // the worker is gone
       }
     } finally {
-      Atomics.store(this.state, 4, 0);
+      Atomics.store(this.state, SLOT.DEADLINE, 0);
     }
     // Its exit is reported by the helper once the process is reaped.
     for (;;) {
-      const seen = Atomics.load(this.state, 0);
+      const seen = Atomics.load(this.state, SLOT.WAKE);
       this.drain();
       if (this.exited) throw this.exitError();
       const left = deadline - clock();
       if (left <= 0) throw this.timeoutError(timeoutMs);
-      Atomics.wait(this.state, 0, seen, left);
+      Atomics.wait(this.state, SLOT.WAKE, seen, left);
     }
   }
 
@@ -590,7 +591,7 @@ export class WorkerBridge {
       this.inboxEnd = buffered;
     }
     try {
-      const count = readSync(reader, this.inbox, this.inboxEnd, this.inbox.length - this.inboxEnd);
+      const count = readSync(reader, this.inbox, this.inboxEnd, this.inbox.length - this.inboxEnd, null);
       this.inboxEnd += count;
       return count;
     } catch {

@@ -1,3 +1,4 @@
+// @ts-check
 // The worker's Python environment: which interpreter runs `python -m breaker.worker`, and, when
 // none is ready, preparing one.
 //
@@ -125,7 +126,10 @@ export function dependencyDigest(dependencies) {
   return createHash('sha256').update(JSON.stringify(dependencies)).digest('hex').slice(0, 12);
 }
 
-/** The folder name of the environment for `dependencies` made from a Python `[major, minor]`. */
+/**
+ * The folder name of the environment for `dependencies` made from a Python `[major, minor]`.
+ * @param {readonly number[]} version @param {string[]} dependencies
+ */
 export function environmentName([major, minor], dependencies) {
   return `py${major}.${minor}-${dependencyDigest(dependencies)}`;
 }
@@ -332,12 +336,13 @@ export function pythonVersion(command, env = process.env) {
     env,
     timeout: 30_000,
   });
-  if (probe.error) return { failure: probe.error.code ?? probe.error.message };
+  if (probe.error) return { failure: /** @type {NodeJS.ErrnoException} */ (probe.error).code ?? probe.error.message };
   const version = /^(\d+) (\d+)$/.exec(probe.stdout.trim());
   if (probe.status !== 0 || !version) return { failure: `exit ${probe.status}: ${probe.stderr.trim().split('\n').at(-1)}` };
   return [Number(version[1]), Number(version[2])];
 }
 
+/** @param {readonly number[]} version `[major, minor]` */
 export function isSupported([major, minor]) {
   return major > MINIMUM_PYTHON[0] || (major === MINIMUM_PYTHON[0] && minor >= MINIMUM_PYTHON[1]);
 }
@@ -388,7 +393,7 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
       timeout: PREPARE_TIMEOUT_MS,
       stdio: ['ignore', 'pipe', progress],
     });
-    if (step.error?.code === 'ETIMEDOUT') {
+    if (/** @type {NodeJS.ErrnoException | undefined} */ (step.error)?.code === 'ETIMEDOUT') {
       throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
     }
     let outcome;
@@ -506,6 +511,9 @@ export function removeCacheFolder(env = process.env) {
  * now (announced on `log`, its progress on `progress`), unless `prepare` is false: then null.
  * Environments no installed copy uses any more are removed on the way. Throws
  * EnvironmentUnavailable, naming the fix, when no environment can be had.
+ * @param {{ configured?: unknown, env?: NodeJS.ProcessEnv, log: (text: string) => void, root?: string,
+ *   rebuild?: boolean, prepare?: boolean, progress?: import('node:child_process').StdioNull | 'pipe',
+ *   prefix?: string }} options
  */
 export function workerInterpreter({
   configured,

@@ -1,3 +1,4 @@
+// @ts-check
 // repeat-tool-breaker: the dsh (cordis) plugin. It decides nothing itself: it forwards each tool
 // call and the few events that matter to the Python worker (`python -m breaker.worker`) and
 // turns the answers into dsh's verdicts. See ARCHITECTURE.md and breaker/protocol.py.

@@ -1,3 +1,4 @@
+// @ts-check
 // What the shim has told the worker about each live agent, kept so that a replacement worker can
 // be brought to the same state: before a new worker hears anything about an agent, that agent's
 // requests are replayed to it in their original order, and the core, being deterministic,

@@ -1,3 +1,4 @@
+// @ts-check
 // A small msgpack codec: the subset the shim and the worker exchange (nil, bool, ints, float64,
 // str, bin, array, map). Hand-written so the plugin keeps zero npm dependencies.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `rtb` from an npm or pnpm install (`npx rtb …` in the profile): the Python package's own
 // command line (`python -m breaker`), run in the worker's environment, prepared first when the
 // plugin has not booted yet. The same `rtb` as a `pip install` of the Python package gives.

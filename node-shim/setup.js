@@ -1,3 +1,4 @@
+// @ts-check
 // `npm run setup` (or `node node-shim/setup.js`): prepare the worker's environment now instead of
 // at the first boot: a head start, or the fix after a first boot that could not prepare it
 // (offline, say). Nothing is written into the package itself. Prints the worker's interpreter on

@@ -1,3 +1,4 @@
+// @ts-check
 // The operator's stderr, written so that no thread of the shim ever waits on it.
 //
 // dsh's stderr may be a pipe nobody reads (a supervisor that collects output at exit, a paused

@@ -14,7 +14,7 @@ cd "$root"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-npm-test.XXXXXX")"
 export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat"
 made_here=()
-candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache)
+candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules)
 for dir in compat/dsh-*/; do candidates+=("${dir}node_modules"); done
 for path in "${candidates[@]}"; do [[ -e $path ]] || made_here+=("$path"); done
 compgen -G './*.egg-info' >/dev/null || made_here+=(./*.egg-info)
@@ -97,7 +97,14 @@ stage "ruff format --check" $py -m ruff format --check breaker tests compat
 stage "mypy --strict" $py -m mypy --strict breaker tests
 # the corpus scripts import each other as siblings, so they are checked from their folder
 stage "mypy --strict (tests/corpus)" bash -c \
-  'cd tests/corpus && MYPYPATH="$0" "$0/$1" -m mypy --strict --config-file "$0/pyproject.toml" ./*.py' "$root" "$py"
+  'cd tests/corpus && MYPYPATH="$0" "$0/$1" -m mypy --strict --config-file "$0/pyproject.toml" --cache-dir "$0/.mypy_cache" ./*.py' "$root" "$py"
+# The shim's JavaScript, type-checked from its JSDoc by tsc (pinned in tests/js-types/package.json,
+# installed there: never a dependency of the plugin, which stays dependency-free).
+js_types() {
+  npm install --prefix tests/js-types --no-audit --no-fund --no-package-lock --silent &&
+    tests/js-types/node_modules/.bin/tsc -p tests/js-types
+}
+stage "JS type check (tsc --noEmit over node-shim)" js_types
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
 stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { Journal } from '../journal.js';
+import { SLOT } from '../slots.js';
 import { isAlive, waitUntil, workerSettings } from './processes.js';
 
 const { operations } = workerSettings();
@@ -60,19 +61,19 @@ test('an unusable temporary folder falls back to pipes at once instead of failin
     const started = performance.now();
     assert.equal(bridge.boot({ op: 'configure', config: null }, 3000).ok, true);
     assert.ok(performance.now() - started < 3000);
-    assert.equal(bridge.state[3], PIPES);
+    assert.equal(bridge.state[SLOT.STDOUT_FD], PIPES);
   });
 });
 
 test('mkfifo is found once: a restart after PATH changed still makes FIFOs', () => {
   const { bridge } = bridgeWith();
   assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
-  assert.ok(bridge.state[3] >= 0, 'FIFOs at boot');
+  assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs at boot');
   const first = bridge.pid;
   process.kill(first, 'SIGKILL');
   withEnvironment({ PATH: '' }, () => assert.equal(bridge.call({ op: 'stats' }).ok, true));
   assert.notEqual(bridge.pid, first);
-  assert.ok(bridge.state[3] >= 0, 'FIFOs after the restart too');
+  assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs after the restart too');
 });
 
 test('a folder left by a process killed while making its FIFOs is removed by the next start', () => {
@@ -111,7 +112,7 @@ test('the cleanup of abandoned folders is never redirected: only our FIFOs in ou
   withEnvironment({ TMPDIR: scratch }, () => {
     const { bridge } = bridgeWith();
     assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
-    assert.ok(bridge.state[3] >= 0, 'FIFOs made');
+    assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs made');
   });
   assert.equal(readFileSync(join(victim, '.ssh', 'id_ed25519'), 'utf8'), 'secret');
   assert.deepEqual(readdirSync(join(scratch, `rtb-${gone}-swapped`)).sort(), ['a', 'stdin']);
