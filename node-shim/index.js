@@ -37,8 +37,8 @@ function log(text) {
 // The worker is started as soon as dsh loads this module: dsh imports its plugins well before it
 // applies them (0.6-1.2 s on a real boot of the pinned dsh), so when `apply` sends the configuration
 // the worker has started and imported what answering it needs, and the boot does not wait for
-// Python. Only a ready environment is used here, never prepared (preparing, and every error, belong
-// to `apply`); `apply` takes this worker only if it would have started the very same one, and one
+// Python. Only a ready environment of the plugin's own is used here, never prepared (preparing, and
+// every error, belong to `apply`); `apply` takes this worker only if it would have started the very same one, and one
 // left unclaimed is stopped after EARLY_WORKER_MS.
 const EARLY_WORKER_MS = 60_000;
 
@@ -56,8 +56,10 @@ function workerKey({ command, env }) {
 
 function startEarly() {
   try {
+    // Only the plugin's own environment: an interpreter chosen by RTB_PYTHON (a development
+    // setup, the tests) starts its worker in `apply`, as the config key's always does.
     const python = workerInterpreter({ log: () => {}, prepare: false });
-    if (!python) return null;
+    if (python?.chosenBy !== 'environment') return null;
     const options = workerOptions(python.command);
     const bridge = new WorkerBridge({ ...options, log });
     bridge.spawn();
