@@ -14,7 +14,7 @@ cd "$root"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-npm-test.XXXXXX")"
 export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat"
 made_here=()
-candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules)
+candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules tests/corpus/.mypy_cache)
 for dir in compat/dsh-*/; do candidates+=("${dir}node_modules"); done
 for path in "${candidates[@]}"; do [[ -e $path ]] || made_here+=("$path"); done
 compgen -G './*.egg-info' >/dev/null || made_here+=(./*.egg-info)

@@ -21,12 +21,24 @@ function mount(config, options) {
   return dsh;
 }
 
-// A mount and the pid of the worker it started (other tests' workers are alive too).
+// The bridge each mount configured (its worker may have been started before `apply`, when the
+// shim was loaded: children that are new after the mount do not tell which one it is).
+let configuring;
+const sendFrame = WorkerBridge.prototype.send;
+WorkerBridge.prototype.send = function remember(message, ...rest) {
+  if (message.op === 'configure') configuring = this;
+  return sendFrame.call(this, message, ...rest);
+};
+
+// A mount and its bridge; `workerOf(bridge)` is the pid of the worker serving it now.
 function mountWithWorker(config) {
-  const before = new Set(workerPids());
   const dsh = mount(config);
-  const [worker] = workerPids().filter((pid) => !before.has(pid));
-  return { dsh, worker };
+  return { dsh, bridge: configuring };
+}
+
+function workerOf(bridge) {
+  bridge.drain();
+  return bridge.pid;
 }
 
 // Blocking round trips, counted at WorkerBridge.call, by op.
@@ -130,9 +142,10 @@ test('a call that reaches the guard without this preflight gets a blocking round
 // A mount whose agent made `before` calls, then pre-executed `args`; its worker is then killed.
 // Returns how many preflights that pre-execute sent (0: it took a pass).
 async function preExecutedThenKilled(name, before, args) {
-  const { dsh, worker } = mountWithWorker({});
+  const { dsh, bridge } = mountWithWorker({});
   const agent = makeAgent(name);
   for (const call of before) await dsh.call(agent, 'bash', call);
+  const worker = workerOf(bridge);
   const exec = dsh.execution(agent, 'bash', args);
   const preflightsBefore = asked;
   const decision = await dsh.preExecute(exec);
@@ -157,10 +170,11 @@ test('a worker killed between a preflight and its guard: the verdict stands and 
 });
 
 test('a worker lost before the guard is known to be lost: the guard asks the replacement', async () => {
-  const { dsh, worker } = mountWithWorker({});
+  const { dsh, bridge } = mountWithWorker({});
   const agent = makeAgent('replaced-first');
   const other = makeAgent('replaced-other');
   await repeat(dsh, agent, 4, bash('cat replaced.txt'));
+  const worker = workerOf(bridge);
   const exec = dsh.execution(agent, 'bash', bash('cat replaced.txt'));
   const decision = await dsh.preExecute(exec);
   process.kill(worker, 'SIGKILL');
