@@ -579,21 +579,35 @@ export function workerInterpreter({
 
 // --- configurations accepted before --------------------------------------------------------
 
-/** What decides whether a configuration is accepted and what the answer carries: this code. */
-const DECIDING_FILES = [
-  'package.json', 'breaker/worker.py', 'breaker/protocol.py', 'breaker/core/config.py', 'breaker/core/canonical.py',
-  // what else the settings carry (the worker's tables and texts the shim applies)
-  'breaker/core/agents.py', 'breaker/core/results.py', 'breaker/core/outcomes.py', 'breaker/core/messages.py',
-];
+/**
+ * What decides whether a configuration is accepted and what the answer carries: this code, all of
+ * it (every Python module of the package, whichever imports whichever, and the manifests), so no
+ * list of files can fall behind the imports.
+ */
+function decidingFiles(root) {
+  const files = ['package.json', 'pyproject.toml'];
+  const walk = (folder) => {
+    for (const entry of readdirSync(join(root, folder), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = `${folder}/${entry.name}`;
+      if (entry.isDirectory() && entry.name !== '__pycache__') walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.py')) files.push(path);
+    }
+  };
+  walk('breaker');
+  return files;
+}
 const ACCEPTED = 'accepted';
 const ACCEPTED_KEPT = 32;
-let decidingDigest;
+/** The digest of the deciding files, per package root (a process reads them once). */
+const decidingDigests = new Map();
 
 function acceptedFile(dir, config, root) {
+  let decidingDigest = decidingDigests.get(root);
   if (decidingDigest === undefined) {
     const hash = createHash('sha256');
-    for (const file of DECIDING_FILES) hash.update(readFileSync(join(root, file))).update('\0');
+    for (const file of decidingFiles(root)) hash.update(file).update('\0').update(readFileSync(join(root, file))).update('\0');
     decidingDigest = hash.digest('hex');
+    decidingDigests.set(root, decidingDigest);
   }
   const key = createHash('sha256').update(decidingDigest).update(JSON.stringify(config)).digest('hex').slice(0, 32);
   return join(dir, ACCEPTED, `${key}.json`);

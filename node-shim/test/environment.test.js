@@ -25,12 +25,14 @@ import test, { after } from 'node:test';
 
 import {
   PACKAGE_ROOT,
+  acceptedSettings,
   cacheHome,
   environmentName,
   packageIdentity,
   pruneEnvironments,
   pythonEnvironment,
   readDependencies,
+  rememberAccepted,
   removeCacheFolder,
   workerInterpreter,
 } from '../environment.js';
@@ -439,4 +441,24 @@ test('a configuration the environment accepted before is not waited for; a bad o
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /window/);
   assert.deepEqual(readdirSync(join(dir, 'accepted')).length, 1);
+});
+
+test('what was accepted is forgotten when any module of the package changes, however deep', () => {
+  const root = fakePackage();
+  mkdirSync(join(root, 'breaker', 'core'), { recursive: true });
+  writeFileSync(join(root, 'breaker', '__init__.py'), '');
+  writeFileSync(join(root, 'breaker', 'core', 'urls.py'), 'FOLD = 1\n');
+  const dir = scratch('environment');
+  const config = { localHosts: ['build.internal'] };
+  const settings = { countedTools: '^bash$' };
+  rememberAccepted(dir, config, settings, root);
+  assert.deepEqual(acceptedSettings(dir, config, root), settings);
+  assert.equal(acceptedSettings(dir, { window: 13 }, root), undefined, 'only the very configuration');
+  // The same change seen by a process that has not read the package yet (the digest is read once).
+  writeFileSync(join(root, 'breaker', 'core', 'urls.py'), 'FOLD = 2\n');
+  const later = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { acceptedSettings } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    console.log(JSON.stringify(acceptedSettings(${JSON.stringify(dir)}, ${JSON.stringify(config)}, ${JSON.stringify(root)}) ?? null));`], { encoding: 'utf8' });
+  assert.equal(later.status, 0, later.stderr);
+  assert.equal(later.stdout.trim(), 'null', 'a core module changed: the worker must decide again');
 });
