@@ -255,6 +255,20 @@ def test_different_commands_that_print_nothing_are_not_rewordings() -> None:
     assert all(isinstance(agent.bash(f"grep -rn name{n} src"), Allow) for n in range(10))
 
 
+@pytest.mark.parametrize(
+    "ending", ["(no output)\n[exit code: 1]", "\n[exit code: 1]\n", "[killed by signal: SIGTERM]"]
+)
+def test_different_searches_that_find_nothing_are_not_rewordings(ending: str) -> None:
+    """A search that matches nothing prints nothing: dsh's line saying how it ended is no answer,
+    so ten searches for ten different names all run (the same search resent is still stopped,
+    one sooner: nothing can be read from nothing)."""
+    agent = Agent(Breaker(ONLY_SAME_RESULTS))
+    assert all(isinstance(agent.bash(f"grep -rn 'def name{n}' src", ending), Allow) for n in range(10))
+    fresh = Agent(Breaker(ONLY_SAME_RESULTS))
+    resent = [fresh.bash("grep -rn 'def other' src", ending) for _ in range(4)]
+    assert kinds(resent) == [Allow] * 3 + [Deny]
+
+
 # --- what changes the workspace starts over (identity: state-aware) -----------------------------
 
 

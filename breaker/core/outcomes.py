@@ -39,7 +39,11 @@ _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]{0,200}(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
 _HTTP_ERROR = re.compile(r"\bHTTP Error (\d{3})\b")
 #: dsh renders a shell command that did not exit 0 with one of these as its result's last line.
-_SHELL_END = re.compile(r"\n\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\]\Z")
+_SHELL_MARKER = r"\[(?:exit code: (\d+)|killed by signal: ([^\]\n]+))\]"
+_SHELL_END = re.compile(r"\n" + _SHELL_MARKER + r"\Z")
+#: A result that says the command printed nothing: blank, or dsh's ``(no output)``, perhaps with
+#: the line saying how it ended.
+_NOTHING = re.compile(r"\s*(?:\(no output\)\s*)?(?:" + _SHELL_MARKER + r"\s*)?")
 #: How far from the end of a result that line is looked for.
 _SHELL_END_CHARS = 200
 
@@ -139,6 +143,12 @@ def _first_line(text: str) -> str:
 
 def _integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def says_nothing(text: str) -> bool:
+    """A result with no output: blank or dsh's ``(no output)``, perhaps with the shell's line
+    saying how the command ended (a ``grep`` that matched nothing prints nothing and exits 1)."""
+    return len(text) < _SHELL_END_CHARS and _NOTHING.fullmatch(text) is not None
 
 
 def shell_end(text: str) -> tuple[int | None, str | None]:

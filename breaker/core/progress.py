@@ -7,17 +7,18 @@ to bring what it brought before); ``sameResultLimit`` (N) sets them:
 
 * **the same result** (``same``): a call that already returned one result N times, each within
   the window of the one before and with nothing changed since, is denied; one whose result
-  failed, was a complaint of the shell or was empty is denied after N - 1 (nothing new can be
+  failed, was a complaint of the shell or had no output is denied after N - 1 (nothing new can be
   read from it), one whose file tool returned an error after N - 2 (an edit the linter rejected,
   resent word for word, gets the same rejection);
 * **a cycle** (``cycle``): once the last p calls (p from 2 to 5) repeated the p before them, call
   for call and result for result, a call that goes round again is denied (A-B-A-B, A-B-C-A-B-C,
   five reads in a ring);
 * **the same answer, reworded** (``reworded``): once N calls in a row on one target returned the
-  identical, non-empty result, another call on that target is denied (N + 1 for a command line,
-  whose target is its program). A target is a command's program with the addresses it fetches,
-  a file tool's path with the text it writes, an address without its query, else the tool: a
-  flag or a stage appended, a range shifted, a cache-buster query, a note that changes each time.
+  identical result with some output (a search that found nothing has none), another call on that
+  target is denied (N + 1 for a command line, whose target is its program). A target is a
+  command's program with the addresses it fetches, a file tool's path with the text it writes,
+  an address without its query, else the tool: a flag or a stage appended, a range shifted, a
+  cache-buster query, a note that changes each time.
 
 Anything new the agent tries still runs: only a repeat (the same call, the next call of a cycle,
 the same target after identical answers) is stopped. A change that lands in the workspace
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from breaker.core.findings import Findings
 from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
 from breaker.core.identity import text_argument
-from breaker.core.outcomes import FILE_TOOLS, Failure, judge
+from breaker.core.outcomes import FILE_TOOLS, Failure, judge, says_nothing
 from breaker.core.shell import lex_shell
 from breaker.core.wrappers import strip_prefix
 
@@ -171,7 +172,7 @@ class Evidence:
             self.repeats[key] = _Seen(result, times, sooner, worst, call_id, ran.serial)
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
-        if not text.strip():  # an empty answer says nothing about a rewording
+        if says_nothing(text):  # an answer with no output says nothing about a rewording
             self.target, self.target_result, self.target_run = "", b"", 0
         elif ran.target and ran.target == self.target and result == self.target_result:
             self.target_run += 1
@@ -253,7 +254,7 @@ def stops_sooner(failure: str | None, tool: str, text: str) -> int:
     shell, or no output at all (nothing the agent can read anything new from), else 0."""
     if failure == "tool":
         return SOONEST
-    if failure is not None or not text.strip():
+    if failure is not None or says_nothing(text):
         return 1
     if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
         return 1
