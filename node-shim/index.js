@@ -23,7 +23,8 @@ export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];
 
 /** Before the worker has validated `startTimeoutMs`, its first answer gets this long: the one
- * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others. */
+ * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others
+ * (the worker's default, kept equal to it by tests/test_shim_constants.py). */
 const BOOT_TIMEOUT_MS = 10_000;
 /** A logged failure is cut to this; the texts remembered for logging once are this many at most. */
 const LOGGED_CHARS = 300;

@@ -1,0 +1,23 @@
+"""The one limit the shim keeps itself is the worker's own default, pinned here.
+
+Every table and limit the shim applies comes from the worker's ``configure`` reply, except the
+wait for that very reply: before the worker has validated ``startTimeoutMs`` the shim bounds its
+first answer by ``BOOT_TIMEOUT_MS`` (node-shim/index.js). The worker's defaults table is the
+statement of record; this test keeps the shim's copy equal to it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from breaker.core.config import DEFAULTS, default_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_shims_boot_wait_is_the_default_start_timeout() -> None:
+    index = (ROOT / "node-shim" / "index.js").read_text(encoding="utf-8")
+    found = re.findall(r"^const BOOT_TIMEOUT_MS = ([\d_]+);$", index, re.MULTILINE)
+    assert len(found) == 1, "BOOT_TIMEOUT_MS is defined once, as a plain integer"
+    assert int(found[0].replace("_", "")) == DEFAULTS["startTimeoutMs"] == default_config().startTimeoutMs
