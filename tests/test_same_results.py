@@ -2,7 +2,8 @@
 
 The same call with the same result is no progress; the same call with a changing result is
 polling. Three rules read it, before a call runs: the same result (N times; N - 1 after a
-failure, a shell complaint or an empty result; N - 2 after a file tool's error), a cycle (the
+failure, a shell complaint, an empty result or a settled answer; N - 2 after a file tool's
+error), a cycle (the
 last 2 to 5 calls repeated, result for result) and the same answer reworded (N identical answers
 in a row on one target; N + 1 for a command line). Off in the defaults; ``identity: state-aware``
 brings it at 4.
@@ -85,6 +86,17 @@ def test_a_failure_an_empty_result_or_a_shell_complaint_stops_the_fourth() -> No
         facts = {"exitCode": 1 if "exit code" in result else 0}
         verdicts = [agent.run("bash", {"command": "pwd -p"}, result, facts) for _ in range(5)]
         assert kinds(verdicts) == [Allow, Allow, Allow, Deny, Deny], result
+
+
+def test_a_settled_answer_stops_the_fourth_a_status_that_could_change_the_fifth() -> None:
+    """Literal text through text filters prints the same every time (a weak model's trim
+    pipeline sent ten times); a status query's answer could change between two polls."""
+    trim = "echo \"hello world!\" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'"
+    for command, expected in ((trim, 4), ('echo "Session closed."', 4), ("fly status -a acme-web", 5)):
+        agent = Agent(Breaker(ONLY_SAME_RESULTS))
+        verdicts = [agent.run("bash", {"command": command}, "hello") for _ in range(6)]
+        assert kinds(verdicts).index(Deny) + 1 == expected, command
+        assert verdicts[expected - 1].stall.rule == "same"  # type: ignore[union-attr]
 
 
 def test_a_file_tool_rejected_twice_with_the_same_error_is_not_sent_a_third_time() -> None:

@@ -8,8 +8,9 @@ to bring what it brought before); ``sameResultLimit`` (N) sets them:
 * **the same result** (``same``): a call that already returned one result N times, each within
   the window of the one before and with nothing changed since, is denied; one whose result
   failed, was a complaint of the shell or had no output is denied after N - 1 (nothing new can be
-  read from it), one whose file tool returned an error after N - 2 (an edit the linter rejected,
-  resent word for word, gets the same rejection);
+  read from it), and so is a command whose answer is settled (``settled``: literal text through
+  text filters, which answers alike every time); one whose file tool returned an error after
+  N - 2 (an edit the linter rejected, resent word for word, gets the same rejection);
 * **a cycle** (``cycle``): once the last p calls (p from 2 to 5) repeated the p before them, call
   for call and result for result, a call that goes round again is denied (A-B-A-B, A-B-C-A-B-C,
   five reads in a ring);
@@ -90,6 +91,7 @@ class _Ran:
     keys: frozenset[str]
     target: str
     serial: int
+    settled: bool  # its answer depends on nothing but the call itself (``settled``)
 
 
 @dataclass(slots=True)
@@ -136,8 +138,11 @@ class Evidence:
             return Stall("reworded", self.tool_run, limit, self.tool_quote)
         return None
 
-    def ran(self, call_id: str, tool: str, keys: frozenset[str], target: str, state: int) -> None:
-        """A call was allowed: its result will be evidence (a change of state starts over)."""
+    def ran(
+        self, call_id: str, tool: str, keys: frozenset[str], target: str, state: int, *, settled: bool = False
+    ) -> None:
+        """A call was allowed: its result will be evidence (a change of state starts over).
+        ``settled``: its answer cannot change (``settled.is_settled``)."""
         if state != self.state:
             self.restart(state)
         self.serial += 1
@@ -146,7 +151,7 @@ class Evidence:
         self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
         if call_id:
             self.running.pop(call_id, None)
-            self.running[call_id] = _Ran(tool, keys, target, self.serial)
+            self.running[call_id] = _Ran(tool, keys, target, self.serial, settled)
             self.recent.append((keys, None, call_id))
             del self.recent[: -2 * MAX_PERIOD]
             if len(self.running) > MAX_CALLS:  # a result that never came
@@ -159,7 +164,8 @@ class Evidence:
         if ran is None:
             return
         judged = judge(ran.tool, facts, text)
-        sooner = stops_sooner(judged.reason if isinstance(judged, Failure) else None, ran.tool, text)
+        failure = judged.reason if isinstance(judged, Failure) else None
+        sooner = stops_sooner(failure, ran.tool, text, ran.settled)
         result = _digest(ran.tool, text)
         for at, (keys, _, ran_id) in enumerate(self.recent):
             if ran_id == call_id:
@@ -248,13 +254,14 @@ class Evidence:
 _SHELL_COMPLAINT = re.compile(r"^[\w/.-]{0,64}sh: (?:-c: )?(?:line \d{1,9}: |\d{1,9}: )?\S", re.MULTILINE)
 
 
-def stops_sooner(failure: str | None, tool: str, text: str) -> int:
+def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
     """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
     a file tool's error (an edit the linter rejected), 1 for any other failure, a complaint of the
-    shell, or no output at all (nothing the agent can read anything new from), else 0."""
+    shell, no output at all (nothing the agent can read anything new from) or a ``settled`` call's
+    answer (it cannot change), else 0."""
     if failure == "tool":
         return SOONEST
-    if failure is not None or says_nothing(text):
+    if failure is not None or settled or says_nothing(text):
         return 1
     if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
         return 1

@@ -15,6 +15,7 @@ from breaker.core.fingerprints import Fingerprint, ToolCall
 from breaker.core.notices import stage_notice
 from breaker.core.plans import Plan
 from breaker.core.progress import CALL_KINDS, Evidence, call_keys, target_of
+from breaker.core.settled import is_settled
 from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Stall
 
 ALLOW = Allow()
@@ -85,7 +86,9 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
     state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
     if state.progress is not None:
         keys = call_keys(plan.fingerprints)
-        state.progress.ran(call.call_id, call.name, keys, plan.target, workspace_state(state))
+        state.progress.ran(
+            call.call_id, call.name, keys, plan.target, workspace_state(state), settled=is_settled(call)
+        )
     if call.call_id:
         state.results.allowed(call.call_id)
         state.failures.await_result(call, plan.fingerprints, verdict.notice, config)

@@ -1,0 +1,62 @@
+"""Settled answers (breaker/core/settled.py): a command line whose output depends on nothing but
+its own text, read conservatively: literal text from ``echo``/``printf``, alone or through text
+filters, with nothing the shell expands, no redirection, no other operator, no file of a filter's
+own."""
+
+from __future__ import annotations
+
+import pytest
+
+from breaker.core.fingerprints import ToolCall
+from breaker.core.settled import MAX_CHARS, is_settled, settled_command
+
+SETTLED = [
+    "echo \"hello world!\" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'",
+    'echo "Session closed."',
+    "echo hello",
+    "printf '%s\\n' b a | sort -r | uniq -c",
+    "echo 'a $(date) `id` $HOME *' | tr a-z A-Z",  # inside single quotes nothing expands
+    "echo x | grep -i X",  # grep's -i is no file
+    "echo '{\"a\": 1}' | jq .a",
+    "echo a b | awk '{print $2}'",
+]
+
+NOT_SETTLED = {
+    "fly status -a acme-web": "a status query: its answer can change",
+    "cat notes.txt | sed 's/a/b/'": "reads a file",
+    "echo $HOME | tr a b": "a variable",
+    'echo "now $(date)"': "a substitution inside double quotes",
+    "echo `date`": "a backquote substitution",
+    "echo *": "a glob lists the workspace",
+    "echo ~": "a home directory",
+    "echo hi > out.txt": "writes a file",
+    "echo hi | sed -i s/a/b/ f.txt": "edits a file in place",
+    "echo hi | sed -ni p f.txt": "an in-place flag in a cluster",
+    "echo hi | grep -f patterns.txt": "patterns from a file",
+    "echo hi | awk -f prog.awk": "a program from a file",
+    "echo hi | sort -o out.txt": "an output file",
+    "echo a; rm -rf build": "another operator runs another command",
+    "echo a && ls": "another operator runs another command",
+    "echo a | xargs rm": "xargs runs programs",
+    "echo a | tee log.txt": "tee writes a file",
+    "cat <<EOF | sed s/a/b/\nhello\nEOF": "a heredoc: read as not examined",
+    "echo 'unterminated": "a quote never closed",
+    "": "nothing",
+}
+
+
+@pytest.mark.parametrize("command", SETTLED)
+def test_literal_text_through_text_filters_is_settled(command: str) -> None:
+    assert settled_command(command)
+
+
+@pytest.mark.parametrize("command", list(NOT_SETTLED), ids=list(NOT_SETTLED.values()))
+def test_anything_that_reads_writes_or_expands_is_not(command: str) -> None:
+    assert not settled_command(command)
+
+
+def test_only_a_shell_tool_s_command_and_not_a_long_one() -> None:
+    assert is_settled(ToolCall("bash", {"command": "echo hi | tr a-z A-Z"}, "c1"))
+    assert not is_settled(ToolCall("web_fetch", {"command": "echo hi"}, "c1"))
+    assert not is_settled(ToolCall("bash", "echo hi", "c1"))
+    assert not is_settled(ToolCall("bash", {"command": "echo " + "a" * MAX_CHARS}, "c1"))
