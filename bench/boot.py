@@ -1,10 +1,12 @@
 """What starting costs: python3 bench/boot.py --home DSH_HOME [--runs 7] [--reference DIR] [--first-boot N]
 
 Boot time: a headless one-shot ``dsh "prompt"`` of the real pinned dsh whose scripted model answers
-with text at once (no tool call), from process start to exit, with this plugin mounted, without
-it, and (``--reference``, a folder holding dsh-repeat-tool-breaker 0.5.2) with the reference
-plugin mounted instead; the runs are interleaved (with, without, reference, with, ...) so load
-drifts hit each alike, and each median is shown beside the no-plugin median. ``--home`` is a
+at once, from process start to exit, with this plugin mounted, without it, and (``--reference``,
+a folder holding dsh-repeat-tool-breaker 0.5.2) with the reference plugin mounted instead; the
+runs are interleaved (with, without, reference, with, ...) so load drifts hit each alike, and each
+median is shown beside the no-plugin median. Two shapes: the model answers with text (no tool
+call: the boot alone), and the model makes one ``bash`` call first (the first call waits for a
+worker that an instant model left no time to start). ``--home`` is a
 DSH_HOME made by ``compat/setup.sh VERSION dir HOME`` whose worker environment is ready (the
 first boot there prepares it, before the timed runs).
 
@@ -34,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "compat"))
 
 from mock_model import MockModel, Script  # noqa: E402
-from run import Target, run_dsh  # noqa: E402
+from run import Target, bash, run_dsh  # noqa: E402
 
 BUNDLE = "dsh-repeat-tool-breaker"
 REFERENCE_LABEL = ["with reference 0.5.2"]
@@ -76,14 +78,23 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def boot_seconds(home: Path, label: str, extra_env: dict[str, str] | None = None) -> tuple[float, str, float]:
-    """Seconds of one headless boot that answers without a tool call, what it printed on stderr and
+#: The shapes of a timed one-shot: what the model does before its answer.
+SHAPES: dict[str, Script] = {
+    "no tool call": Script((), final="done"),
+    "one tool call": Script((bash("true", "a first command"),), final="done"),
+}
+
+
+def boot_seconds(
+    home: Path, label: str, extra_env: dict[str, str] | None = None, script: Script = SHAPES["no tool call"]
+) -> tuple[float, str, float]:
+    """Seconds of one headless one-shot whose model follows `script`, what it printed on stderr and
     the CPU time dsh's process took; checks it succeeded."""
     target = Target.load(home)
     extra_env = {**BOOT_ENV, **(extra_env or {})}
     work = home / "work" / "bench-boot"
     work.mkdir(parents=True, exist_ok=True)
-    model = MockModel(Script((), final="done"), port=target.mock_port).start()
+    model = MockModel(script, port=target.mock_port).start()
     cpu = cpu_seconds()
     try:
         run = run_dsh(target, [f"bench boot {label}"], work, extra_env or {}, timeout=600)
@@ -106,29 +117,37 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
         homes[REFERENCE_LABEL[0]] = profile_copy(home, "reference", reference)
     for label, copy in homes.items():
         boot_seconds(copy, f"{label} warm-up")
-    seconds: dict[str, list[float]] = {label: [] for label in homes}
-    cpus: dict[str, list[float]] = {label: [] for label in homes}
+    runs_of = [(shape, label) for shape in SHAPES for label in homes]
+    seconds: dict[tuple[str, str], list[float]] = {key: [] for key in runs_of}
+    cpus: dict[tuple[str, str], list[float]] = {key: [] for key in runs_of}
     print(f"load average before: {load()}")
     for run in range(runs):
-        for label, copy in homes.items():
-            took, _, cpu = boot_seconds(copy, f"{label} {run}")
-            seconds[label].append(took)
-            cpus[label].append(cpu)
+        # every other round in the opposite order: no label always runs first, or last
+        for shape, label in runs_of if run % 2 == 0 else runs_of[::-1]:
+            took, _, cpu = boot_seconds(homes[label], f"{label} {run}", script=SHAPES[shape])
+            seconds[shape, label].append(took)
+            cpus[shape, label].append(cpu)
     print(f"load average after: {load()}")
-    print()
-    bare = statistics.median(seconds["without a plugin"])
-    bare_cpu = statistics.median(cpus["without a plugin"])
-    print(
-        f"| dsh boot, one-shot, no tool call ({runs} interleaved runs) | median | minus no plugin "
-        "| dsh's own CPU, median | minus no plugin | runs |"
-    )
-    print("|---|---|---|---|---|---|")
-    for label, values in seconds.items():
-        median = statistics.median(values)
-        cpu = statistics.median(cpus[label])
-        shown = ", ".join(f"{v:.2f}" for v in values)
-        figures = f"{median:.2f} s | {median - bare:+.2f} s | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s"
-        print(f"| {label} | {figures} | {shown} |")
+    for shape in SHAPES:
+        print()
+        bare = statistics.median(seconds[shape, "without a plugin"])
+        bare_cpu = statistics.median(cpus[shape, "without a plugin"])
+        print(
+            f"| dsh one-shot, {shape} ({runs} interleaved runs) | median | minus no plugin "
+            "| paired: median of (run minus its round's no-plugin run) "
+            "| dsh's own CPU, median | minus no plugin | runs |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for label in homes:
+            values = seconds[shape, label]
+            median = statistics.median(values)
+            bare_runs = seconds[shape, "without a plugin"]
+            paired = statistics.median(a - b for a, b in zip(values, bare_runs, strict=True))
+            cpu = statistics.median(cpus[shape, label])
+            shown = ", ".join(f"{v:.2f}" for v in values)
+            wall = f"{median:.2f} s | {median - bare:+.2f} s | {paired:+.2f} s"
+            figures = f"{wall} | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s"
+            print(f"| {label} | {figures} | {shown} |")
     for copy in homes.values():
         if copy != home:
             shutil.rmtree(copy, ignore_errors=True)

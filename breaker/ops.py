@@ -35,6 +35,9 @@ class Configure(NamedTuple):
     id: int
     #: Left untyped on purpose: ``load_config`` explains a config of the wrong shape itself.
     config: Any = None
+    #: Truthy: the shim says this very configuration was accepted before by this very code, so
+    #: pydantic's strict check (the last gate behind ``load_config``'s own) is not repeated.
+    known: Any = None
     reply: ReplyMode = None
     op: Literal["configure"] = "configure"
 
@@ -127,7 +130,7 @@ _Kind = type[int] | type[str] | type[_Anything] | type[_StringKeyedMap]
 #: op → its request type and its fields between ``id`` and ``reply``, in the order of the type's
 #: fields and of the problems an error text tells.
 _REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] = {
-    "configure": (Configure, (("config", _Anything),)),
+    "configure": (Configure, (("config", _Anything), ("known", _Anything))),
     "guard": (
         Guard,
         (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),

@@ -17,9 +17,9 @@ Requests (shim → worker)
     ============  ===================================  =========================================
     op            request fields                       ok reply fields
     ============  ===================================  =========================================
-    configure     config: raw map | nil                settings: {countedTools, onWorkerFailure,
-                                                       guardTimeoutMs, startTimeoutMs, window,
-                                                       maxAgents, notices, condensedChars,
+    configure     config: raw map | nil,               settings: {countedTools, onWorkerFailure,
+                  known: bool (optional; accepted      guardTimeoutMs, startTimeoutMs, window,
+                  before: no pydantic check)           maxAgents, notices, condensedChars,
                                                        operations, resultTextChars,
                                                        factFields, factTextChars,
                                                        workerFailureDenial}

@@ -19,10 +19,11 @@ from one read go out in one ``writev`` per stream: stdout, and the second stream
 ``--later-replies FD`` names (replies the shim reads on its event loop; see
 ``breaker/protocol.py``).
 
-Starting is on dsh's boot path (the shim's ``apply`` waits for the answer to ``configure``), so
-the worker answers ``configure`` having imported only what that needs (the protocol and the
-configuration model); the decision core is imported once that answer has gone out, before the
-next request is read.
+Starting is on dsh's boot path (the shim starts the worker as dsh loads the plugin; ``apply``
+waits for the answer to a ``configure`` it has not seen accepted before), so the worker answers
+``configure`` having imported only what that needs (the protocol and the configuration model,
+and pydantic only for a configuration not ``known``); the decision core is imported once that
+answer has gone out, before the next request is read.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ class RequestHandler:
             # from a stray writer, and could switch every cap off.
             return error_reply(request.id, "configure: this worker is configured already")
         try:
-            config = load_config(request.config)
+            config = load_config(request.config, type_checked=not request.known)
         except ConfigError as error:
             return error_reply(request.id, str(error))
         self._config = config

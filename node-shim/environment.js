@@ -642,16 +642,32 @@ export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT) {
   }
 }
 
-/** The environment a Python process of this package runs with: its own `breaker/` importable first. */
-export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT) {
+/** Where the plugin's own environment in `dir` keeps the bytecode of every module it runs. */
+export function bytecodeFolder(dir) {
+  return join(dir, 'bytecode');
+}
+
+/**
+ * The environment a Python process of this package runs with: its own `breaker/` importable
+ * first. With `python` from the plugin's own environment, compiled modules are kept in that
+ * environment (never beside the package's sources, which may be read-only), even where
+ * PYTHONDONTWRITEBYTECODE is set: every start after the first reads them instead of compiling
+ * the sources again (about a third of a worker's start).
+ */
+export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python = undefined) {
   const inherited = env.PYTHONPATH;
-  return {
+  const result = {
     // pydantic would look for plugins among every installed distribution at each start: the
     // worker uses none
     PYDANTIC_DISABLE_PLUGINS: '__all__',
     ...env,
     PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root,
   };
+  if (python?.chosenBy === 'environment') {
+    delete result.PYTHONDONTWRITEBYTECODE;
+    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir);
+  }
+  return result;
 }
 
 /** What to do about an interpreter that does not work, by who chose it. */

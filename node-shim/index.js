@@ -43,9 +43,9 @@ function log(text) {
 // left unclaimed is stopped after EARLY_WORKER_MS.
 const EARLY_WORKER_MS = 60_000;
 
-function workerOptions(command) {
+function workerOptions(python) {
   // cwd: keeps the user's working directory off the worker's import path
-  return { command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: pythonEnvironment() };
+  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: pythonEnvironment(process.env, PACKAGE_ROOT, python) };
 }
 
 // What makes two workers the same: the command, and the variables Python, the loader, the locale
@@ -61,7 +61,7 @@ function startEarly() {
     // setup, the tests) starts its worker in `apply`, as the config key's always does.
     const python = workerInterpreter({ log: () => {}, prepare: false });
     if (python?.chosenBy !== 'environment') return null;
-    const options = workerOptions(python.command);
+    const options = workerOptions(python);
     const bridge = new WorkerBridge({ ...options, log });
     bridge.spawn();
     const timer = setTimeout(() => {
@@ -169,18 +169,19 @@ export function apply(ctx, config) {
     throw error instanceof EnvironmentUnavailable ? bootFailure(error.message) : error;
   }
   let journal; // created from the worker's settings once it has accepted the config
-  const bridge = bridgeFor(workerOptions(python.command));
+  const bridge = bridgeFor(workerOptions(python));
   bridge.replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
   const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
   // A configuration the plugin's own environment has accepted before, from this very code, is not
-  // waited for: the worker is configured while dsh boots on (a refusal would be logged). Any
-  // other configuration waits for the worker's verdict, so a bad one stops the boot here.
+  // waited for: the worker is configured while dsh boots on (a refusal would be logged), and told
+  // it is `known`, so it skips pydantic's check (breaker/core/config.py). Any other configuration
+  // waits for the worker's verdict, so a bad one stops the boot here.
   let settings = python.chosenBy === 'environment' ? acceptedSettings(python.dir, configure.config) : undefined;
   if (settings) {
-    bridge.start(configure, settings);
+    bridge.start({ ...configure, known: true }, settings);
   } else {
     let reply;
     try {

@@ -22,7 +22,7 @@ try {
 // PYTHONSAFEPATH keeps the working directory, which may hold a `breaker/` of its own, off sys.path.
 const run = spawnSync(python.command, ['-m', 'breaker', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...pythonEnvironment(), PYTHONSAFEPATH: '1' },
+  env: { ...pythonEnvironment(process.env, undefined, python), PYTHONSAFEPATH: '1' },
 });
 if (run.error) {
   log(`cannot run ${python.command} (from ${python.chosenBy}): ${run.error.message}`);

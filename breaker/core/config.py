@@ -4,19 +4,26 @@ Every other module (and the README) reads the defaults from ``DEFAULTS`` here, s
 single source of truth. ``load_config`` turns the raw ``config:`` mapping of a cordis row into a
 frozen ``BreakerConfig`` or raises ``ConfigError`` with a message that names the offending key:
 a profile with a typo must refuse to boot rather than silently run with weaker protection.
+
+The checks here name the key and the fix; behind them, pydantic checks every field against its
+annotation, strictly, as the last gate. A configuration the worker is told was accepted before
+(by this very code: see the worker's ``configure``) skips that gate, so a worker that starts on
+dsh's boot path never imports pydantic.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar, get_args
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 
 from breaker.core.urls import fold_host_name
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 IdentityMode = Literal["exact", "state-aware"]
@@ -119,10 +126,16 @@ class ConfigError(ValueError):
     """A configuration the breaker refuses; the message names the key and the fix."""
 
 
-class BreakerConfig(BaseModel):
+@dataclasses.dataclass(frozen=True)
+class BreakerConfig:
     """The validated, merged configuration. Field names are the documented camelCase keys."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    #: How pydantic checks it (``_type_checked``): every field exactly its annotated type.
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        "strict": True,
+        "extra": "forbid",
+        "revalidate_instances": "always",
+    }
 
     window: int
     localHosts: LocalHostsPolicy
@@ -147,6 +160,10 @@ class BreakerConfig(BaseModel):
     startTimeoutMs: int
     maxAgents: int
     logDenials: bool
+
+    def values(self) -> dict[str, Any]:
+        """Every key and its value, as a plain mapping."""
+        return dataclasses.asdict(self)
 
     def limit_for(self, kind: str, key: str) -> float | None:
         """The cap of one fingerprint: its full key wins over its kind; absent means uncapped."""
@@ -194,9 +211,10 @@ def default_config() -> BreakerConfig:
     return load_config(None)
 
 
-def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
+def load_config(raw: Mapping[str, Any] | None, *, type_checked: bool = True) -> BreakerConfig:
     """Merge ``raw`` over DEFAULTS (and its ``identity`` mode's MODE_DEFAULTS) and validate it,
-    raising ConfigError naming the bad key."""
+    raising ConfigError naming the bad key; then (unless ``type_checked`` is False: a
+    configuration this code accepted before) pydantic's strict check of every field."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
@@ -219,7 +237,21 @@ def load_config(raw: Mapping[str, Any] | None) -> BreakerConfig:
             merged[key] = _merge_one_level(key, base[key], value)
         else:
             merged[key] = value
-    return _validate(merged)
+    config = _validate(merged)
+    return _type_checked(config) if type_checked else config
+
+
+@functools.cache
+def _adapter() -> TypeAdapter[BreakerConfig]:
+    from pydantic import TypeAdapter  # only here: a worker's start skips it
+
+    return TypeAdapter(BreakerConfig)
+
+
+def _type_checked(config: BreakerConfig) -> BreakerConfig:
+    """The last gate: pydantic checks every field of ``config`` against its annotation, strictly
+    (an int where an int is due, a tuple of strings, ...), and builds the instance it returns."""
+    return _adapter().validate_python(config)
 
 
 def _merge_one_level(key: str, default: Mapping[str, Any], value: Any) -> dict[str, Any]:

@@ -224,8 +224,8 @@ def _settings_line(config: BreakerConfig) -> str:
 def _settings_table(
     config: BreakerConfig, setting: str, other: BreakerConfig | None, other_setting: str
 ) -> str:
-    values = config.model_dump()
-    others = other.model_dump() if other is not None else None
+    values = config.values()
+    others = other.values() if other is not None else None
     head = f"<th>{_e(shown.inline(setting))}</th>" + (f"<th>{_e(other_setting)}</th>" if others else "")
     rows = []
     for key in _SETTINGS:

@@ -30,6 +30,7 @@ import {
   environmentName,
   packageIdentity,
   pruneEnvironments,
+  bytecodeFolder,
   pythonEnvironment,
   readDependencies,
   rememberAccepted,
@@ -157,6 +158,17 @@ test("Python runs this package's own breaker/ first, and pydantic looks for no p
   assert.equal(pythonEnvironment({ HOME: '/h' }, '/pkg').PYTHONPATH, '/pkg');
   assert.equal(pythonEnvironment({}, '/pkg').PYDANTIC_DISABLE_PLUGINS, '__all__');
   assert.equal(pythonEnvironment({ PYDANTIC_DISABLE_PLUGINS: 'x' }, '/pkg').PYDANTIC_DISABLE_PLUGINS, 'x');
+});
+
+test("the plugin's own environment keeps the bytecode of what it runs; another Python is left as it is", () => {
+  const env = { PYTHONDONTWRITEBYTECODE: '1', HOME: '/h' };
+  const own = pythonEnvironment(env, '/pkg', { command: '/c/py/bin/python', chosenBy: 'environment', dir: '/c/py' });
+  assert.equal(own.PYTHONPYCACHEPREFIX, bytecodeFolder('/c/py'));
+  assert.ok(bytecodeFolder('/c/py').startsWith('/c/py/'), 'inside the environment, which only this user can write');
+  assert.equal('PYTHONDONTWRITEBYTECODE' in own, false);
+  const chosen = pythonEnvironment(env, '/pkg', { command: '/usr/bin/python3', chosenBy: 'RTB_PYTHON' });
+  assert.equal(chosen.PYTHONDONTWRITEBYTECODE, '1');
+  assert.equal('PYTHONPYCACHEPREFIX' in chosen, false);
 });
 
 test('the python config key, then RTB_PYTHON, are used as they are', () => {

@@ -100,10 +100,10 @@ def project_system(name: str, mode: str) -> System:
 
 def _settings_beyond_defaults(config: BreakerConfig, raw: Mapping[str, object]) -> str:
     """What the product sets beyond the defaults without the mode file saying it (a mode's own defaults)."""
-    defaults = default_config().model_dump()
+    defaults = default_config().values()
     implied = [
         (key, value)
-        for key, value in config.model_dump().items()
+        for key, value in config.values().items()
         if defaults.get(key) != value and key not in raw
     ]
     return ", ".join(f"{key} {_number(value)}" for key, value in implied)
