@@ -601,15 +601,20 @@ const ACCEPTED_KEPT = 32;
 /** The digest of the deciding files, per package root (a process reads them once). */
 const decidingDigests = new Map();
 
-function acceptedFile(dir, config, root) {
-  let decidingDigest = decidingDigests.get(root);
-  if (decidingDigest === undefined) {
+/** The digest of every Python module of the package at `root` and its manifests. */
+function decidingDigest(root) {
+  let digest = decidingDigests.get(root);
+  if (digest === undefined) {
     const hash = createHash('sha256');
     for (const file of decidingFiles(root)) hash.update(file).update('\0').update(readFileSync(join(root, file))).update('\0');
-    decidingDigest = hash.digest('hex');
-    decidingDigests.set(root, decidingDigest);
+    digest = hash.digest('hex');
+    decidingDigests.set(root, digest);
   }
-  const key = createHash('sha256').update(decidingDigest).update(JSON.stringify(config)).digest('hex').slice(0, 32);
+  return digest;
+}
+
+function acceptedFile(dir, config, root) {
+  const key = createHash('sha256').update(decidingDigest(root)).update(JSON.stringify(config)).digest('hex').slice(0, 32);
   return join(dir, ACCEPTED, `${key}.json`);
 }
 
@@ -642,9 +647,27 @@ export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT) {
   }
 }
 
-/** Where the plugin's own environment in `dir` keeps the bytecode of every module it runs. */
-export function bytecodeFolder(dir) {
-  return join(dir, 'bytecode');
+const BYTECODE = 'bytecode';
+/** Package contents whose bytecode an environment keeps; past this it starts over. */
+const BYTECODE_KEPT = 8;
+
+/**
+ * Where the plugin's own environment in `dir` keeps the bytecode of the modules the package at
+ * `root` runs: one folder per content of the package. Python checks bytecode against a source's
+ * size and modification time only, and npm gives every file of a package the same time, so an
+ * upgrade in place whose module kept its size must not find the old bytecode.
+ */
+export function bytecodeFolder(dir, root = PACKAGE_ROOT) {
+  return join(dir, BYTECODE, decidingDigest(root).slice(0, 16));
+}
+
+// Bytecode of package contents no longer run is dropped once there are too many.
+function pruneBytecode(dir) {
+  try {
+    if (entries(join(dir, BYTECODE)).length > BYTECODE_KEPT) rmSync(join(dir, BYTECODE), { recursive: true, force: true });
+  } catch {
+    // a read-only cache: Python writes no bytecode there either
+  }
 }
 
 /**
@@ -664,8 +687,9 @@ export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python
     PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root,
   };
   if (python?.chosenBy === 'environment') {
+    pruneBytecode(python.dir);
     delete result.PYTHONDONTWRITEBYTECODE;
-    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir);
+    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir, root);
   }
   return result;
 }

@@ -160,10 +160,27 @@ test("Python runs this package's own breaker/ first, and pydantic looks for no p
   assert.equal(pythonEnvironment({ PYDANTIC_DISABLE_PLUGINS: 'x' }, '/pkg').PYDANTIC_DISABLE_PLUGINS, 'x');
 });
 
+test('bytecode is kept per content of the package: an upgrade in place never runs the old one', () => {
+  const root = fakePackage();
+  mkdirSync(join(root, 'breaker'), { recursive: true });
+  writeFileSync(join(root, 'breaker', 'urls.py'), 'FOLD = 1\n');
+  const before = bytecodeFolder('/c/py', root);
+  // The same size and, as npm writes them, the same time: only the content differs.
+  writeFileSync(join(root, 'breaker', 'urls.py'), 'FOLD = 2\n');
+  const later = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { bytecodeFolder } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    console.log(bytecodeFolder('/c/py', ${JSON.stringify(root)}));`], { encoding: 'utf8' });
+  assert.equal(later.status, 0, later.stderr);
+  assert.notEqual(later.stdout.trim(), before);
+  assert.equal(dirname(later.stdout.trim()), dirname(before));
+});
+
 test("the plugin's own environment keeps the bytecode of what it runs; another Python is left as it is", () => {
   const env = { PYTHONDONTWRITEBYTECODE: '1', HOME: '/h' };
-  const own = pythonEnvironment(env, '/pkg', { command: '/c/py/bin/python', chosenBy: 'environment', dir: '/c/py' });
-  assert.equal(own.PYTHONPYCACHEPREFIX, bytecodeFolder('/c/py'));
+  const root = fakePackage();
+  mkdirSync(join(root, 'breaker'), { recursive: true });
+  const own = pythonEnvironment(env, root, { command: '/c/py/bin/python', chosenBy: 'environment', dir: '/c/py' });
+  assert.equal(own.PYTHONPYCACHEPREFIX, bytecodeFolder('/c/py', root));
   assert.ok(bytecodeFolder('/c/py').startsWith('/c/py/'), 'inside the environment, which only this user can write');
   assert.equal('PYTHONDONTWRITEBYTECODE' in own, false);
   const chosen = pythonEnvironment(env, '/pkg', { command: '/usr/bin/python3', chosenBy: 'RTB_PYTHON' });
