@@ -679,6 +679,7 @@ function pruneBytecode(dir) {
  */
 export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python = undefined) {
   const inherited = env.PYTHONPATH;
+  /** @type {Record<string, string | undefined>} */
   const result = {
     // pydantic would look for plugins among every installed distribution at each start: the
     // worker uses none
