@@ -23,6 +23,7 @@ from breaker.core.shell import SimpleCommand, lex_shell
 MAX_CHARS = 1024
 #: What a settled pipeline starts with: programs that print the literal text they are given.
 LITERAL_SOURCES = frozenset({"echo", "printf"})
+_SOURCE_PREFIXES = tuple(LITERAL_SOURCES)
 #: What it may send that text through: programs that only transform their input into output.
 TEXT_FILTERS = frozenset(
     {
@@ -58,7 +59,8 @@ def is_settled(call: ToolCall) -> bool:
 
 def settled_command(command: str) -> bool:
     """Whether the command line ``command`` only transforms literal text it writes itself."""
-    if len(command) > MAX_CHARS or not _literal(command):
+    # The first word must be a literal source: most commands are ruled out before any scan.
+    if len(command) > MAX_CHARS or not command.lstrip().startswith(_SOURCE_PREFIXES) or not _literal(command):
         return False
     script = lex_shell(command)
     if script.heredocs or not script.parts:
