@@ -107,10 +107,13 @@ js_types() {
 stage "JS type check (tsc --noEmit over node-shim)" js_types
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
-stage "Python tests (pytest)" $py -m pytest --hypothesis-profile=ci
+# pytest writes its "did not run: N tests (why)" line there too, printed again at the very end
+skipped_line="$scratch/pytest-skipped.txt"
+stage "Python tests (pytest)" env RTB_SKIPPED_FILE="$skipped_line" $py -m pytest --hypothesis-profile=ci
 stage "Node shim tests (node --test)" env RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
 
 echo
+[[ -s $skipped_line ]] && echo "pytest $(cat "$skipped_line")"
 ((${#failed[@]})) && echo "failed stages: ${failed[*]}"
 echo "stages: $passed passed, ${#failed[@]} failed"
 ((${#failed[@]} == 0))

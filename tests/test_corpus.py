@@ -123,7 +123,7 @@ def real_first_stops(name: str) -> dict[str, dict[str, int | None]]:
         folder = dict(sources.REAL_FOLDERS)[name]
         real = sources.real_sessions(folder, name)
         if real is None:
-            pytest.skip(f"{folder} is not there: the real-session regression check needs shared/")
+            pytest.skip(f"../shared/{folder.name} is not there: the real-session regression check reads it")
         _REAL_STOPS[name] = measure.first_stops(real.sessions, measure.REAL_MODES)
     return _REAL_STOPS[name]
 
