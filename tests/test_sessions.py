@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import zstandard
 
+from breaker.rtb.logstream import MissingZstandard
 from breaker.rtb.sessions import (
     ApprovalEvent,
     CallEvent,
     HumanTurn,
-    MissingZstandard,
     ResultEvent,
     find_session_files,
     group_sessions,

@@ -9,6 +9,7 @@ could not be (the rest still ran), 2 on a usage or configuration error.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -21,8 +22,8 @@ from breaker.core.fingerprints import ToolCall, fingerprint_call
 from breaker.rtb import check, dshhome, shown
 from breaker.rtb.configfile import read_config_file
 from breaker.rtb.inputs import UsageError, load_sessions, read_labels
+from breaker.rtb.logstream import MissingZstandard
 from breaker.rtb.replay import SessionReplay, replay_session
-from breaker.rtb.sessions import MissingZstandard
 from breaker.rtb.sweep import Setting, sweep
 from breaker.rtb.tables import (
     Progress,
@@ -43,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``rtb`` entry point; returns the exit status."""
     args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.command
+    for stream in (sys.stdout, sys.stderr):  # a text no encoding takes (a path's bytes) never stops a report
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return command(args)
     except (ConfigError, UsageError, MissingZstandard) as error:
@@ -213,7 +217,7 @@ def _replay(args: argparse.Namespace) -> int:
             other_setting="defaults",
             empty=len(replays) - len(listed),
         )
-        args.html.write_text(page, encoding="utf-8")
+        args.html.write_text(page, encoding="utf-8", errors="backslashreplace")
         print(
             f"rtb: wrote {args.html} ({len(listed)} session{'' if len(listed) == 1 else 's'}, "
             f"{sum(len(r.calls) for r in listed)} calls)",

@@ -17,14 +17,15 @@ naming the file and line, and the reading goes on with the next line and the nex
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from breaker.core.fingerprints import ToolCall
+from breaker.rtb.jsontext import Unreadable, load_json
+from breaker.rtb.logstream import BadLine, log_lines
 
 COMPRESSED_SUFFIX = ".jsonl.zstd"
 PLAIN_SUFFIX = ".jsonl"
@@ -32,6 +33,8 @@ PLAIN_SUFFIX = ".jsonl"
 DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
 #: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
 APPROVED = "allowed-once"
+#: The unreadable lines of one file named one by one; past them they are only counted.
+PROBLEMS_LISTED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +131,6 @@ class ReadProblem:
         return f"{where}: {self.reason}"
 
 
-class MissingZstandard(RuntimeError):
-    """Reading a ``.zstd`` log needs ``zstandard``: a dependency, missing from an interpreter set by hand."""
-
-
 def session_id_for(path: Path) -> str:
     """The id labels and reports use: the ``session-<uuid>`` folder, or a plain file's stem."""
     if path.name in DSH_LOG_NAMES:
@@ -164,18 +163,14 @@ def find_session_files(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProb
 
 def read_session(path: Path) -> tuple[SessionLog, list[ReadProblem]]:
     """Read one log file; unreadable lines come back as problems (only MissingZstandard raises)."""
-    problems: list[ReadProblem] = []
+    reader = _LogReader(path)
     try:
         with path.open("rb") as stream:
-            lines = _lines(stream, compressed=path.name.endswith(".zstd"))
-    except _StreamBroken as broken:
-        lines = broken.lines_read
-        problems.append(ReadProblem(path, len(lines) + 1, broken.reason))
+            for number, raw in log_lines(stream, compressed=path.name.endswith(".zstd")):
+                reader.read_line(number, raw)
     except OSError as error:
-        problems.append(ReadProblem(path, None, f"cannot be read: {error.strerror or error}"))
-        lines = []
-    log, line_problems = parse_log(lines, path=path)
-    return log, line_problems + problems
+        reader.problems.append(ReadProblem(path, None, f"cannot be read: {error.strerror or error}"))
+    return reader.log(), reader.all_problems()
 
 
 def parse_log(lines: Iterable[bytes | str], *, path: Path) -> tuple[SessionLog, list[ReadProblem]]:
@@ -187,7 +182,7 @@ def parse_log(lines: Iterable[bytes | str], *, path: Path) -> tuple[SessionLog, 
     reader = _LogReader(path)
     for number, raw in enumerate(lines, start=1):
         reader.read_line(number, raw)
-    return reader.log(), reader.problems
+    return reader.log(), reader.all_problems()
 
 
 def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
@@ -236,6 +231,7 @@ class _LogReader:
         self.position = 0
         self.events: list[Event] = []
         self.problems: list[ReadProblem] = []
+        self.unlisted = 0
         self.asked_calls: dict[str, str] = {}
         self.started: float | None = None
         self.cwd: str | None = None
@@ -246,7 +242,10 @@ class _LogReader:
         about = About(self.started, self.cwd, self.prompt)
         return SessionLog(self.session_id, self.path, self.agent, self.parent, tuple(self.events), about)
 
-    def read_line(self, number: int, raw: bytes | str) -> None:
+    def read_line(self, number: int, raw: bytes | str | BadLine) -> None:
+        if isinstance(raw, BadLine):
+            self._problem(number, raw.reason)
+            return
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         except UnicodeDecodeError as error:
@@ -255,9 +254,12 @@ class _LogReader:
         if not text.strip():
             return
         try:
-            record = json.loads(text)
+            record = load_json(text)
         except json.JSONDecodeError as error:
             self._problem(number, f"not a JSON event ({error.msg})")
+            return
+        except Unreadable as error:
+            self._problem(number, f"an event {error}")
             return
         if not isinstance(record, dict):
             self._problem(number, "an event must be a JSON object")
@@ -318,56 +320,25 @@ class _LogReader:
         return None
 
     def _problem(self, line: int, reason: str) -> None:
-        self.problems.append(ReadProblem(self.path, line, reason))
+        if len(self.problems) < PROBLEMS_LISTED:
+            self.problems.append(ReadProblem(self.path, line, reason))
+        else:
+            self.unlisted += 1
+
+    def all_problems(self) -> list[ReadProblem]:
+        """The problems met, and how many more lines could not be read when there were more."""
+        if not self.unlisted:
+            return self.problems
+        more = ReadProblem(self.path, None, f"{self.unlisted} more lines could not be read (not listed)")
+        return [*self.problems, more]
 
 
 class _BadEvent(ValueError):
     """An event of a kind the replay needs, missing a field it needs."""
 
 
-class _StreamBroken(Exception):
-    """The compressed stream ended early or is corrupt; the lines before it are still good."""
-
-    def __init__(self, reason: str, lines_read: list[bytes]) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.lines_read = lines_read
-
-
 def _is_log_name(name: str) -> bool:
     return name.endswith(COMPRESSED_SUFFIX) or name.endswith(PLAIN_SUFFIX)
-
-
-def _lines(stream: BinaryIO, *, compressed: bool) -> list[bytes]:
-    if not compressed:
-        return list(stream)
-    zstandard = _zstandard()
-    remaining = stream.read()
-    pending = b""
-    complete: list[bytes] = []
-    try:
-        while remaining:  # one zstd frame per flushed batch, each decoded on its own
-            frame = zstandard.ZstdDecompressor().decompressobj()
-            *whole, pending = (pending + frame.decompress(remaining)).split(b"\n")
-            complete.extend(whole)
-            if not frame.eof:
-                raise _StreamBroken("the last compressed frame is incomplete (cut mid-write?)", complete)
-            remaining = frame.unused_data
-    except zstandard.ZstdError as error:
-        raise _StreamBroken(f"compressed data is corrupt ({error})", complete) from error
-    if pending:
-        complete.append(pending)
-    return complete
-
-
-def _zstandard() -> Any:
-    try:
-        return importlib.import_module("zstandard")
-    except ImportError:
-        raise MissingZstandard(
-            "reading .zstd session logs needs the zstandard package: "
-            "it is a dependency of dsh-repeat-tool-breaker; this interpreter lacks it: pip install zstandard"
-        ) from None
 
 
 def _source_kind(data: object) -> object:
@@ -414,9 +385,11 @@ def _call_event(data: object, agent: str, line: int, time: float | None = None) 
     arguments = data.get("arguments", {})
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = load_json(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as error:
             raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
+        except Unreadable as error:
+            raise _BadEvent(f"tool/call {call_id}: arguments {error}") from None
     return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line, time)
 
 

@@ -1,0 +1,69 @@
+"""One JSON text from a log (an event, or a call's arguments logged as a string), read with limits.
+
+* Nesting: no JSON value deeper than ``MAX_NESTING`` levels is read (``Unreadable``); deeper ones
+  would exhaust Python's stack in the parser, in ``json.dumps`` and in every report. No real tool
+  call or event comes near it.
+* Lone surrogates: a ``\\ud800`` escape with no partner is valid JSON but not text any output can
+  encode. Live, the shim sends the worker UTF-8 made by ``TextEncoder``, which puts U+FFFD in its
+  place; so does this, so the replay sees what the gate saw.
+
+The checks cost nothing on an ordinary line: the tree is walked only when the text holds more
+brackets than the limit, or a ``\\uD...`` escape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+#: The deepest JSON value read from a log.
+MAX_NESTING = 128
+#: What takes a lone surrogate's place (what ``TextEncoder`` writes for one).
+REPLACEMENT = "\ufffd"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Unreadable(ValueError):
+    """A JSON text that is valid but past a limit; the message says which."""
+
+
+def load_json(text: str) -> object:
+    """``json.loads`` with the limits above; ``json.JSONDecodeError`` for text that is not JSON."""
+    too_deep = f"nested deeper than {MAX_NESTING} levels"
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise Unreadable(too_deep) from None
+    if text.count("[") + text.count("{") > MAX_NESTING and _deeper_than(value, MAX_NESTING):
+        raise Unreadable(too_deep)
+    if "\\ud" in text or "\\uD" in text:
+        return _mended(value)
+    return value
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _mended(value: object) -> object:
+    """``value`` with every lone surrogate in its texts and keys replaced (its depth is bounded)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    if isinstance(value, dict):
+        return {_SURROGATE.sub(REPLACEMENT, key): _mended(item) for key, item in value.items()}
+    return value
