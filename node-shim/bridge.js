@@ -159,18 +159,6 @@ export class WorkerBridge {
   }
 
   /**
-   * Start the first worker (unless `spawn` started it already) and configure it without waiting:
-   * `settings` are what its answer is known to carry (a refusal is logged when it comes, as for a
-   * restarted worker). Until it has answered, requests wait for it with the start deadline.
-   */
-  start(configureMessage, settings) {
-    if (!this.helper) this.spawn();
-    this.configureMessage = configureMessage;
-    this.settings = settings;
-    this.startingId = this.send(configureMessage);
-  }
-
-  /**
    * One request and its reply, within the guard deadline counted from `since` (when the caller
    * started on the call: copying and encoding its arguments count), or the start deadline while a
    * fresh worker has not answered yet; a call that first restores its agent's journal gets more

@@ -708,6 +708,11 @@ export function startupFailure(error, { command, chosenBy }, root = PACKAGE_ROOT
   if (error.code === 'ENOENT' || error.code === 'EACCES') {
     return `cannot run the Python interpreter ${JSON.stringify(command)} (${error.code}) from ${source}: ${remedy(chosenBy)}.`;
   }
+  if (error.code === 'TIMEOUT') {
+    // Not run again to ask its version: an interpreter that hangs would hang that question too.
+    return `the Python worker (${command} from ${source}) ${error.message}: on a slow or busy machine raise ` +
+      `startTimeoutMs in the config; if it never answers, ${remedy(chosenBy)}.`;
+  }
   const version = pythonVersion(command);
   if (Array.isArray(version) && !isSupported(version)) {
     return `the worker needs Python >= ${minimum}, but ${command} (from ${source}) is Python ${version.join('.')}: ` +

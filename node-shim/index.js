@@ -175,28 +175,26 @@ export function apply(ctx, config) {
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
-  // A configuration the plugin's own environment has accepted before, from this very code, is not
-  // waited for: the worker is configured while dsh boots on (a refusal would be logged), and told
-  // it is `known`, so it skips pydantic's check (breaker/core/config.py). Any other configuration
-  // waits for the worker's verdict, so a bad one stops the boot here.
-  let settings = python.chosenBy === 'environment' ? acceptedSettings(python.dir, configure.config) : undefined;
-  if (settings) {
-    bridge.start({ ...configure, known: true }, settings);
-  } else {
-    let reply;
-    try {
-      reply = bridge.boot(configure, bootTimeout);
-    } catch (error) {
-      bridge.close();
-      throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
-    }
-    if (!reply.ok) {
-      bridge.close();
-      throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
-    }
-    settings = reply.settings;
-    if (python.chosenBy === 'environment') rememberAccepted(python.dir, configure.config, settings);
+  // Every boot waits for the worker's answer to its configuration, so a worker that cannot start
+  // (a package lost from its environment, the base Python of its venv replaced) or a bad
+  // configuration stops the boot here, loud, with the fix. A configuration the plugin's own
+  // environment has accepted before, from this very code, is sent `known`: the worker then skips
+  // pydantic's check (breaker/core/config.py), and the worker started when dsh loaded this module
+  // has usually answered by the time apply runs.
+  const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config) !== undefined;
+  let reply;
+  try {
+    reply = bridge.boot(known ? { ...configure, known: true } : configure, bootTimeout);
+  } catch (error) {
+    bridge.close();
+    throw error instanceof WorkerUnavailable ? bootFailure(startupFailure(error, python)) : error;
   }
+  if (!reply.ok) {
+    bridge.close();
+    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
+  }
+  const settings = reply.settings;
+  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, configure.config, settings);
   const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials, operations } = settings;
   const { resultTextChars, factFields, factTextChars, workerFailureDenial } = settings;
   journal = new Journal(settings);

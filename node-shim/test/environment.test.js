@@ -431,41 +431,52 @@ test('a cache folder that cannot be created is reported with the way around it',
 
 // --- configurations accepted before (issue 24: the boot does not wait for Python) ---
 
-test('a configuration the environment accepted before is not waited for; a bad one always is', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, () => {
+test('a configuration accepted before is sent known, and still waited for: a worker that cannot start fails the boot (issue 32)', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, () => {
   const env = offline();
-  // A ready environment whose interpreter runs the worker only once a gate file exists.
+  // A ready environment of the plugin's own whose interpreter is the given script.
   const folder = folderOf(env);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const dir = join(folder, environmentName([3, 11], packageIdentity().dependencies));
   mkdirSync(join(dir, 'bin'), { recursive: true, mode: 0o700 });
-  const gate = join(scratch('gate'), 'open');
-  writeFileSync(join(dir, 'bin', 'python'), `#!/bin/sh\nwhile [ ! -e ${gate} ]; do sleep 0.02; done\nexec ${process.env.RTB_PYTHON} "$@"\n`, { mode: 0o755 });
+  const sent = join(scratch('sent'), 'frames');
+  const interpreterScript = (body) => writeFileSync(join(dir, 'bin', 'python'), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   writeFileSync(join(dir, 'rtb-environment.json'), '{}\n');
   const boot = (config) => spawnSync(process.execPath, ['--input-type=module', '-e', `
-    import { writeFileSync } from 'node:fs';
     import { apply } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)};
     import { FakeDsh, makeAgent } from ${JSON.stringify(new URL('./fake-dsh.js', import.meta.url).href)};
     const dsh = new FakeDsh();
     const dispose = apply(dsh.ctx, ${JSON.stringify(config)});
     console.log('applied');
-    writeFileSync(${JSON.stringify(gate)}, '');
     const agent = makeAgent('a');
     const verdicts = [1, 2, 3].map((n) => dsh.guardReason({ callId: 'c' + n, name: 'bash', agent, arguments: { command: 'ls', description: 'd' } }) ?? 'allowed');
     console.log(verdicts.join(' | '));
     dispose();`], { env, encoding: 'utf8', timeout: 60_000 });
   const config = { limits: { exact: 2 }, startTimeoutMs: 20_000 };
-  writeFileSync(gate, '');
+  // The worker's stdin copied aside, so the test sees the configure request it was sent.
+  interpreterScript(`tee -a ${sent} | ${process.env.RTB_PYTHON} "$@"`);
   const first = boot(config);
   assert.equal(first.status, 0, first.stderr);
   assert.deepEqual(readdirSync(join(dir, 'accepted')).length, 1, 'the accepted configuration is remembered');
-  rmSync(gate);
-  // Gate closed: had apply waited for the worker it would never return; it returns, then the
-  // script opens the gate and the worker, configured meanwhile, decides.
+  assert.doesNotMatch(readFileSync(sent, 'latin1'), /known/, 'a configuration not seen before is checked in full');
+  rmSync(sent);
   const second = boot(config);
   assert.equal(second.status, 0, second.stderr);
   assert.match(second.stdout, /^applied\nallowed \| REPEAT_TOOL_BLOCKED: [^|]* 2\/2\n[^|]*\| REPEAT_TOOL_BLOCKED: [^|]* 3\/2\n/);
+  assert.match(readFileSync(sent, 'latin1'), /known\xc3/, 'the remembered configuration is sent known (true)');
+  // The environment loses a package: the remembered configuration does not open the gate; the
+  // boot fails with the cause and the fix, and no call is run.
+  interpreterScript(`echo "ModuleNotFoundError: No module named 'msgpack'" >&2\nexit 1`);
+  const damaged = boot(config);
+  assert.notEqual(damaged.status, 0, damaged.stdout);
+  assert.doesNotMatch(damaged.stdout, /applied/);
+  assert.match(damaged.stderr, /cannot import msgpack .*rebuild the plugin's environment: `node .*setup\.js --force`/);
+  // A worker that never answers: the boot waits for it (startTimeoutMs), then fails the same way.
+  interpreterScript('exec sleep 30');
+  const hung = boot({ ...config, startTimeoutMs: 1_500 });
+  assert.notEqual(hung.status, 0, hung.stdout);
+  assert.match(hung.stderr, /did not answer within 1500 ms/);
   // A bad configuration is never remembered: it waits for the worker, and the boot fails on it.
-  writeFileSync(gate, '');
+  interpreterScript(`exec ${process.env.RTB_PYTHON} "$@"`);
   const bad = boot({ window: 2 });
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /window/);
