@@ -27,20 +27,17 @@
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
+import { FIFO_NAMES, makeFifoFolder, removeFifoFolder } from './fifo-folder.js';
 import { SLOT } from './slots.js';
 import { boundedWriter } from './stderr.js';
 
 const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
 // `stateBuffer`: the slots shared with the main thread, named in slots.js.
-const FOLDER_PREFIX = 'rtb-';
-/** What a FIFO folder ever holds: these three FIFOs, nothing else. */
-const FIFO_NAMES = ['stdin', 'stdout', 'later'];
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
 
@@ -55,7 +52,7 @@ function deliver(message, transfer) {
 // for this thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read
 // end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout write end for
 // the watchdog, laterReader: a non-blocking read end of fd 3 for the main thread's event loop};
-// null where none can be made (no mkfifo, no usable temporary folder): then pipes.
+// null where none can be made (no mkfifo, no private folder for them, fifo-folder.js): then pipes.
 function fifos() {
   if (process.platform === 'win32' || !mkfifo) return null;
   let folder;
@@ -65,8 +62,8 @@ function fifos() {
     return opened.at(-1);
   };
   try {
-    removeAbandonedFolders();
-    folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
+    folder = makeFifoFolder();
+    if (!folder) return null;
     const [stdinPath, stdoutPath, laterPath] = FIFO_NAMES.map((name) => join(folder, name));
     if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
@@ -91,54 +88,6 @@ function fifos() {
     return null;
   } finally {
     if (folder) removeFifoFolder(folder);
-  }
-}
-
-// A process killed between making its folder and unlinking it leaves the folder behind; the
-// next one to make FIFOs removes the folders of processes that are gone. /tmp is shared: only a
-// real folder this user owns is touched (never a symlink, never another user's), and in it only
-// our FIFOs, by name, then the folder itself if that left it empty. Nothing is removed
-// recursively and no link is followed, so no path another user can swap leads anywhere else
-// (in a sticky /tmp no one else can rename a folder this user owns).
-function removeAbandonedFolders() {
-  const pattern = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`);
-  for (const name of readdirSync(tmpdir())) {
-    const owner = pattern.exec(name)?.[1];
-    if (!owner || Number(owner) === process.pid || isRunning(Number(owner))) continue;
-    removeFifoFolder(join(tmpdir(), name));
-  }
-}
-
-/** Remove `folder` if it is ours and holds only our FIFOs; leave anything else as it is. */
-function removeFifoFolder(folder) {
-  try {
-    if (!ownedBy(folder, (stats) => stats.isDirectory())) return;
-    for (const name of FIFO_NAMES) {
-      const path = join(folder, name);
-      if (ownedBy(path, (stats) => stats.isFIFO())) unlinkSync(path);
-    }
-    rmdirSync(folder); // fails, and leaves it, when it holds anything else
-  } catch {
-    // gone already, not empty, or not ours to remove
-  }
-}
-
-/** Whether `path` itself (not what a link points to) is this user's and of the `kind` wanted. */
-function ownedBy(path, kind) {
-  try {
-    const stats = lstatSync(path);
-    return kind(stats) && stats.uid === process.getuid();
-  } catch {
-    return false;
-  }
-}
-
-function isRunning(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM'; // someone else's: not ours to remove
   }
 }
 

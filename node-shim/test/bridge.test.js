@@ -2,7 +2,21 @@
 // PATH, event replies piling up, recovery with many live agents, and leftovers.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
@@ -10,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { Journal } from '../journal.js';
+import { pidNamespace } from '../owners.js';
 import { SLOT } from '../slots.js';
 import { isAlive, waitUntil, workerSettings } from './processes.js';
 
@@ -76,17 +91,84 @@ test('mkfifo is found once: a restart after PATH changed still makes FIFOs', () 
   assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs after the restart too');
 });
 
+// The private folder a start makes its FIFOs in, under the temporary folder `scratch`.
+const privateFolder = (scratch) => join(scratch, `dsh-repeat-tool-breaker-${process.getuid()}`);
+/** The tag owners.js gives this process's folders; `pid` stands for another process of this namespace. */
+const tagOf = (pid) => `${pid}@${pidNamespace()}`;
+
 test('a folder left by a process killed while making its FIFOs is removed by the next start', () => {
   const scratch = join(folder, 'tmp');
   const gone = spawnSync('true').pid; // a pid that no longer runs
-  const abandoned = join(scratch, `rtb-${gone}-Ab12Cd`);
-  mkdirSync(abandoned, { recursive: true });
+  const abandoned = join(privateFolder(scratch), `${tagOf(gone)}-Ab12Cd`);
+  mkdirSync(abandoned, { recursive: true, mode: 0o700 });
+  chmodSync(privateFolder(scratch), 0o700);
   assert.equal(spawnSync('mkfifo', [join(abandoned, 'stdin'), join(abandoned, 'later')]).status, 0);
-  withEnvironment({ TMPDIR: scratch }, () => {
+  // Another PID namespace's folder (a container sharing the folder) is not taken for abandoned
+  // while it is fresh, whatever its pid means here; an idle one is.
+  const foreign = join(privateFolder(scratch), `${gone}@0badf00d-Ef34Gh`);
+  const idleForeign = join(privateFolder(scratch), `${gone}@0badf00d-Ij56Kl`);
+  mkdirSync(foreign);
+  mkdirSync(idleForeign);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  utimesSync(idleForeign, hourAgo, hourAgo);
+  withEnvironment({ TMPDIR: scratch, XDG_RUNTIME_DIR: '' }, () => {
     const { bridge } = bridgeWith();
     assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+    assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs made');
   });
-  assert.deepEqual(readdirSync(scratch), []);
+  assert.deepEqual(readdirSync(privateFolder(scratch)), [`${gone}@0badf00d-Ef34Gh`]);
+  assert.deepEqual(readdirSync(scratch), [`dsh-repeat-tool-breaker-${process.getuid()}`]);
+  assert.equal(statSync(privateFolder(scratch)).mode & 0o777, 0o700);
+});
+
+test('a start reads nothing other users put in the shared temporary folder, however much (issue 32)', () => {
+  // 200,000 names as a hostile user makes them (hard links: no inodes), each shaped like a folder
+  // an earlier version scanned for and removed, among them real abandoned FIFO folders of ours:
+  // the start never lists the shared folder, so they are all still there, and it did not wait for them.
+  const scratch = join(folder, 'crowded-tmp');
+  mkdirSync(scratch);
+  const gone = spawnSync('true').pid;
+  const seeds = join(folder, 'seeds'); // a file takes ~65,000 links at most: one per 50,000
+  mkdirSync(seeds);
+  for (let n = 0; n < 200_000; n++) {
+    if (n % 50_000 === 0) writeFileSync(join(seeds, String(n)), '');
+    linkSync(join(seeds, String(n - (n % 50_000))), join(scratch, `rtb-${gone}-${n}`));
+  }
+  for (const name of [`rtb-${gone}-old1`, `rtb-${gone}-old2`]) {
+    mkdirSync(join(scratch, name));
+    assert.equal(spawnSync('mkfifo', [join(scratch, name, 'stdin')]).status, 0);
+  }
+  withEnvironment({ TMPDIR: scratch, XDG_RUNTIME_DIR: '' }, () => {
+    const { bridge } = bridgeWith();
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+    assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs made, in the private folder');
+  });
+  const names = readdirSync(scratch);
+  assert.equal(names.length, 200_000 + 2 + 1, 'the crowd, two old folders and our private folder');
+  assert.ok(names.includes(`rtb-${gone}-old1`) && names.includes(`rtb-${gone}-old2`), 'the shared folder was not scanned');
+  rmSync(scratch, { recursive: true, force: true });
+  rmSync(seeds, { recursive: true, force: true });
+});
+
+test('a private folder another user made, or opened, or linked elsewhere, is never used: pipes instead', () => {
+  const victim = join(folder, 'victim-fifos');
+  mkdirSync(victim, { mode: 0o700 });
+  const cases = {
+    'a link': (path) => symlinkSync(victim, path),
+    'open to others': (path) => mkdirSync(path, { mode: 0o777 }) ?? chmodSync(path, 0o777),
+    ...(process.getuid() === 0 ? { "another user's": (path) => mkdirSync(path, { mode: 0o700 }) ?? chownSync(path, 12345, 12345) } : {}),
+  };
+  for (const [what, make] of Object.entries(cases)) {
+    const scratch = mkdtempSync(join(folder, 'squatted-'));
+    make(privateFolder(scratch));
+    withEnvironment({ TMPDIR: scratch, XDG_RUNTIME_DIR: '' }, () => {
+      const { bridge } = bridgeWith();
+      assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true, what);
+      assert.equal(bridge.state[SLOT.STDOUT_FD], PIPES, `${what}: pipes`);
+      bridge.close();
+    });
+    assert.deepEqual(readdirSync(victim), [], `${what}: nothing made through it`);
+  }
 });
 
 test('the cleanup of abandoned folders is never redirected: only our FIFOs in our own folders go', () => {
@@ -94,31 +176,27 @@ test('the cleanup of abandoned folders is never redirected: only our FIFOs in ou
   const victim = join(folder, 'victim');
   mkdirSync(join(victim, '.ssh'), { recursive: true, mode: 0o700 });
   writeFileSync(join(victim, '.ssh', 'id_ed25519'), 'secret');
-  mkdirSync(scratch);
-  const gone = spawnSync('true').pid;
+  const mine = privateFolder(scratch);
+  mkdirSync(mine, { recursive: true, mode: 0o700 });
+  chmodSync(mine, 0o700);
+  const gone = tagOf(spawnSync('true').pid);
   // A symlink named like a folder of ours, a folder holding a link (as if swapped mid-delete),
   // and a folder holding more than our FIFOs: none of their targets may be touched.
-  symlinkSync(victim, join(scratch, `rtb-${gone}-link`));
-  mkdirSync(join(scratch, `rtb-${gone}-swapped`));
-  symlinkSync(victim, join(scratch, `rtb-${gone}-swapped`, 'stdin'));
-  symlinkSync(join(victim, '.ssh'), join(scratch, `rtb-${gone}-swapped`, 'a'));
-  mkdirSync(join(scratch, `rtb-${gone}-more`));
-  writeFileSync(join(scratch, `rtb-${gone}-more`, 'notes'), 'kept');
-  const foreign = join(scratch, `rtb-${gone}-foreign`);
-  mkdirSync(foreign);
-  assert.equal(spawnSync('mkfifo', [join(foreign, 'stdin')]).status, 0);
-  const root = process.getuid() === 0;
-  if (root) spawnSync('chown', ['-R', '12345', foreign]); // another user's folder
-  withEnvironment({ TMPDIR: scratch }, () => {
+  symlinkSync(victim, join(mine, `${gone}-link`));
+  mkdirSync(join(mine, `${gone}-swapped`));
+  symlinkSync(victim, join(mine, `${gone}-swapped`, 'stdin'));
+  symlinkSync(join(victim, '.ssh'), join(mine, `${gone}-swapped`, 'a'));
+  mkdirSync(join(mine, `${gone}-more`));
+  writeFileSync(join(mine, `${gone}-more`, 'notes'), 'kept');
+  withEnvironment({ TMPDIR: scratch, XDG_RUNTIME_DIR: '' }, () => {
     const { bridge } = bridgeWith();
     assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
     assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs made');
   });
   assert.equal(readFileSync(join(victim, '.ssh', 'id_ed25519'), 'utf8'), 'secret');
-  assert.deepEqual(readdirSync(join(scratch, `rtb-${gone}-swapped`)).sort(), ['a', 'stdin']);
-  assert.ok(lstatSync(join(scratch, `rtb-${gone}-link`)).isSymbolicLink(), 'a link is not ours to remove');
-  assert.deepEqual(readdirSync(join(scratch, `rtb-${gone}-more`)), ['notes']);
-  if (root) assert.deepEqual(readdirSync(foreign), ['stdin'], "another user's folder is left alone");
+  assert.deepEqual(readdirSync(join(mine, `${gone}-swapped`)).sort(), ['a', 'stdin']);
+  assert.ok(lstatSync(join(mine, `${gone}-link`)).isSymbolicLink(), 'a link is not ours to remove');
+  assert.deepEqual(readdirSync(join(mine, `${gone}-more`)), ['notes']);
 });
 
 test('a worker killed for a missed deadline is counted once, not again when its exit arrives', async () => {

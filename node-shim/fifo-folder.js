@@ -1,0 +1,100 @@
+// @ts-check
+// Where the bridge makes its worker's FIFOs: a folder of this user's that no one else can write,
+// `dsh-repeat-tool-breaker-<uid>` in $XDG_RUNTIME_DIR or the temporary folder, mode 700.
+//
+// Each start makes its three FIFOs in a fresh subfolder named after it (owners.js) and unlinks
+// them at once, so a subfolder outlives its start only when the process was killed in between;
+// the next start removes such leftovers. It looks only in this private folder: what other users
+// put in the shared temporary folder (a million names, say) is never read, so it costs a start
+// nothing and cannot make it miss its deadline. A private folder that is not what it must be (a
+// link, another user's, open to others) is not used; with none usable the bridge uses pipes.
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+
+import { mayBeAtWork, ownerTag } from './owners.js';
+
+/** What a start's folder ever holds: these three FIFOs, nothing else. */
+export const FIFO_NAMES = ['stdin', 'stdout', 'later'];
+const FOLDER = 'dsh-repeat-tool-breaker';
+/** A start's folder lives for milliseconds: one another PID namespace left idle this long is abandoned. */
+const STALE_MS = 10 * 60_000;
+
+/** The private folder for this user's FIFOs under `base`, made if need be; null when it is not safe. */
+function privateFolder(base, uid) {
+  try {
+    const above = statSync(base);
+    if (!above.isDirectory() || (above.mode & 0o022 && !(above.mode & 0o1000))) return null; // others could swap it
+    const folder = join(base, `${FOLDER}-${uid}`);
+    try {
+      mkdirSync(folder, { mode: 0o700 });
+    } catch (error) {
+      if (error.code !== 'EEXIST') return null;
+    }
+    const stats = lstatSync(folder);
+    return stats.isDirectory() && stats.uid === uid && (stats.mode & 0o077) === 0 ? folder : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A new folder for one start's FIFOs, in this user's private folder, leftovers of killed starts
+ * removed first; null where there is no safe place (then pipes).
+ */
+export function makeFifoFolder(env = process.env) {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const bases = [env.XDG_RUNTIME_DIR, tmpdir()].filter((base) => base && isAbsolute(base));
+  for (const base of bases) {
+    const root = privateFolder(base, uid);
+    if (!root) continue;
+    removeAbandoned(root);
+    return mkdtempSync(join(root, `${ownerTag()}-`));
+  }
+  return null;
+}
+
+// The subfolders of starts that were killed before they unlinked their FIFOs.
+function removeAbandoned(root) {
+  const now = Date.now();
+  for (const name of readdirSync(root)) {
+    const tag = /^(.+)-[^-]+$/.exec(name)?.[1];
+    if (!tag) continue;
+    const folder = join(root, name);
+    let stats;
+    try {
+      stats = lstatSync(folder);
+    } catch {
+      continue;
+    }
+    if (!mayBeAtWork(tag, now - stats.mtimeMs, STALE_MS)) removeFifoFolder(folder);
+  }
+}
+
+/**
+ * Remove `folder` if it is ours and holds only our FIFOs; leave anything else as it is. Nothing
+ * is removed recursively and no link is followed.
+ */
+export function removeFifoFolder(folder) {
+  try {
+    if (!ownedBy(folder, (stats) => stats.isDirectory())) return;
+    for (const name of FIFO_NAMES) {
+      const path = join(folder, name);
+      if (ownedBy(path, (stats) => stats.isFIFO())) unlinkSync(path);
+    }
+    rmdirSync(folder); // fails, and leaves it, when it holds anything else
+  } catch {
+    // gone already, not empty, or not ours to remove
+  }
+}
+
+/** Whether `path` itself (not what a link points to) is this user's and of the `kind` wanted. */
+function ownedBy(path, kind) {
+  try {
+    const stats = lstatSync(path);
+    return kind(stats) && stats.uid === process.getuid?.();
+  } catch {
+    return false;
+  }
+}
