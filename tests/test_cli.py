@@ -133,15 +133,15 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     status, out, err = _run(capsys, "replay", str(SESSIONS))
     assert status == 0
     assert err == ""
-    table = out.split("\n\n")[0].splitlines()
+    table = out.split("\n\n")[1].splitlines()
     summary = {name: line for line in table[1:] for name in line.split() if name.startswith(("loop", "ok-"))}
     assert "2 from #5" in summary["loop-a"]
     assert " - " in summary["ok-pagination"]
-    blocks = {block.splitlines()[0].split()[-1]: block for block in out.split("\n\n")[1:]}
+    blocks = {block.splitlines()[0].split()[-1]: block for block in out.split("\n\n")[2:]}
     assert "recorded: 4 executed, 2 blocked" in blocks["loop-a"]
-    assert "this config  2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
+    assert "replayed     2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
     assert "#5    bash  denied   5/5 +2  executed  cmd:curl:curl open.canada.ca/ -o /tmp/o" in out
-    assert out.rstrip().endswith("6 sessions, 40 calls, 5 stopped by this config")
+    assert out.rstrip().endswith("6 sessions, 40 calls, 5 stopped under defaults")
     assert "REPEAT_TOOL_BLOCKED" not in out
     assert max(len(line) for line in out.splitlines()) <= 100
 
@@ -152,7 +152,7 @@ def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> 
     assert "    REPEAT_TOOL_BLOCKED: this `read` call was not run" in out
     _, out, _ = _run(capsys, "replay", "--format", "markdown", "--show-denials", loop_a)
     header = "| STARTED (UTC) | SESSION | CALLS | STOPPED | DIFFERS | DIRECTORY \u00b7 FIRST PROMPT |"
-    assert out.startswith(header + "\n| --- |")
+    assert out.startswith("config: defaults (") and "\n\n" + header + "\n| --- |" in out
     assert "```text\nREPEAT_TOOL_BLOCKED:" in out
     _, out, _ = _run(capsys, "replay", "--format", "json", loop_a)
     [session] = json.loads(out)["sessions"]

@@ -63,14 +63,14 @@ def test_sessions_are_sorted_by_start_with_directory_and_prompt_and_empty_ones_c
 ) -> None:
     status, out, _ = _run(capsys, "replay", str(folder))
     assert status == 0
-    summary = out.split("\n\n")[0].splitlines()
+    summary = out.split("\n\n")[1].splitlines()
     assert [row.split()[2] for row in summary[1:]] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
     assert summary[1].startswith("2026-11-30 ")
     assert "/work/a \u00b7 first session" in summary[1]
     assert "second session" in summary[2] and "more detail" not in out
     assert "eeeeeeee" not in out and "ffffffff" not in out
     assert out.rstrip().endswith(
-        "3 sessions, 18 calls, 5 stopped by this config; 2 empty sessions (no tool call) not listed"
+        "3 sessions, 18 calls, 5 stopped under defaults; 2 empty sessions (no tool call) not listed"
     )
     assert max(len(line) for line in out.splitlines()) <= 100
 

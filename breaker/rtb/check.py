@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
+from breaker.rtb import dshhome
 from breaker.rtb.configfile import ROW_ID, _parse_document, config_mapping
 
 PROFILE_PATCH = "cordis.patch.yml"
@@ -52,11 +53,17 @@ def add_subcommand(commands: Any) -> None:
         metavar="PATH",
         help=f"a profile folder (its {PROFILE_PATCH}) or a patch or config file; default: .",
     )
+    check.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the profile NAME of dsh's home ($DSH_HOME/profiles/NAME, else ~/.dsh/profiles/NAME) first",
+    )
     check.set_defaults(command=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    paths: list[Path] = args.paths or [Path(".")]
+    profile = [dshhome.profile_folder(args.profile)] if args.profile else []
+    paths: list[Path] = [*profile, *args.paths] or [Path(".")]
     try:
         layers = [read_layer(path) for path in paths]
     except ConfigError as error:

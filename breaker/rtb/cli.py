@@ -36,6 +36,7 @@ from breaker.rtb.tables import (
     sweep_text,
 )
 from breaker.rtb.timeline import timeline_page
+from breaker.rtb.whichconfig import choose
 
 FORMATS = ("table", "json", "markdown")
 
@@ -73,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
         "--json", dest="call_json", metavar="CALL", help='a whole call: {"name": ..., "arguments": ...}'
     )
     _add_common(explain)
+    _add_profile(explain)
     explain.set_defaults(command=_explain)
 
     replay = commands.add_parser("replay", help="replay recorded sessions under a configuration")
@@ -116,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write a self-contained HTML timeline of every call instead (--config: beside the defaults)",
     )
     _add_common(replay)
+    _add_profile(replay)
     replay.set_defaults(command=_replay)
 
     grid = commands.add_parser("sweep", help="replay over a grid of windows and caps")
@@ -143,6 +146,15 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="table")
 
 
+def _add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="use the config of dsh profile NAME ($DSH_HOME/profiles/NAME); without it and --config, "
+        "the config of the profile folder rtb runs in, else the defaults",
+    )
+
+
 def _numbers(text: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
@@ -156,13 +168,16 @@ def _numbers(text: str) -> list[int]:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    config = load_config(read_config_file(args.config))
+    chosen = choose(args.config, args.profile)
+    config = chosen.config
     call = _call_from_args(args)
     explained = fingerprint_call(call, config)
     if args.format == "json":
-        _write(json.dumps(explanation_json(call, explained, config), indent=2) + "\n")
+        document = {"config": chosen.json(), **explanation_json(call, explained, config)}
+        _write(json.dumps(document, indent=2) + "\n")
     else:
-        _write(explanation_text(call, explained, config, markdown=args.format == "markdown"))
+        text = explanation_text(call, explained, config, markdown=args.format == "markdown")
+        _write(f"config: {shown.inline(chosen.label)}\n{text}")
     return 0
 
 
@@ -189,7 +204,8 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    config = load_config(read_config_file(args.config))
+    chosen = choose(args.config, args.profile)
+    config = chosen.config
     sessions, problems = load_sessions(args.paths or dshhome.default_session_paths())
     if args.session:
         sessions = [
@@ -212,7 +228,8 @@ def _replay(args: argparse.Namespace) -> int:
         page = timeline_page(
             listed,
             config,
-            setting=str(args.config) if args.config is not None else "defaults",
+            setting=chosen.short,
+            source=chosen.label,
             other=other,
             other_setting="defaults",
             empty=len(replays) - len(listed),
@@ -226,6 +243,7 @@ def _replay(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     if args.format == "json":
         document = {
+            "config": {key: shown.inline(v) if isinstance(v, str) else v for key, v in chosen.json().items()},
             "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in listed],
             "emptySessions": len(replays) - len(listed),
             "problems": [shown.inline(str(problem)) for problem in problems],
@@ -238,6 +256,8 @@ def _replay(args: argparse.Namespace) -> int:
             show_denials=args.show_denials,
             calls=args.calls,
             around=config.window if args.around is None else max(args.around, 0),
+            config=chosen.label,
+            config_short=chosen.short,
         )
         _write(replay_text(view, markdown=args.format == "markdown"))
     return 1 if problems else 0

@@ -1,4 +1,5 @@
-"""Where dsh keeps its session logs: ``$DSH_HOME/sessions`` (``~/.dsh/sessions`` by default).
+"""Where dsh keeps its session logs and profiles: ``$DSH_HOME/sessions`` and ``$DSH_HOME/profiles``
+(under ``~/.dsh`` by default).
 
 dsh writes each session to ``<DSH_HOME>/sessions/<working-directory slug>/session-<id>/
 session.jsonl.zstd``; ``rtb replay`` with no path reads them there, wherever it is run from.
@@ -12,11 +13,20 @@ from pathlib import Path
 from breaker.rtb.inputs import UsageError
 
 
-def sessions_folder() -> Path:
-    """dsh's sessions folder: ``$DSH_HOME`` (blank counts as unset) or ``~/.dsh``, then ``sessions``."""
+def dsh_home() -> Path:
+    """dsh's home: ``$DSH_HOME`` (blank counts as unset), else ``~/.dsh``."""
     home = os.environ.get("DSH_HOME", "").strip()
-    root = Path(home).expanduser() if home else Path.home() / ".dsh"
-    return root / "sessions"
+    return Path(home).expanduser() if home else Path.home() / ".dsh"
+
+
+def sessions_folder() -> Path:
+    """dsh's sessions folder: ``<dsh home>/sessions``."""
+    return dsh_home() / "sessions"
+
+
+def profile_folder(name: str) -> Path:
+    """A profile's folder: ``<dsh home>/profiles/<name>`` (``--profile NAME``)."""
+    return dsh_home() / "profiles" / name
 
 
 def default_session_paths() -> list[Path]:

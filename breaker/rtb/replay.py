@@ -153,7 +153,7 @@ def replay_events(
             replay_of.setdefault((event.agent, event.call.call_id), replay)
         elif isinstance(event, ResultEvent):
             answered = replay_of.get((event.agent, event.call_id))
-            if answered is not None and answered.verdict not in ("not-counted", "not-run"):
+            if answered is not None and _tool_output_known(answered):
                 text = _text_seen(answered, event)
                 noticed = breaker.record_result(
                     event.agent, event.call_id, text[:RESULT_TEXT_CHARS], result_facts(answered, event, text)
@@ -164,6 +164,16 @@ def replay_events(
     if not notices:
         return replays
     return [_with_notices(replay, notices.get((replay.agent, replay.call_id))) for replay in replays]
+
+
+def _tool_output_known(replay: CallReplay) -> bool:
+    """Whether the result to feed back for a replayed call is known: the replayed denial, or the
+    tool's output. A call the recording stopped (its breaker's denial, a refused approval) that
+    this replay lets run has no output in the log: the tool never ran. Its result is not fed, so a
+    later denial quotes what a tool returned, never an earlier denial, as "the earlier attempt"."""
+    if replay.verdict in ("not-counted", "not-run"):
+        return False
+    return replay.verdict != "allowed" or replay.recorded not in ("blocked", "approval-required")
 
 
 def _with_notices(replay: CallReplay, notices: list[str] | None) -> CallReplay:

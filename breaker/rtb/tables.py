@@ -111,6 +111,9 @@ class ReplayView:
     #: List every call within ``around`` calls before (and 2 after) a stop, not only the stops.
     calls: bool = False
     around: int = 12
+    #: The configuration replayed under: where it came from, and its short name.
+    config: str = "defaults"
+    config_short: str = "defaults"
 
 
 def replay_json(replay: SessionReplay, path: Path) -> dict[str, Any]:
@@ -174,7 +177,7 @@ def replay_text(view: ReplayView, *, markdown: bool) -> str:
         ]
         for replay in view.replays
     ]
-    out = [table(header, rows, flex={5: 24})]
+    out = [f"config: {shown.inline(view.config)}\n\n", table(header, rows, flex={5: 24})]
     for replay in view.replays:
         if replay.stops or (view.calls and replay.calls):
             out.append(_session_text(replay, view, markdown=markdown))
@@ -182,7 +185,7 @@ def replay_text(view: ReplayView, *, markdown: bool) -> str:
     total_stops = sum(len(replay.stops) for replay in view.replays)
     footer = (
         f"\n{_plural(len(view.replays), 'session')}, {_plural(total_calls, 'call')}, "
-        f"{total_stops} stopped by this config"
+        f"{total_stops} stopped under {shown.inline(view.config_short)}"
     )
     if view.empty:
         footer += f"; {view.empty} empty session{'s' if view.empty != 1 else ''} (no tool call) not listed"
@@ -224,7 +227,7 @@ def _session_text(replay: SessionReplay, view: ReplayView, *, markdown: bool) ->
         ("directory", shown.inline(about.cwd) if about.cwd else "-"),
         ("prompt", shown.inline(about.prompt) if about.prompt else "-"),
         ("calls", f"{len(replay.calls)}, recorded: {recorded or '-'}"),
-        ("this config", f"{_stops_summary(replay)}; differs from the recording on {differs}"),
+        ("replayed", f"{_stops_summary(replay)}; differs from the recording on {differs}"),
     ]
     several_agents = len({call.agent for call in replay.calls}) > 1
     header = [

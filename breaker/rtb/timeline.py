@@ -157,9 +157,11 @@ def timeline_page(
     other: Sequence[SessionReplay] | None = None,
     other_setting: str = "defaults",
     empty: int = 0,
+    source: str | None = None,
 ) -> str:
-    """The whole page. ``other``, when given, is the same sessions replayed under another setting
-    (same order); ``empty`` is how many sessions without a call were left out."""
+    """The whole page. ``setting`` names the configuration in headings and ``source`` says where
+    it came from (default: ``setting``); ``other``, when given, is the same sessions replayed under
+    another setting (same order); ``empty`` is how many sessions without a call were left out."""
     paired = list(zip(replays, other, strict=True)) if other is not None else [(r, None) for r in replays]
     other_config = load_config(None) if other is not None else None
     out = [
@@ -170,7 +172,7 @@ def timeline_page(
         f"<title>rtb replay: {len(replays)} session{'s' if len(replays) != 1 else ''}</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<header><h1>rtb replay</h1>",
-        f"<div>{_summary(replays, empty, setting, other is not None, other_setting)}</div>",
+        f"<div>{_summary(replays, empty, source or setting, other is not None, other_setting)}</div>",
         f'<div class="about">{_e(_settings_line(config))}</div>',
         '<label><input type="checkbox" id="near"> only stops and the calls that led to them</label>',
         '<label><input type="checkbox" id="show-texts" checked> denial and notice texts</label>',
