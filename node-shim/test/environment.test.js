@@ -17,6 +17,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,7 @@ import {
   removeCacheFolder,
   workerInterpreter,
 } from '../environment.js';
+import { pidNamespace } from '../owners.js';
 
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const ENVIRONMENT_MODULE = new URL('../environment.js', import.meta.url).href;
@@ -271,16 +273,27 @@ test('an environment no installed copy uses is removed at the next boot, and onl
   const folder = folderOf(env);
   mkdirSync(join(folder, 'not-ours'));
   mkdirSync(join(folder, '0.0.9-0123456789ab')); // the name an earlier version gave its environment
-  mkdirSync(join(folder, 'py3.11-0123456789ab.partial-999999-00ff')); // a preparation that died
+  const gone = spawnSync('true').pid; // a pid that no longer runs, in this PID namespace
+  mkdirSync(join(folder, `py3.11-0123456789ab.partial-${gone}@${pidNamespace()}-00ff`)); // a preparation that died
+  // Preparations of another PID namespace (a container sharing the cache: its pids mean nothing
+  // here), and of an earlier version that did not name its namespace: kept while they may be at
+  // work, removed once idle for longer than any preparation takes.
+  const foreign = [`py3.11-0123456789ab.partial-${gone}@0badf00d-01ff`, `py3.11-0123456789ab.partial-${gone}-02ff`];
+  const idle = [`py3.11-0123456789ab.partial-${gone}@0badf00d-03ff`, `py3.11-0123456789ab.pruning-${gone}-04ff`];
+  for (const name of [...foreign, ...idle]) mkdirSync(join(folder, name));
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  for (const name of idle) utimesSync(join(folder, name), hourAgo, hourAgo);
   // An upgrade in place: the same folder, a new dependency list.
   writeFileSync(join(root, 'pyproject.toml'), '[project]\nname = "x"\ndependencies = ["pip>=1"]\n');
   const { lines, log: logged } = recorder();
   const upgraded = interpreter({ env, log: logged, root });
   assert.notEqual(upgraded.dir, old.dir);
-  assert.match(lines.at(-1), /removed 3 no installed copy uses/);
+  assert.match(lines.at(-1), /removed 5 no installed copy uses/);
   assert.ok(!existsSync(old.dir), 'the environment of the old dependency list is gone');
   assert.ok(existsSync(kept.command), 'the other copy keeps its environment');
-  assert.deepEqual(readdirSync(folder).sort(), [...environmentsIn(folder), 'not-ours', 'users'].sort());
+  const environments = [upgraded.dir, kept.dir].map((dir) => dir.split('/').at(-1));
+  assert.deepEqual(readdirSync(folder).sort(), [...environments, 'not-ours', 'users', ...foreign].sort());
+  for (const name of foreign) rmSync(join(folder, name), { recursive: true });
   // An uninstalled copy: its environment goes at the next boot of any other.
   rmSync(other, { recursive: true });
   interpreter({ env, log, root });

@@ -1,0 +1,126 @@
+// @ts-check
+// The package's code by content: its digest, and what an environment keeps per digest (the
+// configurations that code accepted, its compiled modules); and the variables a Python process of
+// this package runs with.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+
+import { PACKAGE_ROOT } from './package.js';
+import { entries, makePrivateFolder, readJson } from './trust.js';
+
+/**
+ * What decides whether a configuration is accepted and what the answer carries: this code, all of
+ * it (every Python module of the package, whichever imports whichever, and the manifests), so no
+ * list of files can fall behind the imports.
+ */
+function decidingFiles(root) {
+  const files = ['package.json', 'pyproject.toml'];
+  const walk = (folder) => {
+    for (const entry of readdirSync(join(root, folder), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = `${folder}/${entry.name}`;
+      if (entry.isDirectory() && entry.name !== '__pycache__') walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.py')) files.push(path);
+    }
+  };
+  walk('breaker');
+  return files;
+}
+const ACCEPTED = 'accepted';
+const ACCEPTED_KEPT = 32;
+/** The digest of the deciding files, per package root (a process reads them once). */
+const decidingDigests = new Map();
+
+/** The digest of every Python module of the package at `root` and its manifests. */
+function decidingDigest(root) {
+  let digest = decidingDigests.get(root);
+  if (digest === undefined) {
+    const hash = createHash('sha256');
+    for (const file of decidingFiles(root)) hash.update(file).update('\0').update(readFileSync(join(root, file))).update('\0');
+    digest = hash.digest('hex');
+    decidingDigests.set(root, digest);
+  }
+  return digest;
+}
+
+function acceptedFile(dir, config, root) {
+  const key = createHash('sha256').update(decidingDigest(root)).update(JSON.stringify(config)).digest('hex').slice(0, 32);
+  return join(dir, ACCEPTED, `${key}.json`);
+}
+
+/**
+ * The settings the worker of the environment in `dir` answered when this package's code last
+ * accepted `config` (exactly that value), or undefined. Only accepted configurations are kept, so
+ * a bad one always waits for the worker's verdict.
+ */
+export function acceptedSettings(dir, config, root = PACKAGE_ROOT) {
+  try {
+    const kept = readJson(acceptedFile(dir, config, root));
+    return kept && typeof kept === 'object' && typeof kept.countedTools === 'string' ? kept : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remember that `config` was accepted with `settings` (a few dozen at most; then they start over). */
+export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT) {
+  try {
+    const file = acceptedFile(dir, config, root);
+    const folder = dirname(file);
+    if (entries(folder).length >= ACCEPTED_KEPT) rmSync(folder, { recursive: true, force: true });
+    makePrivateFolder(folder);
+    const partial = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+    writeFileSync(partial, JSON.stringify(settings), { mode: 0o600 });
+    renameSync(partial, file);
+  } catch {
+    // a read-only cache only means the next boot waits for the worker again
+  }
+}
+
+const BYTECODE = 'bytecode';
+/** Package contents whose bytecode an environment keeps; past this it starts over. */
+const BYTECODE_KEPT = 8;
+
+/**
+ * Where the plugin's own environment in `dir` keeps the bytecode of the modules the package at
+ * `root` runs: one folder per content of the package. Python checks bytecode against a source's
+ * size and modification time only, and npm gives every file of a package the same time, so an
+ * upgrade in place whose module kept its size must not find the old bytecode.
+ */
+export function bytecodeFolder(dir, root = PACKAGE_ROOT) {
+  return join(dir, BYTECODE, decidingDigest(root).slice(0, 16));
+}
+
+// Bytecode of package contents no longer run is dropped once there are too many.
+function pruneBytecode(dir) {
+  try {
+    if (entries(join(dir, BYTECODE)).length > BYTECODE_KEPT) rmSync(join(dir, BYTECODE), { recursive: true, force: true });
+  } catch {
+    // a read-only cache: Python writes no bytecode there either
+  }
+}
+
+/**
+ * The environment a Python process of this package runs with: its own `breaker/` importable
+ * first. With `python` from the plugin's own environment, compiled modules are kept in that
+ * environment (never beside the package's sources, which may be read-only), even where
+ * PYTHONDONTWRITEBYTECODE is set: every start after the first reads them instead of compiling
+ * the sources again (about a third of a worker's start).
+ */
+export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python = undefined) {
+  const inherited = env.PYTHONPATH;
+  /** @type {Record<string, string | undefined>} */
+  const result = {
+    // pydantic would look for plugins among every installed distribution at each start: the
+    // worker uses none
+    PYDANTIC_DISABLE_PLUGINS: '__all__',
+    ...env,
+    PYTHONPATH: inherited ? `${root}${delimiter}${inherited}` : root,
+  };
+  if (python?.chosenBy === 'environment') {
+    pruneBytecode(python.dir);
+    delete result.PYTHONDONTWRITEBYTECODE;
+    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir, root);
+  }
+  return result;
+}

@@ -1,0 +1,38 @@
+// @ts-check
+// Why the first worker could not answer, said with the fix.
+import { isSupported, pythonVersion } from './interpreters.js';
+import { PACKAGE_ROOT, SETUP_SCRIPT, minimum, packageIdentity } from './package.js';
+
+/** What to do about an interpreter that does not work, by who chose it. */
+function remedy(chosenBy) {
+  return chosenBy === 'environment'
+    ? `rebuild the plugin's environment: \`node ${SETUP_SCRIPT} --force\``
+    : `point ${chosenBy} at a Python >= ${minimum}, or unset it to let the plugin prepare its own environment`;
+}
+
+/** Why the first worker could not answer (a WorkerUnavailable from the bridge), with the fix. */
+export function startupFailure(error, { command, chosenBy }, root = PACKAGE_ROOT) {
+  const source = chosenBy === 'environment' ? "the plugin's environment" : chosenBy;
+  if (error.code === 'ENOENT' || error.code === 'EACCES') {
+    return `cannot run the Python interpreter ${JSON.stringify(command)} (${error.code}) from ${source}: ${remedy(chosenBy)}.`;
+  }
+  if (error.code === 'TIMEOUT') {
+    // Not run again to ask its version: an interpreter that hangs would hang that question too.
+    return `the Python worker (${command} from ${source}) ${error.message}: on a slow or busy machine raise ` +
+      `startTimeoutMs in the config; if it never answers, ${remedy(chosenBy)}.`;
+  }
+  const version = pythonVersion(command);
+  if (Array.isArray(version) && !isSupported(version)) {
+    return `the worker needs Python >= ${minimum}, but ${command} (from ${source}) is Python ${version.join('.')}: ` +
+      `${remedy(chosenBy)}.`;
+  }
+  const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(error.stderr ?? '');
+  if (missing) {
+    const dependencies = packageIdentity(root).dependencies.map((text) => JSON.stringify(text)).join(' ');
+    const install = chosenBy === 'environment' ? '' : `run \`${command} -m pip install ${dependencies}\`, or `;
+    return `the Python worker cannot import ${missing[1]} (interpreter ${command} from ${source}): ` +
+      `${install}${remedy(chosenBy)}.`;
+  }
+  const stderr = error.stderr?.trim();
+  return `the Python worker did not start: ${error.message}${stderr ? `\n${stderr}` : ''}`;
+}
