@@ -11,6 +11,7 @@
 #                    overlay" (plugin-dir, plugin-git and pnpm10 are the README's three routes); each is
 #                    a setup.sh mode with its own empty cache, judged by compat/install_paths.py
 #                    ("" skips them)
+#   COMPAT_README    1 (default): also run compat/readme_install.py, the README's commands verbatim
 #   COMPAT_WORK      where the throwaway DSH_HOMEs go (default: ${TMPDIR:-/tmp}/dsh-compat)
 #   PYTHON           the interpreter for run.py, which needs `zstandard` (default: python3, or
 #                    the checkout's .venv/bin/python when python3 lacks it)
@@ -81,6 +82,19 @@ for mode in $installs; do
   fi
   summary+=("$outcome  dsh $newest  install: $mode  $((SECONDS - started)) s")
 done
+
+# The README's Install, Where a denial shows up and Uninstall blocks, run verbatim by a new user
+# (scratch HOME, DSH_HOME elsewhere): dsh from nothing to a denial, rtb replay, the uninstall.
+if [[ ${COMPAT_README-1} == 1 ]]; then
+  started=$SECONDS
+  if "$python" "$here/readme_install.py"; then
+    outcome=PASS
+  else
+    outcome=FAIL
+    failed+=("readme-install")
+  fi
+  summary+=("$outcome  dsh 0.1.0-rc.8  the README's install, as written  $((SECONDS - started)) s")
+fi
 
 echo
 echo "===== compat summary"

@@ -259,6 +259,33 @@ def test_readme_says_where_the_test_command_finds_the_real_agent_runs() -> None:
     assert "npm test" in development and "../shared" in development
 
 
+# --- the README's commands: run verbatim by compat/readme_install.py; any dsh home --------------
+
+#: The marked shell blocks compat/readme_install.py runs as written, in this order.
+RUN_AS_WRITTEN = ("install", "replay", "uninstall")
+_SH_BLOCK = re.compile(r"```sh\n(.*?)```", re.S)
+#: dsh's home as a command must name it: DSH_HOME when set, else ~/.dsh.
+DSH_HOME = '"${DSH_HOME:-$HOME/.dsh}'
+
+
+def test_the_readme_marks_the_blocks_its_install_check_runs() -> None:
+    text = README.read_text(encoding="utf-8")
+    for name in RUN_AS_WRITTEN:
+        block = _quoted_block(text, name)
+        assert block.startswith("```sh\n") and block.endswith("```"), f"{name}: not one ```sh block"
+    assert "npm run install-dsh" in _quoted_block(text, "install")
+
+
+def test_every_command_the_readme_shows_works_with_any_dsh_home() -> None:
+    """A command naming dsh's home says ``"${DSH_HOME:-$HOME/.dsh}``, never ``~/.dsh`` alone."""
+    wrong = []
+    for block in _SH_BLOCK.findall(README.read_text(encoding="utf-8")):
+        for line in block.splitlines():
+            if re.search(r"(~|\$HOME|\$\{HOME\})/\.dsh", line.replace(DSH_HOME, "")):
+                wrong.append(line)
+    assert not wrong, "commands that ignore DSH_HOME:\n" + "\n".join(wrong)
+
+
 def test_readme_is_a_plugin_readme() -> None:
     size = len(README.read_bytes())
     assert size <= README_LIMIT, f"README.md is {size} bytes, over {README_LIMIT}"

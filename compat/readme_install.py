@@ -1,0 +1,238 @@
+"""The README's install, exactly as written: from nothing to a denied call in a real headless dsh.
+
+Runs the README's marked shell blocks verbatim, in the clone, as a new user on a fresh machine:
+a scratch HOME (so no dsh, no profile, no worker environment, no pnpm yet) and a DSH_HOME
+elsewhere than ``~/.dsh``, with whatever Node is on PATH (the install brings Node 22).
+
+1. ``install``: dsh, Node 22 and pnpm from the committed lock, fix 2 in the headless profile,
+   ``dsh plugin --profile headless add "$PWD"``;
+2. a headless dsh turn against the scripted model (compat/mock_model.py, declared in
+   ``$DSH_HOME/settings.yaml`` as a user declares a provider): the same ``cat`` again and again,
+   until the plugin denies one; the first boot prepares the worker environment;
+3. ``replay``: ``rtb replay`` in the profile folder must agree with the recording on every call;
+4. ``uninstall``: the plugin, its bundle and its cache folder are gone; ``~/.dsh`` never appeared.
+
+    python compat/readme_install.py [--keep]
+
+Exit status: 0 when every step did what the README says, 1 otherwise. Nothing is left: the
+scratch folder is removed at the end (``--keep`` keeps it and says where).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mock_model import ScriptedCall
+from run import BLOCKED, PROXY_VARIABLES, Outcome, Scenario, Target, play, report
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PROFILE = "headless"
+STEP_TIMEOUT_S = 900.0
+#: A README block run verbatim: ```sh between <!-- NAME:begin --> and <!-- NAME:end -->.
+BLOCK = re.compile(r"<!-- (?P<name>[a-z-]+):begin -->\n```sh\n(?P<body>.*?)```\n<!-- (?P=name):end -->", re.S)
+#: What the user's shell reports after the install block (appended, the block itself untouched).
+AFTER_INSTALL = '\nprintf "\\nPATH=%s\\n" "$PATH"\n'
+#: Where the worker environment and the plugin's cache folder go for a user with no XDG_CACHE_HOME.
+CACHE_FOLDER = Path(".cache") / "dsh-repeat-tool-breaker"
+#: The user's own environment variables that a fresh machine does not have.
+NOT_ON_A_FRESH_MACHINE = ("DSH_HOME", "RTB_PYTHON", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+#: What the scripted model calls until it is stopped: the same file read the same way.
+REPEATS = 7
+
+
+def readme_blocks() -> dict[str, str]:
+    return {m["name"]: m["body"] for m in BLOCK.finditer(README.read_text(encoding="utf-8"))}
+
+
+def npm_cache() -> str:
+    """The machine's npm download cache: a fresh HOME would otherwise fetch dsh's 450 packages again."""
+    found = subprocess.run(["npm", "config", "get", "cache"], capture_output=True, text=True, check=False)
+    return found.stdout.strip()
+
+
+def fresh_environment(scratch: Path) -> dict[str, str]:
+    """A new user's environment: HOME in the scratch folder, DSH_HOME elsewhere than ~/.dsh."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in NOT_ON_A_FRESH_MACHINE and k.lower() not in PROXY_VARIABLES and not k.startswith("npm_")
+    }
+    cache = npm_cache()
+    env.update(
+        HOME=str(scratch / "home"), DSH_HOME=str(scratch / "elsewhere" / "dsh"), TMPDIR=str(scratch / "tmp")
+    )
+    if cache:
+        env["npm_config_cache"] = cache
+    env["npm_config_update_notifier"] = "false"
+    return env
+
+
+def shell(script: str, env: dict[str, str], label: str) -> subprocess.CompletedProcess[str]:
+    """Run a README block in bash from the clone, as the user would paste it; print what it said."""
+    print(f"=== README {label}:\n" + "".join(f"    $ {line}\n" for line in script.strip().splitlines()))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT_S,
+        check=False,
+    )
+    tail = (done.stdout + done.stderr).strip().splitlines()[-6:]
+    print(f"  exit {done.returncode}" + "".join(f"\n  | {line}" for line in tail))
+    return done
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def declare_the_model(dsh_home: Path, port: int) -> None:
+    """The provider a user declares for their own model, here the scripted one on loopback."""
+    dsh_home.mkdir(parents=True, exist_ok=True)
+    (dsh_home / "settings.yaml").write_text(
+        "llm-pi-ai:\n  providers:\n    mock:\n      api: openai-completions\n"
+        f"      baseURL: http://127.0.0.1:{port}/v1\n      apiKeyEnv: MOCK_API_KEY\n"
+        "      models:\n        - id: mock-model\n          name: mock-model\n"
+        "          contextWindow: 128000\n          maxTokens: 4096\n          input: [text]\n"
+        "agent-default-model:\n  provider: mock\n  model: mock-model\n"
+    )
+
+
+def same_read(work: Path, port: int) -> list[ScriptedCall]:
+    notes = work / "notes.txt"
+    notes.write_text("the answer is 42\n")
+    call = ScriptedCall("bash", {"command": f"cat {notes}", "description": "Read the notes"})
+    return [call] * REPEATS
+
+
+def check_denied_after_running(o: Outcome) -> None:
+    """The calls before the first denial ran; from the first denial on, every call was denied."""
+    denied = [n for n, a in enumerate(o.attempts, 1) if a.is_error and a.text.startswith(BLOCKED)]
+    o.expect(bool(denied), f"none of the {len(o.attempts)} calls was denied")
+    if denied:
+        o.expect_executed(range(1, denied[0]))
+        o.expect_denied(range(denied[0], len(o.attempts) + 1), BLOCKED)
+
+
+SCENARIO = Scenario(
+    "readme-install",
+    "the same read until the plugin stops it, in the profile the README made",
+    same_read,
+    check_denied_after_running,
+)
+
+
+def bundles(profile: Path) -> list[str]:
+    manifest = json.loads((profile / "package.json").read_text())
+    listed: list[str] = manifest.get("dsh", {}).get("profile", {}).get("bundles", [])
+    return listed + list(manifest.get("dependencies", {}))
+
+
+def files_left(home: Path) -> list[str]:
+    """What is in the scratch HOME, two levels down: what the README's steps leave a user."""
+    return sorted(str(p.relative_to(home)) for p in home.glob("*/*")) + sorted(
+        str(p.relative_to(home)) for p in home.glob("*") if p.is_file()
+    )
+
+
+def run_all(scratch: Path) -> bool:
+    env = fresh_environment(scratch)
+    home, dsh_home = Path(env["HOME"]), Path(env["DSH_HOME"])
+    home.mkdir(parents=True)
+    Path(env["TMPDIR"]).mkdir()
+    blocks = readme_blocks()
+    failures: list[str] = []
+    missing = {"install", "replay", "uninstall"} - set(blocks)
+    if missing:
+        print(f"FAIL: readme-install: the README has no marked block {sorted(missing)}")
+        return False
+    port = free_port()
+    declare_the_model(dsh_home, port)
+
+    installed = shell(blocks["install"] + AFTER_INSTALL, env, "install")
+    if installed.returncode != 0:
+        print("FAIL: readme-install: the README's install block failed")
+        return False
+    env["PATH"] = installed.stdout.rsplit("\nPATH=", 1)[1].strip()
+    dsh = shutil.which("dsh", path=env["PATH"])
+    node = shutil.which("node", path=env["PATH"])
+    if dsh is None or node is None:
+        print(f"FAIL: readme-install: after the install, dsh is {dsh} and node is {node} on PATH")
+        return False
+
+    # The turn, in the shell the README left: its PATH, its HOME, its DSH_HOME.
+    os.environ.clear()
+    os.environ.update(env)
+    target = Target(
+        home=dsh_home,
+        version="0.1.0-rc.8",
+        mode="readme",
+        dsh_bin=Path(dsh),
+        node_dir=Path(node).parent,
+        mock_port=port,
+        patch=None,
+        profile=PROFILE,
+        cache=home / ".cache",
+        plugin_dir=ROOT,
+        upgrade_tarball=None,
+    )
+    outcome = play(target, SCENARIO)
+    failures += outcome.failures
+    ready = [line for line in outcome.run.stderr.splitlines() if "worker environment ready after" in line]
+    print(f"  first boot: {ready[0].strip() if ready else 'no environment prepared'}")
+    if not ready:
+        failures.append("the first boot did not prepare the worker environment in the new HOME")
+
+    replayed = shell(blocks["replay"], env, "replay")
+    agreed = re.findall(r"differs from the recording on (\d+) call", replayed.stdout)
+    if replayed.returncode != 0 or agreed != ["0"]:
+        failures.append(f"rtb replay in the profile does not agree with the recording:\n{replayed.stdout}")
+
+    removed = shell(blocks["uninstall"], env, "uninstall")
+    profile = dsh_home / "profiles" / PROFILE
+    if removed.returncode != 0:
+        failures.append("the README's uninstall block failed")
+    elif "dsh-repeat-tool-breaker" in bundles(profile):
+        failures.append("after the uninstall the profile still lists dsh-repeat-tool-breaker")
+    if (home / CACHE_FOLDER).exists():
+        failures.append(f"after the uninstall ~/{CACHE_FOLDER} is still there")
+    if (home / ".dsh").exists():
+        failures.append("~/.dsh was written to although DSH_HOME is elsewhere")
+    print("  left in HOME: " + ", ".join(files_left(home)))
+    return report(SCENARIO.name, failures, outcome.run)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="rtb-readme-install-"))
+    try:
+        passed = run_all(scratch)
+    finally:
+        if args.keep:
+            print(f"kept {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
