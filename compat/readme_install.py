@@ -6,10 +6,12 @@ elsewhere than ``~/.dsh``, with whatever Node is on PATH (the install brings Nod
 
 1. ``install``: dsh, Node 22 and pnpm from the committed lock, fix 2 in the headless profile,
    ``dsh plugin --profile headless add "$PWD"``;
-2. a headless dsh turn against the scripted model (compat/mock_model.py, declared in
-   ``$DSH_HOME/settings.yaml`` as a user declares a provider): the same ``cat`` again and again,
-   until the plugin denies one; the first boot prepares the worker environment;
-3. ``replay``: ``rtb replay`` in the profile folder must agree with the recording on every call;
+2. a row of the user's own in the profile (``limits: { exact: 3 }``), then a headless dsh turn
+   against the scripted model (compat/mock_model.py, declared in ``$DSH_HOME/settings.yaml`` as a
+   user declares a provider): the same ``cat`` 7 times, the 3rd on denied; the first boot prepares
+   the worker environment;
+3. ``replay``: ``rtb replay`` in the profile folder must agree with the recording on every call
+   (it reads the profile's configuration);
 4. ``uninstall``: the plugin, its bundle and its cache folder are gone; ``~/.dsh`` never appeared.
 
     python compat/readme_install.py [--keep]
@@ -49,6 +51,10 @@ CACHE_FOLDER = Path(".cache") / "dsh-repeat-tool-breaker"
 NOT_ON_A_FRESH_MACHINE = ("DSH_HOME", "RTB_PYTHON", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
 #: What the scripted model calls until it is stopped: the same file read the same way.
 REPEATS = 7
+#: The row a user adds to the profile's cordis.patch.yml (README, Configure): a cap unlike the
+#: defaults', so the live stop shows it was in force and ``rtb replay`` agrees only if it reads it.
+PROFILE_ROW = "- id: repeat-tool-breaker\n  config:\n    limits: { exact: 3 }\n"
+FIRST_STOP = 3
 
 
 def readme_blocks() -> dict[str, str]:
@@ -121,12 +127,10 @@ def same_read(work: Path, port: int) -> list[ScriptedCall]:
 
 
 def check_denied_after_running(o: Outcome) -> None:
-    """The calls before the first denial ran; from the first denial on, every call was denied."""
-    denied = [n for n, a in enumerate(o.attempts, 1) if a.is_error and a.text.startswith(BLOCKED)]
-    o.expect(bool(denied), f"none of the {len(o.attempts)} calls was denied")
-    if denied:
-        o.expect_executed(range(1, denied[0]))
-        o.expect_denied(range(denied[0], len(o.attempts) + 1), BLOCKED)
+    """The profile's cap was in force: the calls before it ran, from it on every call was denied."""
+    if o.expect_attempts(REPEATS):
+        o.expect_executed(range(1, FIRST_STOP))
+        o.expect_denied(range(FIRST_STOP, REPEATS + 1), BLOCKED)
 
 
 SCENARIO = Scenario(
@@ -175,6 +179,9 @@ def run_all(scratch: Path) -> bool:
         print(f"FAIL: readme-install: after the install, dsh is {dsh} and node is {node} on PATH")
         return False
 
+    profile = dsh_home / "profiles" / PROFILE
+    with (profile / "cordis.patch.yml").open("a") as patch:
+        patch.write(PROFILE_ROW)
     # The turn, in the shell the README left: its PATH, its HOME, its DSH_HOME.
     os.environ.clear()
     os.environ.update(env)
@@ -204,7 +211,6 @@ def run_all(scratch: Path) -> bool:
         failures.append(f"rtb replay in the profile does not agree with the recording:\n{replayed.stdout}")
 
     removed = shell(blocks["uninstall"], env, "uninstall")
-    profile = dsh_home / "profiles" / PROFILE
     if removed.returncode != 0:
         failures.append("the README's uninstall block failed")
     elif "dsh-repeat-tool-breaker" in bundles(profile):
