@@ -92,13 +92,19 @@ function mkfifo() {
   return mkfifoPath;
 }
 
+/** A worker's variables: `env` itself, or what it gives now. */
+export function workerEnvironment(env) {
+  return typeof env === 'function' ? env() : env;
+}
+
 export class WorkerBridge {
   /**
    * @param {object} options
    * @param {string} options.command the Python interpreter
    * @param {string[]} options.args
    * @param {string} options.cwd
-   * @param {Record<string, string>} options.env
+   * @param {Record<string, string> | (() => Record<string, string>)} options.env the worker's
+   *   variables, or what gives them afresh for each worker started (see index.js workerOptions)
    * @param {(text: string) => void} options.log one line for the operator
    * @param {(agent: number) => {requests: object[], weight: number}} [options.replay] the requests
    *   that rebuild one agent's state in a new worker, and about how many bytes they encode to
@@ -470,7 +476,7 @@ export class WorkerBridge {
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, mkfifo: mkfifo(), stateBuffer, replies: port2, clockBase: this.clockBase },
+      workerData: { ...this.spawnOptions, env: workerEnvironment(this.spawnOptions.env), mkfifo: mkfifo(), stateBuffer, replies: port2, clockBase: this.clockBase },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
       trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
-import { WorkerBridge, WorkerUnavailable, clock } from './bridge.js';
+import { WorkerBridge, WorkerUnavailable, clock, workerEnvironment } from './bridge.js';
 import {
   EnvironmentUnavailable,
   PACKAGE_ROOT,
@@ -43,16 +43,20 @@ function log(text) {
 // left unclaimed is stopped after EARLY_WORKER_MS.
 const EARLY_WORKER_MS = 60_000;
 
-function workerOptions(python) {
-  // cwd: keeps the user's working directory off the worker's import path
-  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: pythonEnvironment(process.env, PACKAGE_ROOT, python) };
+/**
+ * How a worker of `python` is started. Its variables are worked out again for each worker
+ * started: a replacement started after an upgrade in place keeps its compiled modules apart from
+ * the old code's (package-digest.js). cwd keeps the user's working directory off its import path.
+ */
+export function workerOptions(python, root = PACKAGE_ROOT) {
+  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: () => pythonEnvironment(process.env, root, python) };
 }
 
 // What makes two workers the same: the command, and the variables Python, the loader, the locale
 // or the worker itself read (dsh's own plugins set others while it loads, VIPSHOME for one).
 const WORKER_VARIABLES = /^(?:PYTHON|RTB_|LD_|LC_|LANG$|PATH$|HOME$|TMPDIR$)/;
 function workerKey({ command, env }) {
-  return JSON.stringify([command, Object.entries(env).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
+  return JSON.stringify([command, Object.entries(workerEnvironment(env)).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
 }
 
 function startEarly() {

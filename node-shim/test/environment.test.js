@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -507,11 +508,44 @@ test('what was accepted is forgotten when any module of the package changes, how
   rememberAccepted(dir, config, settings, root);
   assert.deepEqual(acceptedSettings(dir, config, root), settings);
   assert.equal(acceptedSettings(dir, { window: 13 }, root), undefined, 'only the very configuration');
-  // The same change seen by a process that has not read the package yet (the digest is read once).
+  // The same change seen by another process, as by this one (the digest is read afresh each time).
   writeFileSync(join(root, 'breaker', 'core', 'urls.py'), 'FOLD = 2\n');
   const later = spawnSync(process.execPath, ['--input-type=module', '-e', `
     import { acceptedSettings } from ${JSON.stringify(ENVIRONMENT_MODULE)};
     console.log(JSON.stringify(acceptedSettings(${JSON.stringify(dir)}, ${JSON.stringify(config)}, ${JSON.stringify(root)}) ?? null));`], { encoding: 'utf8' });
   assert.equal(later.status, 0, later.stderr);
   assert.equal(later.stdout.trim(), 'null', 'a core module changed: the worker must decide again');
+});
+
+test('a worker started after the package changed in place keeps its compiled modules apart from the old code\'s (issue 32)', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, async () => {
+  const { workerOptions } = await import('../index.js');
+  const { WorkerBridge } = await import('../bridge.js');
+  // A copy of this package, run as the plugin's own environment runs it.
+  const root = scratch('upgraded');
+  cpSync(join(PACKAGE_ROOT, 'breaker'), join(root, 'breaker'), { recursive: true, filter: (path) => !path.includes('__pycache__') });
+  for (const file of ['package.json', 'pyproject.toml']) cpSync(join(PACKAGE_ROOT, file), join(root, file));
+  const dir = scratch('environment');
+  const bridge = new WorkerBridge({ ...workerOptions({ command: PYTHON, chosenBy: 'environment', dir }, root), log: () => {} });
+  const prefixOf = (pid) => /(?:^|\0)PYTHONPYCACHEPREFIX=([^\0]*)/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'))?.[1];
+  try {
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 20_000).ok, true);
+    const before = prefixOf(bridge.pid);
+    assert.equal(before, bytecodeFolder(dir, root));
+    // An upgrade in place (npm gives every file one time; this module keeps its size), then the
+    // worker is lost: the running plugin starts a replacement.
+    const module = join(root, 'breaker', 'core', 'urls.py');
+    const text = readFileSync(module, 'utf8');
+    writeFileSync(module, text.replace('the ', 'teh ')); // in a docstring: the same size, other content
+    assert.equal(statSync(module).size, Buffer.byteLength(text));
+    assert.notEqual(readFileSync(module, 'utf8'), text);
+    const first = bridge.pid;
+    process.kill(first, 'SIGKILL');
+    assert.equal(bridge.call({ op: 'stats' }).ok, true);
+    bridge.drain(); // the helper's news: the replacement's pid
+    assert.notEqual(bridge.pid, first, 'a replacement answered');
+    assert.equal(prefixOf(bridge.pid), bytecodeFolder(dir, root), 'the new content\'s folder');
+    assert.notEqual(prefixOf(bridge.pid), before);
+  } finally {
+    bridge.close();
+  }
 });
