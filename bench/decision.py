@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from breaker.core.config import BreakerConfig, default_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 Shape = Callable[[int], ToolCall]
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
+from breaker.core.reading.fingerprints import ToolCall
 
 
 def rss_mb() -> float:

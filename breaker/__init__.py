@@ -18,27 +18,27 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ loads
     from breaker.core.config import default_config as default_config
     from breaker.core.config import load_config as load_config
     from breaker.core.decision import Breaker as Breaker
-    from breaker.core.fingerprints import Fingerprint as Fingerprint
-    from breaker.core.fingerprints import ToolCall as ToolCall
-    from breaker.core.verdicts import Allow as Allow
-    from breaker.core.verdicts import Ask as Ask
-    from breaker.core.verdicts import Deny as Deny
-    from breaker.core.verdicts import FailureHit as FailureHit
-    from breaker.core.verdicts import Hit as Hit
-    from breaker.core.verdicts import Notice as Notice
+    from breaker.core.judging.verdicts import Allow as Allow
+    from breaker.core.judging.verdicts import Ask as Ask
+    from breaker.core.judging.verdicts import Deny as Deny
+    from breaker.core.judging.verdicts import FailureHit as FailureHit
+    from breaker.core.judging.verdicts import Hit as Hit
+    from breaker.core.judging.verdicts import Notice as Notice
+    from breaker.core.reading.fingerprints import Fingerprint as Fingerprint
+    from breaker.core.reading.fingerprints import ToolCall as ToolCall
 
 _HOMES = {
-    "Allow": "breaker.core.verdicts",
-    "Ask": "breaker.core.verdicts",
+    "Allow": "breaker.core.judging.verdicts",
+    "Ask": "breaker.core.judging.verdicts",
     "Breaker": "breaker.core.decision",
     "BreakerConfig": "breaker.core.config",
     "ConfigError": "breaker.core.config",
-    "Deny": "breaker.core.verdicts",
-    "FailureHit": "breaker.core.verdicts",
-    "Fingerprint": "breaker.core.fingerprints",
-    "Hit": "breaker.core.verdicts",
-    "Notice": "breaker.core.verdicts",
-    "ToolCall": "breaker.core.fingerprints",
+    "Deny": "breaker.core.judging.verdicts",
+    "FailureHit": "breaker.core.judging.verdicts",
+    "Fingerprint": "breaker.core.reading.fingerprints",
+    "Hit": "breaker.core.judging.verdicts",
+    "Notice": "breaker.core.judging.verdicts",
+    "ToolCall": "breaker.core.reading.fingerprints",
     "default_config": "breaker.core.config",
     "load_config": "breaker.core.config",
 }

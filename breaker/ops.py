@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from breaker.core.messages import REDACTION_MARGIN, redact
+from breaker.core.wording.messages import REDACTION_MARGIN, redact
 
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
@@ -48,7 +48,7 @@ class Guard(NamedTuple):
     call: str
     name: str
     args: Any = None
-    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.history.standin``).
     stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["guard"] = "guard"
@@ -60,7 +60,7 @@ class Preflight(NamedTuple):
     call: str
     name: str
     args: Any = None
-    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.standin``).
+    #: Truthy: the reply carries ``standIn`` when the call has one (``breaker.core.history.standin``).
     stand_in: Any = None
     reply: ReplyMode = None
     op: Literal["preflight"] = "preflight"
@@ -79,7 +79,8 @@ class Result(NamedTuple):
     agent: int
     call: str
     text: str
-    #: The plain facts the failure track judges (``breaker.core.outcomes.judge``); nil from older shims.
+    #: The plain facts the failure track judges (``breaker.core.reading.outcomes.judge``); nil from
+    #: older shims.
     outcome: dict[str, Any] | None = None
     reply: ReplyMode = None
     op: Literal["result"] = "result"

@@ -61,7 +61,7 @@ Requests (shim → worker)
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
     call's arguments with each long text condensed, when that is the same call to ``Breaker``
-    (``breaker.core.standin``): the shim journals those instead of the call's megabytes, so a
+    (``breaker.core.history.standin``): the shim journals those instead of the call's megabytes, so a
     replacement worker still counts it. Absent when there is none.
 
     ``keepFrom`` (guard, decided preflight; absent when None) is ``Breaker.history_from``: the

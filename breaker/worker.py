@@ -41,13 +41,13 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from breaker.core.agents import OPERATIONS
-from breaker.core.canonical import CONDENSED_CHARS
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.core.messages import WORKER_FAILURE_DENIAL, redact
-from breaker.core.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
-from breaker.core.results import RESULT_TEXT_CHARS
-from breaker.core.verdicts import Ask, Deny
+from breaker.core.history.agents import OPERATIONS
+from breaker.core.history.results import RESULT_TEXT_CHARS
+from breaker.core.judging.verdicts import Ask, Deny
+from breaker.core.reading.canonical import CONDENSED_CHARS
+from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.wording.messages import WORKER_FAILURE_DENIAL, redact
 from breaker.protocol import (
     BadRequest,
     Commit,
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from breaker.core.decision import Breaker
-    from breaker.core.fingerprints import ToolCall
+    from breaker.core.reading.fingerprints import ToolCall
 
 log = logging.getLogger("breaker.worker")
 
@@ -128,8 +128,8 @@ class RequestHandler:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
         if self._config is not None and self._breaker is None:
             from breaker.core.decision import Breaker
-            from breaker.core.fingerprints import ToolCall
-            from breaker.core.standin import stand_in
+            from breaker.core.history.standin import stand_in
+            from breaker.core.reading.fingerprints import ToolCall
 
             self._breaker = Breaker(self._config)
             self._tool_call = ToolCall
@@ -235,7 +235,7 @@ class RequestHandler:
             # Whether a result can earn a notice, so the shim must wait for the result's reply.
             "notices": config.gives_notices,
             # A call this heavy (text units) may hold a text that counts by its digest: it asks for
-            # its stand-in, which the journal keeps instead of the call (breaker/core/standin.py).
+            # its stand-in, which the journal keeps instead of the call (breaker/core/history/standin.py).
             "condensedChars": CONDENSED_CHARS,
             # What the shim must not define itself: which requests make an agent the most recent
             # and which drop verdicts kept ahead (agents.OPERATIONS), how much of a result and

@@ -14,7 +14,7 @@
 //     worker forgets its idlest agent past maxAgents, and this agent, most recent at its
 //     preflight, cannot have become the idlest and been forgotten in fewer.
 // Which requests make an agent the most recent, and which change what a verdict reads (a
-// preflight only when it asks), is the worker's table (breaker/core/agents.py OPERATIONS, in its
+// preflight only when it asks), is the worker's table (breaker/core/history/agents.py OPERATIONS, in its
 // configure reply): applied here, never restated.
 // Otherwise the guard asks the worker as it always did. Which verdict is right stays the worker's
 // business: this only decides whether the one it gave is still the one it would give.
@@ -35,7 +35,7 @@ export class AheadVerdicts {
   /**
    * @param {number} maxAgents the worker's agent cap (its configure reply)
    * @param {Record<string, {recent: boolean, changes: 'always' | 'when it asks'}>} operations what
-   *   each request does to its agent (the configure reply's, breaker/core/agents.py OPERATIONS):
+   *   each request does to its agent (the configure reply's, breaker/core/history/agents.py OPERATIONS):
    *   whether it makes it the most recent, and when it drops verdicts kept ahead
    */
   constructor(maxAgents, operations) {

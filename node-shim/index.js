@@ -119,7 +119,7 @@ function resultText(result, limit) {
   return parts.join('\n');
 }
 
-// The plain facts of a result the failure track judges (breaker/core/outcomes.py): isError and the
+// The plain facts of a result the failure track judges (breaker/core/reading/outcomes.py): isError and the
 // scalar fields of the tool's structured value the worker names (`fields`, texts cut at
 // `textChars`). The value itself never crosses the pipe.
 function outcomeOf(result, fields, textChars) {
@@ -261,7 +261,7 @@ export function apply(ctx, config) {
   }
 
   // What the journal keeps of a call the worker answered: the stand-in it gave (the call with its
-  // long texts by digest, breaker/core/standin.py), else the call as sent.
+  // long texts by digest, breaker/core/history/standin.py), else the call as sent.
   function journaled(message, weight, answer) {
     if (answer.standIn === undefined || answer.standIn === null) return { message, weight };
     const { standIn: _, ...sent } = message;

@@ -13,7 +13,7 @@
 // size, the agent cap and which requests make an agent the most recent (the order in which the
 // worker forgets its idlest agents) come from the worker's settings: no policy lives here.
 // A large call is journaled by its stand-in when the worker gave one (its long texts by digest,
-// breaker/core/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
+// breaker/core/history/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
 // Bounded in bytes too (JOURNAL_BYTES, by the weight of each request, about its encoded size):
 // past it the idlest agents are dropped, and an agent that alone outweighs it keeps its newest
 // requests only. A dropped agent's window does not survive a worker loss: the loss then errs
@@ -46,7 +46,7 @@ export class Journal {
 
   /**
    * A request `op` about `agent` was sent. One that makes the agent the worker's most recent (the
-   * worker's operations table, breaker/core/agents.py) makes it the journal's most recent too,
+   * worker's operations table, breaker/core/history/agents.py) makes it the journal's most recent too,
    * and a new agent past maxAgents pushes out the idlest: the journal's agents are the worker's,
    * in its order. Returns the agent's journal, if it has one.
    */

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ConfigError, Deny, ToolCall, default_config, load_config
-from breaker.core.fingerprints import fingerprint_call
+from breaker.core.reading.fingerprints import fingerprint_call
 
 _ids = count()
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
-from breaker.core.fingerprints import CallFingerprints, Fingerprint
-from breaker.core.messages import REDACTION_MARGIN
+from breaker.core.reading.fingerprints import CallFingerprints, Fingerprint
+from breaker.core.wording.messages import REDACTION_MARGIN
 
 TARGET_KINDS = frozenset({"net", "site", "sink", "family", "verb"})
 
@@ -464,7 +464,7 @@ def test_past_max_agents_the_idlest_agent_is_forgotten() -> None:
 
 
 def test_the_guard_reuses_the_fingerprints_of_the_preflight_of_the_same_call() -> None:
-    from breaker.core.fingerprints import fingerprint_call
+    from breaker.core.reading.fingerprints import fingerprint_call
 
     computed: list[str] = []
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
-from breaker.core.fingerprints import CallFingerprints, Fingerprint
-from breaker.core.messages import NOTICE_PREFIX, PREFIX
-from breaker.core.verdicts import Notice
+from breaker.core.judging.verdicts import Notice
+from breaker.core.reading.fingerprints import CallFingerprints, Fingerprint
+from breaker.core.wording.messages import NOTICE_PREFIX, PREFIX
 
 TARGETS = frozenset({"net", "host", "site", "sink", "family", "verb"})
 FAILED = {"kind": "foreground", "exitCode": 2, "signal": None, "timedOut": False, "aborted": False}

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from breaker.core.config import ConfigError, default_config, load_config
-from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 
 def test_every_escalation_key_is_off_by_default() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from breaker.core.config import BreakerConfig, default_config, load_config
-from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
+from breaker.core.reading.fingerprints import CallFingerprints, Fingerprint, ToolCall, fingerprint_call
 from tests.test_config import ignored_args
 
 CONFIG = default_config()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
-from breaker.core.verdicts import Deny
+from breaker.core.judging.verdicts import Deny
+from breaker.core.reading.fingerprints import ToolCall
 
 FAILED = {"exitCode": 2}
 

@@ -6,9 +6,9 @@ import pytest
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.core.identity import Workspace, effect_of, reverse, succeeded
-from breaker.core.verdicts import Allow, Deny
+from breaker.core.history.identity import Workspace, effect_of, reverse, succeeded
+from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 STATE_AWARE = load_config({"identity": "state-aware"})
 

@@ -1,4 +1,5 @@
-"""The three layers stay apart: the pure core, the worker's I/O shell, and the offline tool ``rtb``.
+"""The three layers stay apart: the pure core, the worker's I/O shell, and the offline tool ``rtb``;
+inside the core, the stages a call passes through import only the stages before them.
 
 Read from the source (AST), so an import is caught wherever it sits: at the top, inside a
 function, or under ``TYPE_CHECKING``.
@@ -44,6 +45,13 @@ IO_MODULES = frozenset(
 #: What the core may use of an I/O module: ``sys.intern`` shares equal strings, and does no I/O.
 ALLOWED_IO_NAMES = {"sys": frozenset({"intern"})}
 SHELL_MODULES = frozenset({"breaker.worker", "breaker.protocol", "breaker.frames", "breaker.ops"})
+
+
+#: The core's stage folders in the order a call passes them: read, remembered, judged, worded,
+#: decided. A module imports from its own stage or an earlier one; ``config`` (below every stage)
+#: imports none, and the façade ``decision`` (above them all) any.
+STAGES = ("reading", "history", "judging", "wording", "deciding")
+CORE = PACKAGE / "core"
 
 
 def module_name(path: Path) -> str:
@@ -124,6 +132,59 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def stage_of(module: str) -> int | None:
+    """Where ``module`` sits in the core: -1 for ``config``, a stage's index, ``len(STAGES)`` for
+    the façade and the core package; None outside the core."""
+    if module == "breaker.core.config":
+        return -1
+    parts = module.split(".")
+    if parts[:2] != ["breaker", "core"]:
+        return None
+    return STAGES.index(parts[2]) if len(parts) > 2 and parts[2] in STAGES else len(STAGES)
+
+
+def stage_problems(graph: dict[str, set[str]]) -> list[str]:
+    """Every import in ``graph`` (module -> modules it imports) from a later stage of the core."""
+    problems = []
+    for module, imported in sorted(graph.items()):
+        own = stage_of(module)
+        if own is None:
+            continue
+        for other in sorted(imported):
+            theirs = stage_of(other)
+            if theirs is not None and theirs > own:
+                problems.append(f"{module} imports {other}, a later stage")
+    return problems
+
+
+def test_the_core_is_its_stage_folders_config_and_the_facade() -> None:
+    entries = {path.name for path in CORE.iterdir() if path.name != "__pycache__"}
+    assert entries == {"__init__.py", "config.py", "decision.py", *STAGES}
+    assert all((CORE / stage).is_dir() for stage in STAGES)
+    assert len(STAGES) <= 6
+
+
+def test_every_core_module_imports_only_its_own_stage_or_earlier_ones() -> None:
+    assert stage_problems(import_graph()) == []
+
+
+def test_the_stage_check_rejects_an_import_from_a_later_stage() -> None:
+    graph = {
+        "breaker.core.reading.urls": {"breaker.core.config"},
+        "breaker.core.history.window": {"breaker.core.reading.urls", "breaker.core.wording"},
+        "breaker.core.judging.verdicts": {"breaker.core.history"},
+        "breaker.core.config": {"breaker.core.reading.urls"},
+        "breaker.core.deciding.rules": {"breaker.core.decision", "breaker.core.wording.messages"},
+        "breaker.core.decision": {"breaker.core.deciding", "breaker.core.reading"},
+        "breaker.rtb.cli": {"breaker.core.decision"},
+    }
+    assert stage_problems(graph) == [
+        "breaker.core.config imports breaker.core.reading.urls, a later stage",
+        "breaker.core.deciding.rules imports breaker.core.decision, a later stage",
+        "breaker.core.history.window imports breaker.core.wording, a later stage",
+    ]
+
+
 def test_the_core_imports_neither_the_shell_nor_rtb_nor_any_io() -> None:
     problems = [
         problem
@@ -150,12 +211,12 @@ def test_the_layer_check_rejects_io_and_outer_layers_in_the_core() -> None:
         "from breaker.rtb.sessions import Session\n",
         "def late() -> None:\n    import anyio\n",
     ):
-        assert layer_problems("breaker.core.window", source), source
+        assert layer_problems("breaker.core.history.window", source), source
     assert layer_problems("breaker.worker", "from breaker.rtb import cli\n")
 
 
 def test_the_layer_check_lets_the_core_intern_strings_and_outer_layers_do_io() -> None:
-    assert layer_problems("breaker.core.fingerprints", "import sys\nsys.intern('x')\n") == []
+    assert layer_problems("breaker.core.reading.fingerprints", "import sys\nsys.intern('x')\n") == []
     assert layer_problems("breaker.rtb.cli", "import os\nimport sys\n") == []
     assert layer_problems("breaker.worker", "import anyio\nfrom breaker.core import decision\n") == []
 

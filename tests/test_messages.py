@@ -11,8 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker.core.config import load_config
-from breaker.core.fingerprints import Fingerprint
-from breaker.core.messages import (
+from breaker.core.history.streaks import Streak
+from breaker.core.judging.verdicts import FailureHit, Hit, Stall
+from breaker.core.reading.fingerprints import Fingerprint
+from breaker.core.reading.outcomes import Failure
+from breaker.core.wording.messages import (
     NOTICE_PREFIX,
     PREFIX,
     ask_reason,
@@ -28,9 +31,6 @@ from breaker.core.messages import (
     summarize_notice,
     warn_notice,
 )
-from breaker.core.outcomes import Failure
-from breaker.core.streaks import Streak
-from breaker.core.verdicts import FailureHit, Hit, Stall
 
 CONFIG = load_config(None)
 NET_HIT = Hit(Fingerprint("net", "net:open.canada.ca/"), 5, 5.0)

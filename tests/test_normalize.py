@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.core.canonical import MAX_KEY_CHARS, bounded_key, canonical_json
-from breaker.core.commands import analyze_shell
-from breaker.core.shell import SimpleCommand, lex_shell
-from breaker.core.urls import canonical_url
+from breaker.core.reading.canonical import MAX_KEY_CHARS, bounded_key, canonical_json
+from breaker.core.reading.commands import analyze_shell
+from breaker.core.reading.shell import SimpleCommand, lex_shell
+from breaker.core.reading.urls import canonical_url
 
 ALIASES = {"open-data.canada.ca": "open.canada.ca"}
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from breaker.core.commands import analyze_shell
 from breaker.core.config import default_config
-from breaker.core.findings import MAX_URLS
-from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.core.shell import lex_shell
-from breaker.core.urls import canonical_url
+from breaker.core.reading.commands import analyze_shell
+from breaker.core.reading.findings import MAX_URLS
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
+from breaker.core.reading.shell import lex_shell
+from breaker.core.reading.urls import canonical_url
 
 CONFIG = default_config()
 ALIASES = CONFIG.hostAliases

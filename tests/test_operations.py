@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from breaker.core.agents import OPERATIONS
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
+from breaker.core.history.agents import OPERATIONS
+from breaker.core.reading.fingerprints import ToolCall
 
 LS = ToolCall("bash", {"command": "ls"}, "kept")
 

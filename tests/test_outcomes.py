@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from breaker.core.outcomes import Failure, Settled, judge, shell_end
+from breaker.core.reading.outcomes import Failure, Settled, judge, shell_end
 
 BASH = {"kind": "foreground", "exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
 from breaker.core.decision import UNLIMITED_PASSES
-from breaker.core.outcomes import Failure
-from breaker.core.streaks import Streaks
+from breaker.core.history.streaks import Streaks
+from breaker.core.reading.outcomes import Failure
 from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
 
 

@@ -24,8 +24,8 @@ import pytest
 
 from breaker.core.config import DEFAULTS, MODE_DEFAULTS, load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
-from breaker.core.verdicts import Ask, Deny
+from breaker.core.judging.verdicts import Ask, Deny
+from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.cli import main as rtb_main
 
 ROOT = Path(__file__).resolve().parent.parent

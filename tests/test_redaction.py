@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.messages import (
+from breaker.core.history.streaks import Streak
+from breaker.core.judging.verdicts import Deny, FailureHit, Hit, Stall
+from breaker.core.reading.fingerprints import Fingerprint, ToolCall
+from breaker.core.reading.outcomes import Failure
+from breaker.core.wording.messages import (
     ask_reason,
     denial,
     failure_notice,
@@ -23,10 +26,7 @@ from breaker.core.messages import (
     summarize_notice,
     warn_notice,
 )
-from breaker.core.outcomes import Failure
-from breaker.core.redaction import _INVISIBLE, drop_invisible, quotable, quoted_prefix, scrub
-from breaker.core.streaks import Streak
-from breaker.core.verdicts import Deny, FailureHit, Hit, Stall
+from breaker.core.wording.redaction import _INVISIBLE, drop_invisible, quotable, quoted_prefix, scrub
 
 CONFIG = load_config(None)
 

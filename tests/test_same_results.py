@@ -1,4 +1,4 @@
-"""sameResultLimit: the result of a call is evidence (breaker/core/progress.py).
+"""sameResultLimit: the result of a call is evidence (breaker/core/history/progress.py).
 
 The same call with the same result is no progress; the same call with a changing result is
 polling. Three rules read it, before a call runs: the same result (N times; N - 1 after a
@@ -18,8 +18,8 @@ import pytest
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
-from breaker.core.verdicts import Allow, Deny
+from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.replay import replay_events
 from breaker.rtb.sessions import parse_log
 from tests.corpus.trajectories import Trajectory

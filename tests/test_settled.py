@@ -1,4 +1,4 @@
-"""Settled answers (breaker/core/settled.py): a command line whose output depends on nothing but
+"""Settled answers (breaker/core/judging/settled.py): a command line whose output depends on nothing but
 its own text, read conservatively: literal text from ``echo``/``printf``, alone or through text
 filters, with nothing the shell expands, no redirection, no other operator, no file of a filter's
 own."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.core.fingerprints import ToolCall
-from breaker.core.settled import MAX_CHARS, is_settled, settled_command
+from breaker.core.judging.settled import MAX_CHARS, is_settled, settled_command
+from breaker.core.reading.fingerprints import ToolCall
 
 SETTLED = [
     "echo \"hello world!\" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.core.canonical import CONDENSED_CHARS, canonical_json, condensed
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
-from breaker.core.standin import stand_in
-from breaker.core.verdicts import Deny
+from breaker.core.history.standin import stand_in
+from breaker.core.judging.verdicts import Deny
+from breaker.core.reading.canonical import CONDENSED_CHARS, canonical_json, condensed
+from breaker.core.reading.fingerprints import ToolCall
 
 LONG = "€" * CONDENSED_CHARS
 OTHER = "€" * (CONDENSED_CHARS - 1) + "$"

@@ -14,9 +14,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from breaker.core.config import default_config, load_config
-from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.core.shell import SimpleCommand, lex_shell
-from breaker.core.urls import fold_host_name
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
+from breaker.core.reading.shell import SimpleCommand, lex_shell
+from breaker.core.reading.urls import fold_host_name
 
 CONFIG = default_config()
 TARGET_URL_KINDS = ("net", "site", "host", "family")

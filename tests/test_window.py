@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.core.window import Window, digest, split
+from breaker.core.history.window import Window, digest, split
 
 
 def test_counts_each_key_once_per_entry() -> None:

@@ -16,11 +16,11 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
-from breaker.core.agents import OPERATIONS
-from breaker.core.canonical import CONDENSED_CHARS, condensed
-from breaker.core.messages import WORKER_FAILURE_DENIAL
-from breaker.core.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
-from breaker.core.results import RESULT_TEXT_CHARS
+from breaker.core.history.agents import OPERATIONS
+from breaker.core.history.results import RESULT_TEXT_CHARS
+from breaker.core.reading.canonical import CONDENSED_CHARS, condensed
+from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.wording.messages import WORKER_FAILURE_DENIAL
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
 

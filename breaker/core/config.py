@@ -20,8 +20,6 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 
-from breaker.core.urls import fold_host_name
-
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
@@ -388,6 +386,14 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
         result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
     return result
+
+
+def fold_host_name(spelled: str) -> str:
+    """A host name as hosts are compared (URLs and ``hostAliases`` alike): lowercase, no trailing
+    dot, no ``www.`` in front of a name that still has a dot (``www.example.org`` is
+    ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
+    name = spelled.lower().rstrip(".")
+    return name[4:] if name.startswith("www.") and "." in name[4:] else name
 
 
 def _wildcard_regex(pattern: str) -> str:

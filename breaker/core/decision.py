@@ -17,16 +17,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from breaker.core import passes as passes_
-from breaker.core import rules
-from breaker.core.agent import AgentState
-from breaker.core.agents import AgentId, Agents
-from breaker.core.analysis import ANALYSED_ARGS, ANALYSED_CALLS, ANALYSED_CHARS, Analysis, Fingerprinter
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.core.passes import UNLIMITED_PASSES
-from breaker.core.plans import Plan
-from breaker.core.verdicts import Allow, Ask, Deny, Notice
+from breaker.core.deciding import UNLIMITED_PASSES, AgentState, Plan, rules
+from breaker.core.deciding import passes as passes_
+from breaker.core.history import (
+    ANALYSED_ARGS,
+    ANALYSED_CALLS,
+    ANALYSED_CHARS,
+    AgentId,
+    Agents,
+    Analysis,
+    Fingerprinter,
+)
+from breaker.core.judging import Allow, Ask, Deny, Notice
+from breaker.core.reading import ToolCall, fingerprint_call
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -125,13 +129,9 @@ class Breaker:
         state.changed()
         if state.asks.ended(call_id):
             return ()  # the local ask was declined (a declined limit ask needs nothing more)
-        if not state.results.arrived(call_id, text, self.config.resultPreviewChars):
+        if not state.results.arrived(call_id):
             return ()  # a denial's result
-        if state.workspace is not None:
-            state.workspace.settle(call_id, text)
-        if state.progress is not None:
-            state.progress.returned(call_id, text, outcome)
-        return state.failures.result(call_id, text, outcome, self.config)
+        return rules.returned(state, call_id, text, outcome, self.config)
 
     def human_message(self, agent: AgentId) -> None:
         """A real user turn: a fresh window, no results to quote, no streaks, a fresh ask state."""

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
-from breaker.core.fingerprints import ToolCall, fingerprint_call
+from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 from breaker.rtb import check, dshhome, shown
 from breaker.rtb.configfile import read_config_file
 from breaker.rtb.inputs import UsageError, load_sessions, read_labels

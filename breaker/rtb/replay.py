@@ -22,10 +22,10 @@ from typing import Literal
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import SHELL_TOOLS, fingerprint_call
-from breaker.core.outcomes import shell_end
-from breaker.core.results import RESULT_TEXT_CHARS
-from breaker.core.verdicts import Allow, Ask, Deny, Hit
+from breaker.core.history.results import RESULT_TEXT_CHARS
+from breaker.core.judging.verdicts import Allow, Ask, Deny, Hit
+from breaker.core.reading.fingerprints import SHELL_TOOLS, fingerprint_call
+from breaker.core.reading.outcomes import shell_end
 from breaker.rtb.sessions import (
     NOTHING_KNOWN,
     About,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from breaker.core.fingerprints import ToolCall
+from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.jsontext import Unreadable, load_json
 from breaker.rtb.logstream import BadLine, log_lines
 

@@ -1,6 +1,6 @@
 """How rtb shows what came from a log: every text a report prints that a model, a tool or a user
 wrote (arguments, commands, fingerprint keys, denial texts, prompts, paths) goes through here, and
-from here through the denial's own redaction (``breaker.core.redaction``): a report in any format
+from here through the denial's own redaction (``breaker.core.wording.redaction``): a report in any format
 (table, markdown, JSON, HTML) never prints a secret the denial would not quote, nor a control or
 invisible character.
 
@@ -14,8 +14,8 @@ import functools
 import json
 from datetime import datetime, timezone
 
-from breaker.core.fingerprints import SHELL_TOOLS
-from breaker.core.redaction import quotable, quotable_inline
+from breaker.core.reading.fingerprints import SHELL_TOOLS
+from breaker.core.wording.redaction import quotable, quotable_inline
 
 #: The most of one text any report examines and prints whole (a command, a denial); past it the
 #: text is cut and says so.

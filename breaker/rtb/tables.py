@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import CallFingerprints, ToolCall
-from breaker.core.messages import format_number
-from breaker.core.verdicts import Hit
+from breaker.core.judging.verdicts import Hit
+from breaker.core.reading.fingerprints import CallFingerprints, ToolCall
+from breaker.core.wording.messages import format_number
 from breaker.rtb import shown
 from breaker.rtb.replay import CallReplay, SessionReplay
 from breaker.rtb.sweep import SettingScore

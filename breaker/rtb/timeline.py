@@ -22,8 +22,8 @@ import json
 from collections.abc import Sequence
 
 from breaker.core.config import BreakerConfig, load_config
-from breaker.core.messages import format_number
-from breaker.core.verdicts import Hit
+from breaker.core.judging.verdicts import Hit
+from breaker.core.wording.messages import format_number
 from breaker.rtb import shown
 from breaker.rtb.replay import CallReplay, SessionReplay
 

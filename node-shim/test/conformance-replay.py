@@ -9,7 +9,7 @@ import sys
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
+from breaker.core.reading.fingerprints import ToolCall
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-// One owner for the ahead-of-guard rule (breaker/core/agents.py OPERATIONS): a seeded trace of
+// One owner for the ahead-of-guard rule (breaker/core/history/agents.py OPERATIONS): a seeded trace of
 // several agents' preflights, guards, results and human turns goes through the shim's
 // AheadVerdicts and Journal, fed by a real worker's answers, and through a fresh Breaker. Every
 // verdict the shim keeps for a guard must still be the worker's (a `commit` the worker has no plan

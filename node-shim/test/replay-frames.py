@@ -14,8 +14,8 @@ import sys
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.fingerprints import ToolCall
-from breaker.core.verdicts import Deny
+from breaker.core.judging.verdicts import Deny
+from breaker.core.reading.fingerprints import ToolCall
 
 
 def main() -> None:

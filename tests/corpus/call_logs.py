@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from breaker.core.fingerprints import ToolCall
+from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.sessions import CallEvent, Event, HumanTurn, ResultEvent, Session, session_id_for
 
 

@@ -15,11 +15,11 @@ import sys
 import atheris  # a fuzzing tool, not a dependency
 
 with atheris.instrument_imports():
-    from breaker.core.commands import analyze_shell
     from breaker.core.config import default_config
-    from breaker.core.fingerprints import ToolCall, fingerprint_call
-    from breaker.core.shell import lex_shell
-    from breaker.core.urls import canonical_url
+    from breaker.core.reading.commands import analyze_shell
+    from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
+    from breaker.core.reading.shell import lex_shell
+    from breaker.core.reading.urls import canonical_url
 
 CONFIG = default_config()
 ALIASES = CONFIG.hostAliases

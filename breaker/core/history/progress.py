@@ -34,12 +34,20 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from breaker.core.findings import Findings
-from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
-from breaker.core.identity import text_argument
-from breaker.core.outcomes import FILE_TOOLS, Failure, judge, says_nothing
-from breaker.core.shell import lex_shell
-from breaker.core.wrappers import strip_prefix
+from breaker.core.history.identity import text_argument
+from breaker.core.reading import (
+    COMMAND_ARGS,
+    FILE_TOOLS,
+    SHELL_TOOLS,
+    Failure,
+    Findings,
+    Fingerprint,
+    ToolCall,
+    judge,
+    lex_shell,
+    says_nothing,
+    strip_prefix,
+)
 
 #: The fingerprint kinds that say two calls are the same call.
 CALL_KINDS = frozenset({"exact", "cmd"})

@@ -13,10 +13,9 @@ Pure: a call in, arguments (or None) out.
 
 from __future__ import annotations
 
-from breaker.core.canonical import CONDENSED_CHARS, condensed
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import ToolCall, fingerprint_call
-from breaker.core.identity import effect_of
+from breaker.core.history.identity import effect_of
+from breaker.core.reading import CONDENSED_CHARS, ToolCall, condensed, fingerprint_call
 
 
 def stand_in(call: ToolCall, config: BreakerConfig) -> object | None:

@@ -11,10 +11,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from breaker.core.canonical import bounded_key, canonical_json
-from breaker.core.commands import analyze_shell
 from breaker.core.config import BreakerConfig, HostPolicy
-from breaker.core.urls import CanonicalUrl, canonical_url
+from breaker.core.reading.canonical import bounded_key, canonical_json
+from breaker.core.reading.commands import analyze_shell
+from breaker.core.reading.urls import CanonicalUrl, canonical_url
 
 #: Tools whose command argument is a shell line.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})

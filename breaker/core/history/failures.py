@@ -2,44 +2,53 @@
 
 An allowed call whose result matters is remembered until that result arrives: what to judge it
 by (its capped fingerprints, when the failure track is on) and the notice owed to it. The result
-is judged from its plain facts (``outcomes.judge``): a failure grows the streaks of the call's
-capped fingerprints (``streaks.Streaks``), a success ends them. A fingerprint whose streak
-reached ``failLimit`` stops the next call carrying it; a streak reaching exactly ``failWarnAt``
-earns a notice. A streak lives while its fingerprint is in the window.
+is judged from its plain facts (``outcomes.judge``, by ``deciding.rules.returned``): a failure
+grows the streaks of the call's capped fingerprints (``streaks.Streaks``), a success ends them.
+A fingerprint whose streak reached ``failLimit`` stops the next call carrying it; a streak
+reaching exactly ``failWarnAt`` earns a notice. A streak lives while its fingerprint is in the window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from breaker.core import messages
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.notices import naming_rank
-from breaker.core.outcomes import Failure, Settled, judge
-from breaker.core.streaks import Streaks
-from breaker.core.verdicts import FailureHit, Notice
-from breaker.core.window import Window, digest, split
+from breaker.core.history.streaks import Streak, Streaks
+from breaker.core.history.window import Window, digest, split
+from breaker.core.reading import Failure, Fingerprint, ToolCall
+
+#: The notice owed to an allowed call, held until its result: worded by a later stage, kept here as is.
+Owed = TypeVar("Owed")
 
 
 @dataclass(frozen=True, slots=True)
-class Running:
+class FailureHit:
+    """One fingerprint whose calls failed ``streak.count`` times in a row, at or past ``limit``."""
+
+    fingerprint: Fingerprint
+    streak: Streak
+    limit: float
+
+
+@dataclass(frozen=True, slots=True)
+class Running(Generic[Owed]):
     """An allowed call awaiting its result: what to judge it by, and the notice owed to it."""
 
     tool: str
     capped: tuple[Fingerprint, ...]  # its capped fingerprints, when the failure track is on
-    notice: Notice | None
+    notice: Owed | None
 
 
-class Failures:
+class Failures(Generic[Owed]):
     """One agent's failure streaks and the allowed calls whose results it awaits."""
 
     __slots__ = ("running", "streaks")
 
     def __init__(self) -> None:
         self.streaks = Streaks()
-        self.running: dict[str, Running] = {}
+        self.running: dict[str, Running[Owed]] = {}
 
     def hits(self, fingerprints: Iterable[Fingerprint], limit: float | None) -> tuple[FailureHit, ...]:
         """The fingerprints whose calls already failed ``limit`` times in a row."""
@@ -60,7 +69,7 @@ class Failures:
         self,
         call: ToolCall,
         fingerprints: Iterable[Fingerprint],
-        notice: Notice | None,
+        notice: Owed | None,
         config: BreakerConfig,
     ) -> None:
         """Remember what the result of an allowed call is needed for (nothing, by default)."""
@@ -73,27 +82,20 @@ class Failures:
         if len(self.running) > config.window:  # a result that never came
             del self.running[next(iter(self.running))]
 
-    def result(
-        self, call_id: str, text: str, outcome: Mapping[str, object] | None, config: BreakerConfig
-    ) -> tuple[Notice, ...]:
-        """The result of an allowed call arrived: judge it; the notices owed to the call (a
-        failure notice first, then the one decided when it was allowed)."""
-        running = self.running.pop(call_id, None)
-        if running is None:
-            return ()
-        notices: list[Notice] = []
-        if running.capped:
-            judged = judge(running.tool, outcome, text)
-            if isinstance(judged, Failure):
-                quote = messages.quotable(text, config.resultPreviewChars)
-                warning = self._failed(call_id, running.capped, judged, quote, config)
-                if warning is not None:
-                    notices.append(warning)
-            elif judged is Settled.SUCCEEDED:
-                self.streaks.end(fp.key for fp in running.capped)
-        if running.notice is not None:
-            notices.append(running.notice)
-        return tuple(notices)
+    def returned(self, call_id: str) -> Running[Owed] | None:
+        """The result of ``call_id`` arrived: what it is judged by, if it was awaited."""
+        return self.running.pop(call_id, None)
+
+    def failed(
+        self, call_id: str, capped: tuple[Fingerprint, ...], failure: Failure, quote: str
+    ) -> dict[str, int]:
+        """A call failed: the streaks of its capped fingerprints grow (``quote``: its result as a
+        denial quotes it); each key's streak now."""
+        return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id)
+
+    def succeeded(self, capped: tuple[Fingerprint, ...]) -> None:
+        """A call succeeded: the streaks of its capped fingerprints end."""
+        self.streaks.end(fp.key for fp in capped)
 
     def left(self, digests: bytes, window: Window) -> None:
         """An entry left the window (its key ``digests``): streaks whose key it took out end."""
@@ -104,19 +106,3 @@ class Failures:
     def clear(self) -> None:
         self.streaks.clear()
         self.running.clear()
-
-    def _failed(
-        self,
-        call_id: str,
-        capped: tuple[Fingerprint, ...],
-        failure: Failure,
-        quote: str,
-        config: BreakerConfig,
-    ) -> Notice | None:
-        """Grow the streaks of a failed call; a notice when one reaches exactly ``failWarnAt``."""
-        counts = self.streaks.fail((fp.key for fp in capped), failure, quote, call_id)
-        crossed = [fp for fp in capped if counts[fp.key] == config.failWarnAt]
-        if not crossed:
-            return None
-        named = min(crossed, key=naming_rank)
-        return messages.failure_notice(named.key, counts[named.key], failure, config)

@@ -1,22 +1,24 @@
-"""The rules applied to one agent's state: the question a preflight asks, the plan a guard applies.
+"""The rules applied to one agent's state: the question a preflight asks, the plan a guard applies,
+and what a result does.
 
 The seed README's counting rules and local addresses, plus the opt-in measures of
 docs/escalation.md: advisory notices below the caps, the failure track, asking at any cap
 (``onLimit: ask``) and no progress (``sameResultLimit``). Each reads the parts of ``AgentState``
-that hold its concept; this module only combines their answers into one verdict.
+that hold its concept; this module takes one call through the stages in order: the call as read
+(its fingerprints), what the agent's history holds, the judgement, its wording, the commit.
 """
 
 from __future__ import annotations
 
-from breaker.core import messages
-from breaker.core.agent import AgentState
+from collections.abc import Mapping
+
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.notices import stage_notice
-from breaker.core.plans import Plan
-from breaker.core.progress import CALL_KINDS, Evidence, call_keys, target_of
-from breaker.core.settled import is_settled
-from breaker.core.verdicts import Allow, Ask, Deny, FailureHit, Hit, Stall
+from breaker.core.deciding.agent import AgentState
+from breaker.core.deciding.plans import Plan
+from breaker.core.history import CALL_KINDS, Evidence, call_keys, target_of
+from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
+from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
+from breaker.core.wording import messages
 
 ALLOW = Allow()
 
@@ -64,8 +66,9 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
             return Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target)
-        notice = stage_notice(state.window, fingerprints, config)
-        return Plan(call, ALLOW if notice is None else Allow(notice), fingerprints, raw, (), peak, target)
+        stage = notices.stage(state.window, fingerprints, config)
+        verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
+        return Plan(call, verdict, fingerprints, raw, (), peak, target)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
     previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
@@ -96,6 +99,39 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
             state.workspace.identify(call, plan.raw)  # the call identified last is the one expected
             state.workspace.expect(call.call_id)
     return verdict
+
+
+def returned(
+    state: AgentState, call_id: str, text: str, outcome: Mapping[str, object] | None, config: BreakerConfig
+) -> tuple[Notice, ...]:
+    """The result of an allowed call arrived (``outcome``: its plain facts): kept for quoting,
+    handed to the workspace and the evidence of results, judged by the failure track. The
+    notices owed to the call: a failure notice first, then the one decided when it was allowed."""
+    preview = config.resultPreviewChars
+    if state.results.awaits(call_id):
+        state.results.keep(call_id, messages.quoted_prefix(text, preview), len(text))
+    if state.workspace is not None:
+        state.workspace.settle(call_id, text)
+    if state.progress is not None:
+        state.progress.returned(call_id, text, outcome)
+    running = state.failures.returned(call_id)
+    if running is None:
+        return ()
+    owed: list[Notice] = []
+    if running.capped:
+        judged = judge(running.tool, outcome, text)
+        if isinstance(judged, Failure):
+            quote = messages.quotable(text, preview)
+            counts = state.failures.failed(call_id, running.capped, judged, quote)
+            crossed = [fp for fp in running.capped if counts[fp.key] == config.failWarnAt]
+            if crossed:
+                named = min(crossed, key=notices.naming_rank)
+                owed.append(messages.failure_notice(named.key, counts[named.key], judged, config))
+        elif judged is Settled.SUCCEEDED:
+            state.failures.succeeded(running.capped)
+    if running.notice is not None:
+        owed.append(running.notice)
+    return tuple(owed)
 
 
 def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list[str]:

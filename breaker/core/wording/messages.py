@@ -4,7 +4,7 @@ what they quote.
 The denial is the model's only new information when a call is blocked, so it says which
 fingerprints hit and how often, why cosmetic changes do not help, what the earlier attempt
 returned, and what to do instead. Anything quoted (a result, a fingerprint, a tool name) came from
-the model or a tool, so it goes through ``breaker.core.redaction`` first (secrets redacted,
+the model or a tool, so it goes through ``breaker.core.wording.redaction`` first (secrets redacted,
 tool-call markup defused, invisible and control characters dropped or shown): the denial must not
 leak a token, nor read to a parser as a tool call of its own, nor carry a character the reader
 cannot see.
@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from breaker.core.config import BreakerConfig
-from breaker.core.outcomes import Failure
-from breaker.core.redaction import (
+from breaker.core.judging import FailureHit, Hit, Notice, Stage, Stall
+from breaker.core.reading import Failure
+from breaker.core.wording.redaction import (
     REDACTION_MARGIN,
     neutralise,
     quotable,
@@ -24,12 +25,11 @@ from breaker.core.redaction import (
     quoted_prefix,
     redact,
 )
-from breaker.core.verdicts import FailureHit, Hit, Notice, Stall
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
 
-#: What quoting is, re-exported: ``breaker.core.redaction`` owns it.
+#: What quoting is, re-exported: ``breaker.core.wording.redaction`` owns it.
 __all__ = [
     "NOTICE_PREFIX",
     "PREFIX",
@@ -44,6 +44,7 @@ __all__ = [
     "quotable_inline",
     "quoted_prefix",
     "redact",
+    "stage_notice",
     "stall_denial",
     "summarize_notice",
     "warn_notice",
@@ -184,6 +185,12 @@ def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) ->
         ]
     )
     return Notice(text, f"{shown} x{count}: summarise progress")
+
+
+def stage_notice(stage: Stage, config: BreakerConfig) -> Notice:
+    """The advisory a call earned below its cap (``judging.notices.stage``), worded."""
+    word = summarize_notice if stage.summarize else warn_notice
+    return word(stage.key, stage.times, stage.cap, config)
 
 
 def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfig) -> Notice:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
-from breaker.core.agent import AgentState
 from breaker.core.config import BreakerConfig
-from breaker.core.progress import fresh_evidence_passes
+from breaker.core.deciding.agent import AgentState
+from breaker.core.history import fresh_evidence_passes
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
 UNLIMITED_PASSES = 1 << 30

@@ -1,17 +1,17 @@
 """The verdict types: what the core answers for a call (``Allow``, ``Deny``, ``Ask``), what
 they name (``Hit``, ``FailureHit``, ``Stall``) and the advice an allowed call carries (``Notice``).
 
-Plain frozen records with one home, so that ``decision`` (which makes them) and ``messages``
-(which words them) both import them and neither imports the other.
+Plain frozen records with one home, so that ``deciding.rules`` (which makes them) and
+``wording.messages`` (which words them) both import them and neither imports the other. What a
+verdict names is found by a part of the history, and defined there (``repeats.Hit``,
+``failures.FailureHit``, ``progress.Stall``): re-exported here as the verdict's vocabulary.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breaker.core.fingerprints import Fingerprint
-from breaker.core.progress import Stall
-from breaker.core.streaks import Streak
+from breaker.core.history import FailureHit, Hit, Stall
 
 __all__ = ["Allow", "Ask", "Deny", "FailureHit", "Hit", "Notice", "Stall"]
 
@@ -22,24 +22,6 @@ class Notice:
 
     text: str
     summary: str
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One fingerprint at its cap: ``count`` occurrences including this call (== cap for a whole cap)."""
-
-    fingerprint: Fingerprint
-    count: int
-    cap: float
-
-
-@dataclass(frozen=True, slots=True)
-class FailureHit:
-    """One fingerprint whose calls failed ``streak.count`` times in a row, at or past ``limit``."""
-
-    fingerprint: Fingerprint
-    streak: Streak
-    limit: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from breaker.core.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
-from breaker.core.findings import Findings, is_file
-from breaker.core.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
-from breaker.core.urls import CanonicalUrl
-from breaker.core.wrappers import strip_prefix
+from breaker.core.reading.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
+from breaker.core.reading.findings import Findings, is_file
+from breaker.core.reading.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
+from breaker.core.reading.urls import CanonicalUrl
+from breaker.core.reading.wrappers import strip_prefix
 
 #: Words that start a simple command without naming a program.
 _NO_VERB_WORDS = frozenset({"fi", "done", "esac", "}", "for", "case", "select", "in", "function", "[["})

@@ -5,7 +5,7 @@ are compared as compact JSON with keys deep-sorted. The encoder is total (any de
 non-JSON types) and never recurses on input depth; a key too long to keep verbatim keeps a head
 plus a digest, so it stays unique without growing the window. A text of CONDENSED_CHARS or
 more counts by its digest (``condensed``): canonical JSON writes it condensed, so a stand-in that
-holds the condensed text in its place is the same call (``breaker.core.standin``).
+holds the condensed text in its place is the same call (``breaker.core.history.standin``).
 """
 
 from __future__ import annotations

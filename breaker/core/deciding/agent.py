@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from breaker.core.analysis import Analysis
-from breaker.core.asks import Asks
 from breaker.core.config import BreakerConfig
-from breaker.core.failures import Failures
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.identity import Workspace
-from breaker.core.plans import KeptPlans
-from breaker.core.progress import Evidence
-from breaker.core.repeats import Repeats
-from breaker.core.results import Results
-from breaker.core.window import Window
+from breaker.core.deciding.plans import KeptPlans
+from breaker.core.history import Analysis, Asks, Evidence, Failures, Repeats, Results, Window, Workspace
+from breaker.core.judging import Notice
+from breaker.core.reading import Fingerprint, ToolCall
+from breaker.core.wording import messages
 
 
 class AgentState:
@@ -30,9 +25,9 @@ class AgentState:
 
     def __init__(self, window: int) -> None:
         self.repeats = Repeats(window)
-        self.results = Results()
+        self.results = Results(messages.quotable)
         self.asks = Asks()
-        self.failures = Failures()
+        self.failures: Failures[Notice] = Failures()
         # What results say about progress since the last change (sameResultLimit only, else None).
         self.progress: Evidence | None = None
         # What the agent changed (identity: state-aware only, else None); a human turn keeps it.

@@ -36,11 +36,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from breaker.core.canonical import canonical_json, condensed
-from breaker.core.fetchers import FETCHERS
-from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, Fingerprint, ToolCall
-from breaker.core.outcomes import shell_end
-from breaker.core.shell import ShellScript, lex_shell
+from breaker.core.reading import (
+    COMMAND_ARGS,
+    FETCHERS,
+    SHELL_TOOLS,
+    Fingerprint,
+    ShellScript,
+    ToolCall,
+    canonical_json,
+    condensed,
+    lex_shell,
+    shell_end,
+)
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024

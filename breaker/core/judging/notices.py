@@ -2,29 +2,38 @@
 fingerprint a notice names when several cross at once (the failure notice names by that order too).
 
 The notice is decided when the call is allowed (only then is its count known) and handed out
-with its result (only then can dsh append it). ``messages`` words it.
+with its result (only then can dsh append it). ``wording.messages`` words it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
-from breaker.core import messages
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import Fingerprint
-from breaker.core.verdicts import Notice
-from breaker.core.window import Window
+from breaker.core.history import Window
+from breaker.core.reading import Fingerprint
 
 #: Which fingerprint a notice names when several cross at once: the most actionable first. A
 #: target tells the model what to change; ``exact:`` only quotes the call back (unknown kinds last).
 NAMING_ORDER = ("host", "net", "sink", "site", "family", "verb", "cmd", "exact")
 
 
+class Stage(NamedTuple):
+    """The advisory a call earns: ``summarize`` (the stronger, at ``summarizeAt``) or a warning (at
+    ``warnAt``), for the fingerprint ``key`` at ``times`` of its ``cap``."""
+
+    summarize: bool
+    key: str
+    times: int
+    cap: float
+
+
 def naming_rank(fp: Fingerprint) -> int:
     return NAMING_ORDER.index(fp.kind) if fp.kind in NAMING_ORDER else len(NAMING_ORDER)
 
 
-def stage_notice(window: Window, fingerprints: Iterable[Fingerprint], config: BreakerConfig) -> Notice | None:
+def stage(window: Window, fingerprints: Iterable[Fingerprint], config: BreakerConfig) -> Stage | None:
     """The advisory an allowed call earns: a capped fingerprint at exactly ``summarizeAt`` (the
     stronger) or ``warnAt``, the most actionable one named when several cross at once."""
     warn_at, summarize_at = config.warnAt, config.summarizeAt
@@ -36,11 +45,10 @@ def stage_notice(window: Window, fingerprints: Iterable[Fingerprint], config: Br
         if cap is None:
             continue
         count = window.count(fp.key) + 1
-        stage = 2 if count == summarize_at else 1 if count == warn_at else 0
-        if stage and (best is None or (stage, -naming_rank(fp)) > best[:2]):
-            best = (stage, -naming_rank(fp), fp, count, cap)
+        level = 2 if count == summarize_at else 1 if count == warn_at else 0
+        if level and (best is None or (level, -naming_rank(fp)) > best[:2]):
+            best = (level, -naming_rank(fp), fp, count, cap)
     if best is None:
         return None
-    stage, _, fp, count, cap = best
-    notice = messages.summarize_notice if stage == 2 else messages.warn_notice
-    return notice(fp.key, count, cap, config)
+    level, _, fp, count, cap = best
+    return Stage(level == 2, fp.key, count, cap)

@@ -15,9 +15,8 @@ glob or ``~``). Pure: text in, a yes or no out.
 
 from __future__ import annotations
 
-from breaker.core.fingerprints import COMMAND_ARGS, SHELL_TOOLS, ToolCall
-from breaker.core.identity import text_argument
-from breaker.core.shell import SimpleCommand, lex_shell
+from breaker.core.history import text_argument
+from breaker.core.reading import COMMAND_ARGS, SHELL_TOOLS, SimpleCommand, ToolCall, lex_shell
 
 #: Longer command lines are not examined: they are not settled.
 MAX_CHARS = 1024

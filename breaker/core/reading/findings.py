@@ -14,7 +14,7 @@ import re
 import string
 from collections.abc import Mapping
 
-from breaker.core.urls import URL_IN_TEXT, CanonicalUrl, canonical_url, trim_url
+from breaker.core.reading.urls import URL_IN_TEXT, CanonicalUrl, canonical_url, trim_url
 
 #: The most URLs one call contributes; more are a crawl list, already caught by what came before.
 MAX_URLS = 64

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from breaker.core.config import BreakerConfig
-from breaker.core.fingerprints import CallFingerprints, Fingerprint, ToolCall, distinct
+from breaker.core.reading import CallFingerprints, Fingerprint, ToolCall, distinct
 
 #: How many recent short calls keep their fingerprints (shared by all agents), how many arguments
 #: such a call may have, and how long its text arguments may be in all.

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from breaker.core.fingerprints import Fingerprint
-from breaker.core.verdicts import Hit
-from breaker.core.window import Window
+from breaker.core.history.window import Window
+from breaker.core.reading import Fingerprint
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One fingerprint at its cap: ``count`` occurrences including this call (== cap for a whole cap)."""
+
+    fingerprint: Fingerprint
+    count: int
+    cap: float
 
 
 class Repeats:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from breaker.core.findings import Findings
+from breaker.core.reading.findings import Findings
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from breaker.core.outcomes import Failure
+from breaker.core.reading import Failure
 
 
 @dataclass(frozen=True, slots=True)

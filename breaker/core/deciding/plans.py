@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breaker.core.fingerprints import Fingerprint, ToolCall
-from breaker.core.verdicts import Allow, Deny
+from breaker.core.judging import Allow, Deny
+from breaker.core.reading import Fingerprint, ToolCall
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from breaker.core.config import fold_host_name as fold_host_name  # hosts fold one way: URLs and hostAliases
+
 #: Query parameters that say who linked, not what is fetched.
 _TRACKING_PARAM = re.compile(
     r"(?:utm_[^=]*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_ga|igshid|yclid|ref_src)(?:=|\Z)", re.IGNORECASE
@@ -128,14 +130,6 @@ class _Host(NamedTuple):
     site: str
     local: bool
     bare_word: bool  # no dot, not an IP, not localhost: a host only when a scheme says so
-
-
-def fold_host_name(spelled: str) -> str:
-    """A host name as hosts are compared (URLs and ``hostAliases`` alike): lowercase, no trailing
-    dot, no ``www.`` in front of a name that still has a dot (``www.example.org`` is
-    ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
-    name = spelled.lower().rstrip(".")
-    return name[4:] if name.startswith("www.") and "." in name[4:] else name
 
 
 @functools.lru_cache(maxsize=1024)

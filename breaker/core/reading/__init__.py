@@ -1,0 +1,51 @@
+"""Stage 1, reading a call: what one tool call does, read from its name and arguments alone.
+
+The shell lexer (``shell``), URLs and hosts (``urls``), canonical argument values (``canonical``),
+command prefixes and HTTP clients (``wrappers``, ``fetchers``), what a command line touches
+(``findings``, ``commands``), and the call's fingerprints (``fingerprints``); also what a
+finished call's result says about how it ended (``outcomes``). Nothing here knows an agent: the
+same call always reads the same. Later stages take what they use from here.
+"""
+
+from __future__ import annotations
+
+from breaker.core.reading.canonical import CONDENSED_CHARS, canonical_json, condensed
+from breaker.core.reading.fetchers import FETCHERS
+from breaker.core.reading.findings import Findings
+from breaker.core.reading.fingerprints import (
+    COMMAND_ARGS,
+    SHELL_TOOLS,
+    CallFingerprints,
+    Fingerprint,
+    ToolCall,
+    distinct,
+    fingerprint_call,
+)
+from breaker.core.reading.outcomes import FILE_TOOLS, Failure, Settled, judge, says_nothing, shell_end
+from breaker.core.reading.shell import ShellScript, SimpleCommand, lex_shell
+from breaker.core.reading.wrappers import strip_prefix
+
+__all__ = [
+    "COMMAND_ARGS",
+    "CONDENSED_CHARS",
+    "FETCHERS",
+    "FILE_TOOLS",
+    "SHELL_TOOLS",
+    "CallFingerprints",
+    "Failure",
+    "Findings",
+    "Fingerprint",
+    "Settled",
+    "ShellScript",
+    "SimpleCommand",
+    "ToolCall",
+    "canonical_json",
+    "condensed",
+    "distinct",
+    "fingerprint_call",
+    "judge",
+    "lex_shell",
+    "says_nothing",
+    "shell_end",
+    "strip_prefix",
+]

@@ -1,0 +1,12 @@
+"""Stage 4, wording: every text the model or the operator reads, and how quoted text is made safe.
+
+The denial, the ask reasons and the notices (``messages``), and the one rule for showing text
+that came from a model or a tool (``redaction``: secrets redacted, tool-call markup defused,
+invisible and control characters dropped or shown), which every ``rtb`` output follows too.
+"""
+
+from __future__ import annotations
+
+from breaker.core.wording import messages
+
+__all__ = ["messages"]
