@@ -20,17 +20,20 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir, tmpdir, userInfo } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 
 import { mayBeAtWork, ownerTag } from './owners.js';
 import { dependencyDigest, readDependencies } from './package.js';
+import { PRIVATE_PREFIX, privateFolder, temporaryBase } from './private-folder.js';
 import { distrust, distrustCache, entries, makePrivateFolder, myUid, readJson } from './trust.js';
 
 export const CACHE_FOLDER = 'dsh-repeat-tool-breaker';
 /** Written last into a prepared environment: what it was made for. */
 export const MARKER = 'rtb-environment.json';
 const USERS = 'users';
+/** The cache folder's name in this user's private temporary folder. */
+const TEMPORARY_CACHE = 'environments';
 /** An environment's folder name: the interpreter's version and the dependency list's digest. */
 const ENVIRONMENT_NAME = /^py(\d+)\.(\d+)-([0-9a-f]{12})$/;
 /** What earlier versions of this plugin named theirs: `<package version>-<digest>`. */
@@ -67,23 +70,42 @@ export function interpreterOf(dir) {
 /**
  * The folder this plugin keeps its environments in: `<cache>/dsh-repeat-tool-breaker`, unless
  * another user could change what is there; then `~/.cache/dsh-repeat-tool-breaker` of this user's
- * home, when that is safe; else a new private temporary folder (`temporary`, only when `make`).
- * `distrusted` says why the first was not used.
+ * home, when that is safe; else `environments` in this user's private temporary folder
+ * (private-folder.js; `temporary`), reused by every boot and `rtb` until the system clears it;
+ * when even that cannot be had, a new private temporary folder (only when `make`). `distrusted`
+ * says why the first was not used.
  */
 export function cacheFolder(env = process.env, { make = true } = {}) {
   const preferred = join(cacheHome(env), CACHE_FOLDER);
   const distrusted = distrustCache(preferred);
   if (!distrusted) return { folder: preferred };
+  const fallback = homeCache(env);
+  if (fallback && fallback !== preferred && !distrustCache(fallback)) return { folder: fallback, distrusted };
+  const temporary = temporaryCache(env, make);
+  if (temporary) return { folder: temporary, distrusted, temporary: true };
+  if (!make) return { folder: null, distrusted };
+  return { folder: mkdtempSync(join(temporaryBase(env), PRIVATE_PREFIX)), distrusted, temporary: true, once: true };
+}
+
+// `~/.cache/dsh-repeat-tool-breaker` of this user's home, or null when there is no home.
+function homeCache(env) {
   let home = env.HOME;
   try {
     home ||= userInfo().homedir;
   } catch {
     home = null;
   }
-  const fallback = home && join(home, '.cache', CACHE_FOLDER);
-  if (fallback && fallback !== preferred && !distrustCache(fallback)) return { folder: fallback, distrusted };
-  if (!make) return { folder: null, distrusted };
-  return { folder: mkdtempSync(join(tmpdir(), `${CACHE_FOLDER}-`)), distrusted, temporary: true };
+  return home ? join(home, '.cache', CACHE_FOLDER) : null;
+}
+
+// `environments` in this user's private temporary folder, when it is safe (and, unless `make`,
+// already there); else null.
+function temporaryCache(env, make) {
+  const base = temporaryBase(env);
+  if (!make && !existsSync(join(base, `${PRIVATE_PREFIX}${myUid()}`, TEMPORARY_CACHE))) return null;
+  const own = privateFolder(base);
+  const folder = own && join(own, TEMPORARY_CACHE);
+  return folder && !distrustCache(folder) ? folder : null;
 }
 
 /**
@@ -213,11 +235,29 @@ export function pruneEnvironments({ env = process.env, folder = cacheFolder(env,
   return removed;
 }
 
-/** Remove this plugin's cache folder and everything in it (uninstalling); returns the folder or null. */
-export function removeCacheFolder(env = process.env) {
-  const { folder } = cacheFolder(env, { make: false });
-  if (!folder || !existsSync(folder)) return null;
-  for (const name of entries(folder)) removeEntry(join(folder, name));
-  removeEntry(folder);
-  return folder;
+/**
+ * Remove every cache folder of this plugin's, with everything in it (uninstalling): the one in
+ * use, the one in this user's home, and the temporary ones (this user's private temporary folder,
+ * and the folder per boot earlier versions made there); returns the folders removed.
+ */
+export function removeCacheFolders(env = process.env) {
+  const removed = [];
+  const preferred = join(cacheHome(env), CACHE_FOLDER);
+  for (const folder of new Set([preferred, homeCache(env)])) {
+    if (!folder || distrustCache(folder) || !existsSync(folder)) continue;
+    for (const name of entries(folder)) removeEntry(join(folder, name));
+    removeEntry(folder);
+    removed.push(folder);
+  }
+  const base = temporaryBase(env);
+  for (const name of entries(base)) {
+    const path = join(base, name);
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (!name.startsWith(PRIVATE_PREFIX) || !stats?.isDirectory() || stats.uid !== myUid() || stats.mode & 0o077) continue;
+    // Ours and private: nobody else could have put anything in it. Of this user's private folder
+    // only the environments go (a running dsh may be making its FIFOs there).
+    const gone = name === `${PRIVATE_PREFIX}${myUid()}` ? join(path, TEMPORARY_CACHE) : path;
+    if (existsSync(gone) && removeEntry(gone)) removed.push(gone);
+  }
+  return removed;
 }

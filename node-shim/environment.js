@@ -45,7 +45,7 @@ import { baseInterpreter } from './interpreters.js';
 import { EnvironmentUnavailable, PACKAGE_ROOT, SETUP_SCRIPT, dependencyDigest, minimum, packageIdentity } from './package.js';
 import { makePrivateFolder } from './trust.js';
 
-export { CACHE_FOLDER, cacheFolder, cacheHome, environmentName, environmentState, pruneEnvironments, removeCacheFolder } from './cache.js';
+export { CACHE_FOLDER, cacheFolder, cacheHome, environmentName, environmentState, pruneEnvironments, removeCacheFolders } from './cache.js';
 export { isSupported, pythonVersion } from './interpreters.js';
 export { EnvironmentUnavailable, MINIMUM_PYTHON, PACKAGE_ROOT, dependencyDigest, packageIdentity, readDependencies } from './package.js';
 export { acceptedSettings, bytecodeFolder, pythonEnvironment, rememberAccepted } from './package-digest.js';
@@ -147,11 +147,13 @@ export function workerInterpreter({
   if (env.RTB_PYTHON) return { command: env.RTB_PYTHON, chosenBy: 'RTB_PYTHON' };
   const identity = packageIdentity(root);
   const digest = dependencyDigest(identity.dependencies);
-  const { folder, distrusted, temporary } = cacheFolder(env, { make: mayPrepare });
+  const { folder, distrusted, temporary, once } = cacheFolder(env, { make: mayPrepare });
   if (!folder) return null;
   if (distrusted) {
     log(`not using the worker environments in ${join(cacheHome(env), CACHE_FOLDER)}: ${distrusted}; ` +
-      `using ${folder} instead${temporary ? ' (private to this process, so prepared again at each boot)' : ''}`);
+      `using ${folder} instead${once ? ' (private to this process, so prepared again at each boot; ' +
+        `\`node ${SETUP_SCRIPT} --remove\` removes it)` : temporary ? ' (your private temporary folder: ' +
+        'reused until the system clears it)' : ''}`);
   }
   const found = candidates(folder, root, digest);
   if (rebuild) for (const dir of found) removeEntry(dir);

@@ -1,53 +1,31 @@
 // @ts-check
-// Where the bridge makes its worker's FIFOs: a folder of this user's that no one else can write,
-// `dsh-repeat-tool-breaker-<uid>` in $XDG_RUNTIME_DIR or the temporary folder, mode 700.
+// Where the bridge makes its worker's FIFOs: this user's private folder (private-folder.js) in
+// $XDG_RUNTIME_DIR or the temporary folder.
 //
 // Each start makes its three FIFOs in a fresh subfolder named after it (owners.js) and unlinks
 // them at once, so a subfolder outlives its start only when the process was killed in between;
 // the next start removes such leftovers. It looks only in this private folder: what other users
 // put in the shared temporary folder (a million names, say) is never read, so it costs a start
-// nothing and cannot make it miss its deadline. A private folder that is not what it must be (a
-// link, another user's, open to others) is not used; with none usable the bridge uses pipes.
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// nothing and cannot make it miss its deadline. With no private folder usable the bridge uses pipes.
+import { lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 
 import { mayBeAtWork, ownerTag } from './owners.js';
+import { privateFolder, temporaryBase } from './private-folder.js';
 
 /** What a start's folder ever holds: these three FIFOs, nothing else. */
 export const FIFO_NAMES = ['stdin', 'stdout', 'later'];
-const FOLDER = 'dsh-repeat-tool-breaker';
 /** A start's folder lives for milliseconds: one another PID namespace left idle this long is abandoned. */
 const STALE_MS = 10 * 60_000;
-
-/** The private folder for this user's FIFOs under `base`, made if need be; null when it is not safe. */
-function privateFolder(base, uid) {
-  try {
-    const above = statSync(base);
-    if (!above.isDirectory() || (above.mode & 0o022 && !(above.mode & 0o1000))) return null; // others could swap it
-    const folder = join(base, `${FOLDER}-${uid}`);
-    try {
-      mkdirSync(folder, { mode: 0o700 });
-    } catch (error) {
-      if (error.code !== 'EEXIST') return null;
-    }
-    const stats = lstatSync(folder);
-    return stats.isDirectory() && stats.uid === uid && (stats.mode & 0o077) === 0 ? folder : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * A new folder for one start's FIFOs, in this user's private folder, leftovers of killed starts
  * removed first; null where there is no safe place (then pipes).
  */
 export function makeFifoFolder(env = process.env) {
-  const uid = process.getuid?.();
-  if (uid === undefined) return null;
-  const bases = [env.XDG_RUNTIME_DIR, tmpdir()].filter((base) => base && isAbsolute(base));
+  const bases = [env.XDG_RUNTIME_DIR, temporaryBase(env)].filter((base) => base && isAbsolute(base));
   for (const base of bases) {
-    const root = privateFolder(base, uid);
+    const root = privateFolder(base);
     if (!root) continue;
     removeAbandoned(root);
     return mkdtempSync(join(root, `${ownerTag()}-`));

@@ -6,12 +6,12 @@
 //
 //   --force   prepare it again from nothing
 //   --prune   remove the environments no installed copy of the plugin uses (every boot does this too)
-//   --remove  remove every environment and the plugin's cache folder (uninstalling)
+//   --remove  remove every environment and the plugin's cache folders, the temporary ones too (uninstalling)
 import {
   EnvironmentUnavailable,
   cacheFolder,
   pruneEnvironments,
-  removeCacheFolder,
+  removeCacheFolders,
   workerInterpreter,
 } from './environment.js';
 
@@ -23,8 +23,8 @@ function log(text) {
 const flags = process.argv.slice(2);
 try {
   if (flags.includes('--remove')) {
-    const folder = removeCacheFolder();
-    log(folder ? `removed ${folder} and everything in it` : 'there is no cache folder to remove');
+    const folders = removeCacheFolders();
+    log(folders.length ? `removed ${folders.join(', ')} and everything in it` : 'there is no cache folder to remove');
   } else if (flags.includes('--prune')) {
     const removed = pruneEnvironments();
     const { folder } = cacheFolder(process.env, { make: false });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -36,7 +37,7 @@ import {
   pythonEnvironment,
   readDependencies,
   rememberAccepted,
-  removeCacheFolder,
+  removeCacheFolders,
   workerInterpreter,
 } from '../environment.js';
 import { pidNamespace } from '../owners.js';
@@ -78,6 +79,7 @@ function offline(extra = {}) {
     ...process.env,
     XDG_CACHE_HOME: scratch('cache'),
     HOME: scratch('home'),
+    TMPDIR: scratch('tmp'),
     PIP_NO_INDEX: '1',
     PIP_CONFIG_FILE: '/dev/null',
     PIP_FIND_LINKS: BUNDLED_WHEELS,
@@ -317,7 +319,7 @@ test('the prune and remove commands: `node setup.js --prune`, `--remove`', () =>
   assert.equal(removed.status, 0, removed.stderr);
   assert.match(removed.stderr, /removed .*dsh-repeat-tool-breaker and everything in it/);
   assert.ok(!existsSync(folderOf(env)));
-  assert.equal(removeCacheFolder(env), null);
+  assert.deepEqual(removeCacheFolders(env), []);
 });
 
 test('boots preparing at once leave one complete environment and both use it', async () => {
@@ -400,13 +402,28 @@ test("another user's cache folder, or a cache others can write, is not used: a p
   const used = interpreter({ env: foreign, log: seen.log, root: fakePackage('1.0.0', []) });
   assert.match(seen.lines[0], /dsh-repeat-tool-breaker belongs to another user \(uid 12345\)/);
   assert.ok(!used.dir.startsWith(theirs), used.dir);
-  // Neither home nor cache safe: a private temporary folder, prepared anew.
+  // Neither home nor cache safe: this user's private temporary folder, reused by the next boot,
+  // and found by `--remove` (issue 32: a new 42 MB venv was left there at every boot).
   const nowhere = offline({ XDG_CACHE_HOME: theirs, HOME: shared });
   const last = recorder();
-  const temporary = interpreter({ env: nowhere, log: last.log, root: fakePackage('1.0.0', []) });
-  assert.match(last.lines[0], /private to this process, so prepared again at each boot/);
-  assert.ok(temporary.dir.startsWith(tmpdir()));
-  rmSync(dirname(temporary.dir), { recursive: true, force: true });
+  const root = fakePackage('1.0.0', []);
+  const temporary = interpreter({ env: nowhere, log: last.log, root });
+  assert.match(last.lines[0], /your private temporary folder: reused until the system clears it/);
+  const own = join(nowhere.TMPDIR, `dsh-repeat-tool-breaker-${process.getuid()}`);
+  assert.ok(temporary.dir.startsWith(join(own, 'environments')), temporary.dir);
+  assert.equal(statSync(own).mode & 0o777, 0o700);
+  const next = recorder();
+  assert.equal(interpreter({ env: nowhere, log: next.log, root }).dir, temporary.dir, 'reused');
+  assert.ok(next.lines.every((line) => !/preparing/.test(line)), next.lines.join('\n'));
+  // A per-boot folder an earlier version left there, and another user's look-alike.
+  mkdirSync(join(nowhere.TMPDIR, 'dsh-repeat-tool-breaker-Ab12Cd'), { mode: 0o700 });
+  mkdirSync(join(nowhere.TMPDIR, 'dsh-repeat-tool-breaker-Ef34Gh'), { mode: 0o700 });
+  chownSync(join(nowhere.TMPDIR, 'dsh-repeat-tool-breaker-Ef34Gh'), 12345, 12345);
+  const removed = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, '--remove'], { env: nowhere, encoding: 'utf8' });
+  assert.equal(removed.status, 0, removed.stderr);
+  assert.match(removed.stderr, /removed .*environments.*dsh-repeat-tool-breaker-Ab12Cd/);
+  assert.deepEqual(readdirSync(nowhere.TMPDIR).sort(), [`dsh-repeat-tool-breaker-${process.getuid()}`, 'dsh-repeat-tool-breaker-Ef34Gh'].sort());
+  assert.deepEqual(readdirSync(own), []);
 });
 
 test('no reachable package index: the failure names what failed and the command that fixes it', () => {
