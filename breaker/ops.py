@@ -93,6 +93,13 @@ class Human(NamedTuple):
     op: Literal["human"] = "human"
 
 
+class Step(NamedTuple):
+    id: int
+    agent: int
+    reply: ReplyMode = None
+    op: Literal["step"] = "step"
+
+
 class Forget(NamedTuple):
     id: int
     agent: int
@@ -112,7 +119,7 @@ class Shutdown(NamedTuple):
     op: Literal["shutdown"] = "shutdown"
 
 
-Request = Configure | Guard | Preflight | Commit | Result | Human | Forget | Stats | Shutdown
+Request = Configure | Guard | Preflight | Commit | Result | Human | Step | Forget | Stats | Shutdown
 
 
 class _Anything:
@@ -143,6 +150,7 @@ _REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] 
     "commit": (Commit, (("agent", int), ("call", str))),
     "result": (Result, (("agent", int), ("call", str), ("text", str), ("outcome", _StringKeyedMap))),
     "human": (Human, (("agent", int),)),
+    "step": (Step, (("agent", int),)),
     "forget": (Forget, (("agent", int),)),
     "stats": (Stats, ()),
     "shutdown": (Shutdown, ()),

@@ -62,6 +62,7 @@ from breaker.protocol import (
     Result,
     Shutdown,
     Stats,
+    Step,
     encode_frame_parts,
     error_reply,
     ok_reply,
@@ -189,6 +190,8 @@ class RequestHandler:
                     return ok_reply(request.id, notices=owed)
             case Human():
                 breaker.human_message(request.agent)
+            case Step():
+                breaker.new_step(request.agent)
             case Forget():
                 breaker.forget(request.agent)
             case Stats():

@@ -228,6 +228,15 @@ export function apply(ctx, config) {
     return known;
   }
 
+  // A model turn the agent began (agent/pre-step) is told to the worker before the turn's first
+  // counted call, so a turn without one costs no frame (breaker/core/progress.py reads turns).
+  function toldTurn(agent) {
+    if (!agent.turnBegun) return;
+    agent.turnBegun = false;
+    ahead.sending(agent, 'step');
+    bridge.notify({ op: 'step', agent: agent.id });
+  }
+
   // The agent of a call that the worker should see, or undefined when it costs no round trip.
   function countedAgent(exec, options) {
     if (!counted.test(String(exec?.name))) return undefined;
@@ -278,6 +287,7 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
+      toldTurn(agent);
       if (ahead.usePass(exec, agent, bridge.generation)) {
         // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
         // ran since): the worker decides it in order.
@@ -322,6 +332,7 @@ export function apply(ctx, config) {
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
+      toldTurn(agent);
       const { message, weight, large } = callMessage('preflight', exec, agent.id);
       // A large call takes no pass: its answer brings the stand-in the journal keeps.
       if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
@@ -371,16 +382,21 @@ export function apply(ctx, config) {
     return { ...decision, additionalContexts: [...owed.map(noticeMessage), ...(decision?.additionalContexts ?? [])] };
   }
 
+  // Each model turn: a user message clears the agent's window; then the turn itself begins (the
+  // calls of one turn were sent together, before any of their answers: breaker/core/progress.py).
   function preStep(step, next) {
     try {
       const agent = agentOf(step?.agent, { create: false });
-      if (agent !== undefined && step.messages?.some((message) => message?.source?.kind === 'user')) {
-        journal.cleared(agent.id);
-        ahead.sending(agent, 'human');
-        bridge.notify({ op: 'human', agent: agent.id });
+      if (agent !== undefined) {
+        if (step.messages?.some((message) => message?.source?.kind === 'user')) {
+          journal.cleared(agent.id);
+          ahead.sending(agent, 'human');
+          bridge.notify({ op: 'human', agent: agent.id });
+        }
+        agent.turnBegun = true;
       }
     } catch (error) {
-      logOnce(`could not record a user message: ${error.message}`);
+      logOnce(`could not record a new turn: ${error.message}`);
     }
     return next();
   }

@@ -9,7 +9,7 @@ import pytest
 
 from breaker.core.config import load_config
 from breaker.rtb.replay import replay_session
-from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent
+from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
 from tests.corpus.call_logs import CallLogError, read_call_log
 
 
@@ -31,9 +31,21 @@ def test_each_line_is_a_call_then_its_result_and_a_human_turn_comes_first(tmp_pa
     session = read_call_log(log)
     assert session.session_id == "mini-demo" and session.agents == ("mini-demo",)
     kinds = [type(event) for event in session.events]
-    assert kinds == [CallEvent, ResultEvent, HumanTurn, CallEvent, ResultEvent]
+    # a line without a step is a model turn of its own
+    assert kinds == [StepStart, CallEvent, ResultEvent, HumanTurn, StepStart, CallEvent, ResultEvent]
     last = session.events[-1]
     assert isinstance(last, ResultEvent) and last.call_id == "call-2" and last.text.endswith("[exit code: 1]")
+
+
+def test_calls_of_one_step_are_one_model_turn(tmp_path: Path) -> None:
+    log = write_log(
+        tmp_path / "rounds.jsonl",
+        call(1, "ls a", "x", step=0),
+        call(2, "ls b", "x", step=0),
+        call(3, "ls c", "y", step=1),
+    )
+    kinds = [type(event).__name__ for event in read_call_log(log).events]
+    assert kinds == ["StepStart", *["CallEvent", "ResultEvent"] * 2, "StepStart", "CallEvent", "ResultEvent"]
 
 
 def test_a_converted_run_replays_to_the_same_stop_as_the_gate(tmp_path: Path) -> None:

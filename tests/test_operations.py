@@ -27,6 +27,7 @@ def request(op: str, breaker: Breaker, agent: int, asks: bool = False) -> None:
         "commit": lambda: breaker.commit(agent, LS.call_id),
         "result": lambda: breaker.record_result(agent, "earlier", "text"),
         "human": lambda: breaker.human_message(agent),
+        "step": lambda: breaker.new_step(agent),
     }
     actions[op]()
 

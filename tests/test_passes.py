@@ -230,6 +230,7 @@ _PROGRESS_STEPS = st.lists(
         st.tuples(st.just("call"), st.integers(0, len(_PROGRESS_CALLS) - 1)),
         st.tuples(st.just("result"), st.integers(0, len(_PROGRESS_RESULTS) - 1)),
         st.tuples(st.just("human"), st.just(0)),
+        st.tuples(st.just("step"), st.just(0)),
     ),
     max_size=60,
 )
@@ -257,4 +258,6 @@ def test_no_call_within_its_passes_is_stopped_for_no_progress(steps: list[Any], 
             breaker.record_result(1, running.pop(0), text, facts)
         elif kind == "human":
             breaker.human_message(1)
+        elif kind == "step":
+            breaker.new_step(1)
         promises.append(breaker.passes(1))

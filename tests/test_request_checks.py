@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from breaker.protocol import BadRequest, parse_request
 
-OPS = ["configure", "guard", "preflight", "commit", "result", "human", "forget", "stats", "shutdown"]
+OPS = ["configure", "guard", "preflight", "commit", "result", "human", "step", "forget", "stats", "shutdown"]
 #: Each op's fields as the frame spells them, and the kind each takes: a required int or str, or
 #: anything (``None`` when absent), or a map with string keys (``"map"``; nil or absent: None).
 FIELDS: dict[str, dict[str, object]] = {
@@ -21,6 +21,7 @@ FIELDS: dict[str, dict[str, object]] = {
     "commit": {"agent": int, "call": str},
     "result": {"agent": int, "call": str, "text": str, "outcome": "map"},
     "human": {"agent": int},
+    "step": {"agent": int},
     "forget": {"agent": int},
     "stats": {},
     "shutdown": {},
@@ -134,5 +135,5 @@ def test_the_refusal_texts_are_pinned() -> None:
     assert parse({"id": 3, "op": "commit"}) == missing
     wrong_map = {"id": 4, "op": "result", "agent": 1, "call": "c", "text": "t", "outcome": [1]}
     assert parse(wrong_map) == BadRequest(4, "result: outcome: Input should be a valid dictionary")
-    known = "configure, guard, preflight, commit, result, human, forget, stats, shutdown"
+    known = "configure, guard, preflight, commit, result, human, step, forget, stats, shutdown"
     assert parse({"id": 3, "op": "outcome"}) == BadRequest(3, f"unknown op 'outcome' (known: {known})")

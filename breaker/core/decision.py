@@ -27,6 +27,7 @@ from breaker.core.history import (
     AgentId,
     Agents,
     Analysis,
+    Evidence,
     Fingerprinter,
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
@@ -138,6 +139,18 @@ class Breaker:
         state = self._agents.get(agent)
         if state is not None:
             state.new_turn()
+
+    def new_step(self, agent: AgentId) -> None:
+        """The agent's model began a new turn (a step): the calls it sends now were sent after it
+        read every answer before them. Calls of one turn were sent together, so answers alike
+        among them are not repetition (``progress``)."""
+        state = self._agents.active(agent)
+        state.changed()
+        if self.config.sameResultLimit is None:
+            return
+        if state.progress is None:
+            state.progress = Evidence(self.config.window)
+        state.progress.new_round()
 
     def passes(self, agent: AgentId) -> int:
         """How many more calls of ``agent``, whatever they are, the guard surely allows and the

@@ -35,6 +35,7 @@ from breaker.rtb.sessions import (
     HumanTurn,
     ResultEvent,
     Session,
+    StepStart,
 )
 
 #: What the recorded run did with a call, read from the result dsh logged for it.
@@ -141,6 +142,8 @@ def replay_events(
     for event in events:
         if isinstance(event, HumanTurn):
             breaker.human_message(event.agent)
+        elif isinstance(event, StepStart):
+            breaker.new_step(event.agent)
         elif isinstance(event, CallEvent):
             calls_per_agent[event.agent] = number = calls_per_agent.get(event.agent, 0) + 1
             recorded = _recorded_outcome(results.get((event.agent, event.call.call_id)))

@@ -46,6 +46,15 @@ class HumanTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class StepStart:
+    """The agent's model began a new turn (dsh's ``step/start``): the calls after it were sent
+    together, after every answer before them."""
+
+    agent: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class CallEvent:
     """The model asked for a tool call (``time``: when dsh logged it, in ms since the epoch)."""
 
@@ -77,7 +86,7 @@ class ApprovalEvent:
     line: int
 
 
-Event = HumanTurn | CallEvent | ResultEvent | ApprovalEvent
+Event = HumanTurn | StepStart | CallEvent | ResultEvent | ApprovalEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +313,8 @@ class _LogReader:
             if self.prompt is None and isinstance(data, dict):
                 self.prompt = _first_line(data)
             return HumanTurn(self.agent, line)
+        if kind == "step/start":
+            return StepStart(self.agent, line)
         if kind == "tool/call":
             return _call_event(data, self.agent, line, self.time)
         if kind == "tool/result":

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.reading.fingerprints import ToolCall
-from breaker.rtb.sessions import CallEvent, Event, HumanTurn, ResultEvent, Session, session_id_for
+from breaker.rtb.sessions import CallEvent, Event, HumanTurn, ResultEvent, Session, StepStart, session_id_for
 
 
 class CallLogError(ValueError):
@@ -32,10 +32,17 @@ def read_call_log(path: Path) -> Session:
     """One file of calls as a one-agent session, in call order."""
     agent = session_id_for(path)
     events: list[Event] = []
+    step: object = None
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if line.strip():
-                events.extend(_events(_record(line, path, number), agent, number, path))
+                record = _record(line, path, number)
+                read = _events(record, agent, number, path)
+                if "step" not in record or record["step"] != step or record.get("human_before") is True:
+                    step = record.get("step")
+                    # a new model turn, after the human message that began it, if any
+                    read.insert(1 if isinstance(read[0], HumanTurn) else 0, StepStart(agent, number))
+                events.extend(read)
     return Session(agent, path, (agent,), tuple(events))
 
 

@@ -2,8 +2,8 @@
 
 * ``corpus``: the labelled trajectories written here (``sessions/``, ``labels.tsv``; build.py).
 * ``evasions``: loops that never repeat a call verbatim back to back (``evasions/``; evasions.py).
-* ``real sessions`` and ``real sessions 2``: agent runs nobody here wrote, kept outside the
-  project in ``../shared/real-sessions`` and ``../shared/real-sessions-2`` (relative to the
+* ``real sessions`` (and ``2``, ``3``): agent runs nobody here wrote, kept outside the
+  project in ``../shared/real-sessions``, ``-2`` and ``-3`` (relative to the
   repository root) and read from there at run time, never copied. Each ``labels.tsv`` marks loops
   with their first and last call and ordinary runs that were read (``ok``); a session it does not
   name was not read call by call and counts as ordinary work (``unlabelled``).
@@ -24,7 +24,11 @@ ROOT = HERE.parent.parent
 SHARED = ROOT.parent / "shared"
 REAL_SESSIONS = SHARED / "real-sessions"
 #: Every folder of real runs: (the source's name, its folder). Each is read the same way.
-REAL_FOLDERS = (("real sessions", REAL_SESSIONS), ("real sessions 2", SHARED / "real-sessions-2"))
+REAL_FOLDERS = (
+    ("real sessions", REAL_SESSIONS),
+    ("real sessions 2", SHARED / "real-sessions-2"),
+    ("real sessions 3", SHARED / "real-sessions-3"),
+)
 
 
 @dataclass(frozen=True, slots=True)

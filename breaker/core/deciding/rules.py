@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.deciding.plans import Plan
-from breaker.core.history import CALL_KINDS, Evidence, call_keys, target_of
+from breaker.core.history import CALL_KINDS, Evidence, call_keys, failed_keys, target_of
 from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
 from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
 from breaker.core.wording import messages
@@ -57,23 +57,28 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     hits, peak = state.repeats.hits(fingerprints, config.limits)
     failures = state.failures.hits(fingerprints, config.failLimit)
     preview = config.resultPreviewChars
-    target = target_of(call, raw) if config.sameResultLimit is not None else ""
+    watched = config.sameResultLimit is not None
+    ignored = ignored_args(config, call.name) if watched else frozenset()
+    target = target_of(call, raw, ignored) if watched else ""
+    failing = failed_keys(call, ignored) if watched else frozenset()
     if not hits and not failures:
-        stall = _stall(state, call.name, fingerprints, target, config)
+        stall = _stall(state, call.name, fingerprints, target, failing, config)
         if stall is not None:
             # Like any denial it commits only what stopped it: the call.
             previous = state.results.of(stall.quote, preview)
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
-            return Plan(call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target)
+            return Plan(
+                call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target, failing
+            )
         stage = notices.stage(state.window, fingerprints, config)
         verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
-        return Plan(call, verdict, fingerprints, raw, (), peak, target)
+        return Plan(call, verdict, fingerprints, raw, (), peak, target, failing)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
     previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
     message = messages.denial(call.name, hits, previous, config, failures, refused)
-    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target)
+    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target, failing)
 
 
 def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
@@ -90,7 +95,13 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
     if state.progress is not None:
         keys = call_keys(plan.fingerprints)
         state.progress.ran(
-            call.call_id, call.name, keys, plan.target, workspace_state(state), settled=is_settled(call)
+            call.call_id,
+            call.name,
+            keys,
+            plan.target,
+            workspace_state(state),
+            settled=is_settled(call),
+            failing=plan.failing,
         )
     if call.call_id:
         state.results.allowed(call.call_id)
@@ -139,8 +150,18 @@ def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list
     return [hit.fingerprint.key for hit in hits] + [failure.fingerprint.key for failure in failures]
 
 
+def ignored_args(config: BreakerConfig, tool: str) -> frozenset[str]:
+    """The argument names that are notes, not part of a call of ``tool`` (``ignoreArgs``)."""
+    return frozenset(config.ignoreArgs.get("*", ())) | frozenset(config.ignoreArgs.get(tool, ()))
+
+
 def _stall(
-    state: AgentState, tool: str, fingerprints: tuple[Fingerprint, ...], target: str, config: BreakerConfig
+    state: AgentState,
+    tool: str,
+    fingerprints: tuple[Fingerprint, ...],
+    target: str,
+    failing: frozenset[str],
+    config: BreakerConfig,
 ) -> Stall | None:
     """No progress (``sameResultLimit``, ``progress``): the call repeats one whose result already
     came back the same, continues a cycle, or rewords a call whose answer keeps coming back."""
@@ -149,7 +170,8 @@ def _stall(
         return None
     if state.progress is None:
         state.progress = Evidence(config.window)
-    return state.progress.stall(tool, call_keys(fingerprints), target, workspace_state(state), limit)
+    keys = call_keys(fingerprints) | failing
+    return state.progress.stall(tool, keys, target, workspace_state(state), limit)
 
 
 def workspace_state(state: AgentState) -> int:

@@ -26,6 +26,7 @@ from breaker.core.history.progress import (
     Evidence,
     Stall,
     call_keys,
+    failed_keys,
     fresh_evidence_passes,
     target_of,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "Window",
     "Workspace",
     "call_keys",
+    "failed_keys",
     "fresh_evidence_passes",
     "target_of",
     "text_argument",

@@ -34,6 +34,7 @@ OPERATIONS: dict[str, Operation] = {
     "commit": Operation(recent=True, changes="always"),
     "result": Operation(recent=False, changes="always"),
     "human": Operation(recent=False, changes="always"),
+    "step": Operation(recent=True, changes="always"),
 }
 
 

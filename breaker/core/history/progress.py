@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from breaker.core.history.identity import text_argument
 from breaker.core.reading import (
     COMMAND_ARGS,
-    FILE_TOOLS,
     SHELL_TOOLS,
     Failure,
     Findings,
     Fingerprint,
     ToolCall,
+    canonical_json,
     judge,
     lex_shell,
     says_nothing,
@@ -57,6 +57,10 @@ MAX_CALLS = 256
 SOONEST = 2
 #: The longest cycle looked for: five different calls repeated in turn.
 MAX_PERIOD = 5
+#: The prefix of an item's key (``failed_keys``).
+ITEM_KEY = "item:"
+#: Items of one list argument each counted as a lookup of their own (``failed_keys``), at most.
+MAX_ITEMS = 32
 #: A command this long is not lexed for its program: it is its own target.
 TARGET_CHARS = 4096
 
@@ -91,6 +95,10 @@ class _Seen:
     worst: int
     quote: str
     serial: int
+    round: int  # the model turn of the call that returned it (0: turns not told)
+    apart: bool  # other calls ran between two of its runs (a rerun, not a poll)
+    batched: bool  # one of its runs was sent in a turn together with other calls
+    call: frozenset[str]  # the keys of the call that returned it
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +108,8 @@ class _Ran:
     target: str
     serial: int
     settled: bool  # its answer depends on nothing but the call itself (``settled``)
+    round: int
+    failing: frozenset[str]  # keys of what the call asks that only a failure counts (``failed_keys``)
 
 
 @dataclass(slots=True)
@@ -115,6 +125,7 @@ class Evidence:
     target_result: bytes = b""
     target_run: int = 0
     target_quote: str = ""
+    target_round: int = 0
     # The previous call that ran (its tool and keys) and its tool's identical results in a row.
     last_tool: str = ""
     last_keys: frozenset[str] = frozenset()
@@ -122,6 +133,9 @@ class Evidence:
     tool_result: bytes = b""
     tool_run: int = 0
     tool_quote: str = ""
+    tool_round: int = 0
+    round: int = 0  # the model turn the agent is in (0: the harness does not tell turns)
+    sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
 
     def stall(self, tool: str, keys: frozenset[str], target: str, state: int, limit: float) -> Stall | None:
@@ -146,20 +160,40 @@ class Evidence:
             return Stall("reworded", self.tool_run, limit, self.tool_quote)
         return None
 
+    def new_round(self) -> None:
+        """The model began a new turn: the calls it sends now were sent after it read every
+        answer before; calls of one turn were sent together, before any of their answers."""
+        self.round += 1
+        self.sizes[self.round] = 0
+        self.sizes.pop(self.round - MAX_CALLS, None)
+
     def ran(
-        self, call_id: str, tool: str, keys: frozenset[str], target: str, state: int, *, settled: bool = False
+        self,
+        call_id: str,
+        tool: str,
+        keys: frozenset[str],
+        target: str,
+        state: int,
+        *,
+        settled: bool = False,
+        failing: frozenset[str] = frozenset(),
     ) -> None:
         """A call was allowed: its result will be evidence (a change of state starts over).
-        ``settled``: its answer cannot change (``settled.is_settled``)."""
+        ``settled``: its answer cannot change (``settled.is_settled``); ``failing``: keys of it
+        that count only when it fails (``failed_keys``)."""
         if state != self.state:
             self.restart(state)
         self.serial += 1
+        if self.round:
+            self.sizes[self.round] = self.sizes.get(self.round, 0) + 1
         if tool != self.last_tool:
             self.tool_run = 0
         self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
         if call_id:
             self.running.pop(call_id, None)
-            self.running[call_id] = _Ran(tool, keys, target, self.serial, settled)
+            self.running[call_id] = _Ran(
+                tool, keys | failing, target, self.serial, settled, self.round, failing
+            )
             self.recent.append((keys, None, call_id))
             del self.recent[: -2 * MAX_PERIOD]
             if len(self.running) > MAX_CALLS:  # a result that never came
@@ -178,25 +212,57 @@ class Evidence:
         for at, (keys, _, ran_id) in enumerate(self.recent):
             if ran_id == call_id:
                 self.recent[at] = (keys, result, ran_id)
-        worst = max(sooner, SOONEST if ran.tool.lower() in FILE_TOOLS else 1)
         for key in ran.keys:
             previous = self.repeats.pop(key, None)
-            recent = previous is not None and previous.serial > ran.serial - self.window
-            times = previous.times + 1 if previous is not None and recent and previous.result == result else 1
-            self.repeats[key] = _Seen(result, times, sooner, worst, call_id, ran.serial)
+            if key in ran.failing and failure is None:
+                continue  # what failed before worked now
+            if key in ran.failing and previous is not None and previous.call == ran.keys - ran.failing:
+                self.repeats[key] = previous  # the same call failing again: counted by its own keys
+                continue
+            self.repeats[key] = self._seen(key, previous, ran, result, sooner, call_id)
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
         if says_nothing(text):  # an answer with no output says nothing about a rewording
             self.target, self.target_result, self.target_run = "", b"", 0
         elif ran.target and ran.target == self.target and result == self.target_result:
-            self.target_run += 1
+            if not _together(self.target_round, ran.round):
+                self.target_run += 1
         else:
             self.target, self.target_result, self.target_run = ran.target, result, 1
-        self.target_quote = call_id
+        self.target_quote, self.target_round = call_id, ran.round
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""
-            self.tool_run = self.tool_run + 1 if self.tool_run and result == self.tool_result else 1
-            self.tool_result, self.tool_quote = result, call_id
+            if not self.tool_run or result != self.tool_result:
+                self.tool_run = 1
+            elif not _together(self.tool_round, ran.round):
+                self.tool_run += 1
+            self.tool_result, self.tool_quote, self.tool_round = result, call_id, ran.round
+
+    def _seen(
+        self, key: str, previous: _Seen | None, ran: _Ran, result: bytes, sooner: int, call_id: str
+    ) -> _Seen:
+        """What ``key`` returned now, after ``previous``: one more of the same, or news."""
+        call = ran.keys - ran.failing
+        batched = self.sizes.get(ran.round, 0) > 1
+        if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
+            sooner = min(sooner, 1)
+        recent = previous is not None and previous.serial > ran.serial - self.window
+        if previous is None or not recent or previous.result != result:
+            return _Seen(
+                result, 1, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, False, batched, call
+            )
+        if _together(previous.round, ran.round):
+            return previous  # sent together, before either answer: not a repeat
+        # A call once sent together with others, rerun in a later turn after other calls ran,
+        # is stopped soonest (as a file tool's error is): its answer came back the same.
+        apart = previous.apart or previous.serial < ran.serial - 1
+        batched = batched or previous.batched
+        if apart and batched and not key.startswith(ITEM_KEY):
+            sooner = max(sooner, SOONEST)
+        times = previous.times + 1
+        return _Seen(
+            result, times, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, apart, batched, call
+        )
 
     def awaited(self) -> int:
         """Results still to come: each may add one to a count."""
@@ -276,6 +342,17 @@ def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = Fals
     return 0
 
 
+def worst_sooner(sooner: int) -> int:
+    """How many results sooner than the limit a key could yet be stopped: a rerun after other
+    calls, or a file tool's error, is stopped ``SOONEST``."""
+    return max(sooner, SOONEST)
+
+
+def _together(one: int, other: int) -> bool:
+    """Two calls of one model turn (the harness tells turns): sent before either's answer."""
+    return one == other and one > 0
+
+
 def fresh_evidence_passes(limit: float) -> float:
     """``Evidence.passes`` of an agent with no evidence yet."""
     return Evidence().passes(limit)
@@ -291,9 +368,14 @@ def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
     return frozenset(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
 
 
-def target_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> str:
-    """What a call works on, for ``reworded``: a command's program, a file's path (with the edit
-    text it writes), an address without its query; else the tool alone."""
+def target_of(
+    call: ToolCall, fingerprints: Iterable[Fingerprint], ignored: frozenset[str] = frozenset()
+) -> str:
+    """What a call works on, for ``reworded``: what it names, never the tool alone. A command's
+    program with the addresses it fetches; an address without its query; else every argument it
+    names (a path, a symbol, a query, the items it looks up), its numbers and switches aside (a
+    range shifted or a flag added is a rewording), with the text it writes. ``ignored``: the
+    argument names that are notes, not part of the call (``ignoreArgs``)."""
     tool = call.name.lower()
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     fingerprints = tuple(fingerprints)
@@ -303,11 +385,38 @@ def target_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> str:
         return "" if command is None else f"{tool}:{_program(command)}:{' '.join(addresses)}"
     if addresses:
         return f"{tool}:{' '.join(addresses)}"
-    path = text_argument(arguments, _PATH_ARGS)
-    if path is not None:
-        written = text_argument(arguments, _EDIT_ARGS) or ""
-        return f"{tool}:{path}:{_digest(tool, written).hex()}"
-    return tool
+    named = {
+        str(name): value
+        for name, value in arguments.items()
+        if name not in ignored and not isinstance(value, bool | int | float) and value is not None
+    }
+    if not named:
+        return ""
+    return f"{tool}:{_digest(tool, canonical_json(named)).hex()}"
+
+
+def failed_keys(call: ToolCall, ignored: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Keys of what a call asks for that count only when it fails (``failed``): the call without
+    the text it writes (an edit whose original cannot match fails whatever it would write), and
+    each item of a list it sends (a lookup that keeps an element that cannot be found fails
+    however the others are reordered, split or added to)."""
+    tool = call.name.lower()
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    if tool in SHELL_TOOLS or not arguments:
+        return frozenset()
+    asked = {
+        str(name): value
+        for name, value in arguments.items()
+        if name not in ignored and name not in _EDIT_ARGS
+    }
+    keys = {f"failed:{tool}:{_digest(tool, canonical_json(asked)).hex()}"}
+    for value in arguments.values():
+        if isinstance(value, list) and 1 < len(value) <= MAX_ITEMS:
+            for item in value:
+                if isinstance(item, dict):
+                    item = {name: part for name, part in item.items() if name not in _EDIT_ARGS}
+                keys.add(f"{ITEM_KEY}{tool}:{_digest(tool, canonical_json(item)).hex()}")
+    return frozenset(keys)
 
 
 def _program(command: str) -> str:
