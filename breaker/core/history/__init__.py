@@ -18,18 +18,11 @@ from breaker.core.history.analysis import (
     Analysis,
     Fingerprinter,
 )
+from breaker.core.history.asked import CALL_KINDS, call_keys, failed_keys, target_of
 from breaker.core.history.asks import Asks
 from breaker.core.history.failures import FailureHit, Failures
 from breaker.core.history.identity import Workspace, text_argument
-from breaker.core.history.progress import (
-    CALL_KINDS,
-    Evidence,
-    Stall,
-    call_keys,
-    failed_keys,
-    fresh_evidence_passes,
-    target_of,
-)
+from breaker.core.history.progress import Evidence, Stall, fresh_evidence_passes
 from breaker.core.history.repeats import Hit, Repeats
 from breaker.core.history.results import Results
 from breaker.core.history.window import Window

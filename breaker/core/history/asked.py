@@ -1,0 +1,105 @@
+"""What a call asks for, read for the evidence of results (``progress``): the keys that say two
+calls are the same call, its target (what it names, for ``reworded``) and the keys of what it asks
+that count only when it fails (an edit's original, each item of a lookup).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from breaker.core.history.identity import text_argument
+from breaker.core.reading import (
+    COMMAND_ARGS,
+    SHELL_TOOLS,
+    Findings,
+    Fingerprint,
+    ToolCall,
+    canonical_json,
+    lex_shell,
+    strip_prefix,
+)
+
+#: The fingerprint kinds that say two calls are the same call.
+CALL_KINDS = frozenset({"exact", "cmd"})
+#: The prefix of an item's key (``failed_keys``).
+ITEM_KEY = "item:"
+#: Items of one list argument each counted as a lookup of their own (``failed_keys``), at most.
+MAX_ITEMS = 32
+#: A command this long is not lexed for its program: it is its own target.
+TARGET_CHARS = 4096
+
+_PATH_ARGS = ("file_path", "path", "notebook_path")
+_EDIT_ARGS = ("new_string", "new_str", "content", "file_text")
+
+
+def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
+    return frozenset(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+
+
+def target_of(
+    call: ToolCall, fingerprints: Iterable[Fingerprint], ignored: frozenset[str] = frozenset()
+) -> str:
+    """What a call works on, for ``reworded``: what it names, never the tool alone. A command's
+    program with the addresses it fetches; an address without its query; else every argument it
+    names (a path, a symbol, a query, the items it looks up), its numbers and switches aside (a
+    range shifted or a flag added is a rewording), with the text it writes. ``ignored``: the
+    argument names that are notes, not part of the call (``ignoreArgs``)."""
+    tool = call.name.lower()
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    fingerprints = tuple(fingerprints)
+    addresses = sorted({fp.key.split("?", 1)[0] for fp in fingerprints if fp.kind == "net"})
+    if tool in SHELL_TOOLS:
+        command = text_argument(arguments, COMMAND_ARGS)
+        return "" if command is None else f"{tool}:{_program(command)}:{' '.join(addresses)}"
+    if addresses:
+        return f"{tool}:{' '.join(addresses)}"
+    named = {
+        str(name): value
+        for name, value in arguments.items()
+        if name not in ignored and not isinstance(value, bool | int | float) and value is not None
+    }
+    if not named:
+        return ""
+    return f"{tool}:{_digest(tool, canonical_json(named)).hex()}"
+
+
+def failed_keys(call: ToolCall, ignored: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Keys of what a call asks for that count only when it fails (``failed``): the call without
+    the text it writes (an edit whose original cannot match fails whatever it would write), and
+    each item of a list it sends (a lookup that keeps an element that cannot be found fails
+    however the others are reordered, split or added to)."""
+    tool = call.name.lower()
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    if tool in SHELL_TOOLS or not arguments:
+        return frozenset()
+    asked = {
+        str(name): value
+        for name, value in arguments.items()
+        if name not in ignored and name not in _EDIT_ARGS
+    }
+    keys = {f"failed:{tool}:{_digest(tool, canonical_json(asked)).hex()}"}
+    for value in arguments.values():
+        if isinstance(value, list) and 1 < len(value) <= MAX_ITEMS:
+            for item in value:
+                if isinstance(item, dict):
+                    item = {name: part for name, part in item.items() if name not in _EDIT_ARGS}
+                keys.add(f"{ITEM_KEY}{tool}:{_digest(tool, canonical_json(item)).hex()}")
+    return frozenset(keys)
+
+
+def _program(command: str) -> str:
+    """The program a command line runs first (wrappers left out), or the line itself when long."""
+    if len(command) > TARGET_CHARS:
+        return command
+    for part in lex_shell(command).parts:
+        if isinstance(part, str) or not part.words:
+            continue
+        _, verb = strip_prefix(list(part.words), Findings({}))
+        if verb < len(part.words):
+            return part.words[verb].rsplit("/", 1)[-1]
+    return command.strip()
+
+
+def _digest(tool: str, text: str) -> bytes:
+    return hashlib.blake2b(f"{tool}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
