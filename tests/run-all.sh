@@ -11,10 +11,19 @@ cd "$root"
 # folder, removed at the end; what the run makes in the clone (.venv, the pinned dsh installs
 # under compat/dsh-*/node_modules, pnpm under compat/.tools, tool caches, __pycache__) is removed
 # too, unless it was there before. RTB_TEST_KEEP=1 keeps the clone's part for a faster next run.
+# Caches too: pip's, npm's, and those of every tool that follows XDG (the plugin's worker
+# environments, pnpm's store, chromium's) are kept in that folder while the run lasts.
+# What appeared outside the clone all the same (in ~, ~/.cache, ~/.local/share, ~/.config and the
+# temporary folder) is listed at the very end.
+outside=("$HOME" "$HOME/.cache" "$HOME/.local/share" "$HOME/.config" "${TMPDIR:-/tmp}")
+outside_before="$(for dir in "${outside[@]}"; do [[ -d $dir ]] && find "$dir" -mindepth 1 -maxdepth 1; done | sort)"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-npm-test.XXXXXX")"
-export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat"
+export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat" PIP_CACHE_DIR="$scratch/cache/pip" \
+  npm_config_cache="$scratch/cache/npm" XDG_CACHE_HOME="$scratch/cache" XDG_DATA_HOME="$scratch/data" \
+  XDG_STATE_HOME="$scratch/state"
+skipped_line="$scratch/pytest-skipped.txt"
 made_here=()
-candidates=(.venv compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules tests/corpus/.mypy_cache)
+candidates=(.venv .demo compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules tests/corpus/.mypy_cache)
 for dir in compat/dsh-*/; do candidates+=("${dir}node_modules"); done
 for path in "${candidates[@]}"; do [[ -e $path ]] || made_here+=("$path"); done
 compgen -G './*.egg-info' >/dev/null || made_here+=(./*.egg-info)
@@ -34,6 +43,14 @@ clean_up() {
   rm -rf "$scratch" "${made[@]}"
   echo "removed the run's temporary folder and ${#made[@]} things it made in the clone" \
     "(${made[*]:0:6}${made[6]:+ …})"
+  local appeared
+  appeared="$(comm -13 <(echo "$outside_before") <(for dir in "${outside[@]}"; do
+    [[ -d $dir ]] && find "$dir" -mindepth 1 -maxdepth 1; done | sort))"
+  if [[ -n $appeared ]]; then
+    echo "new outside the clone since the run began (this run's, or another program's):" $appeared
+  else
+    echo "nothing new outside the clone (looked in ${outside[*]})"
+  fi
 }
 trap clean_up EXIT
 py=.venv/bin/python
@@ -107,8 +124,9 @@ js_types() {
 stage "JS type check (tsc --noEmit over node-shim)" js_types
 # compat first: it installs the pinned dsh, which pytest's own real-boot test then uses too
 stage "compat: boot real dsh versions" compat/run-all.sh
+# the README's first command, on the dsh compat installed; it keeps .demo/ (removed at the end)
+stage "demo (npm run demo)" npm run --silent demo
 # pytest writes its "did not run: N tests (why)" line there too, printed again at the very end
-skipped_line="$scratch/pytest-skipped.txt"
 stage "Python tests (pytest)" env RTB_SKIPPED_FILE="$skipped_line" $py -m pytest --hypothesis-profile=ci
 stage "Node shim tests (node --test)" env RTB_PYTHON="$root/$py" node --test node-shim/test/*.test.js
 

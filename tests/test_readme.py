@@ -129,7 +129,123 @@ def render_notice() -> str:
     raise AssertionError("warnAt: 3 gave no notice on the third read")
 
 
+# --- figures: each quoted from one place, which a test keeps the README in step with ---------
+
+DECISION_QUALITY = ROOT / "docs" / "decision-quality.md"
+BENCHMARKS = ROOT / "docs" / "benchmarks.md"
+
+
+def _markdown_table(text: str, header_starts: str) -> list[dict[str, str]]:
+    """The rows of the first table whose header row starts with ``header_starts``, keyed by header."""
+    lines = text.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(header_starts))
+
+    def cells(line: str) -> list[str]:
+        return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+    header = cells(lines[start])
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(header, cells(line), strict=True)))
+    return rows
+
+
+def quality_row(system: str) -> dict[str, str]:
+    """A row of docs/decision-quality.md's quality table (written by tests/corpus/compare.py)."""
+    text = DECISION_QUALITY.read_text(encoding="utf-8")
+    rows = _markdown_table(text[text.index("<!-- quality-table -->") :], "| system |")
+    return next(row for row in rows if row["system"].startswith(f"this project, {system}"))
+
+
+def render_quality() -> str:
+    """What the README says of the decision quality, every figure a cell of the quality table."""
+
+    def sessions(row: dict[str, str], source: str) -> int:
+        loops = int(row[f"{source}: loops caught"].split("/")[1])
+        return loops + int(row[f"{source}: ordinary runs stopped"].split(" of ")[1])
+
+    recommended, defaults = quality_row("recommended"), quality_row("defaults")
+    first, second = "real sessions", "real sessions 2"
+
+    def caught(row: dict[str, str]) -> str:
+        return f"{row[f'{first}: loops caught']} and {row[f'{second}: loops caught']}"
+
+    def stopped(row: dict[str, str]) -> str:
+        return f"{row[f'{first}: ordinary runs stopped']} and {row[f'{second}: ordinary runs stopped']}"
+
+    return (
+        f"In two sets of real agent runs ({sessions(recommended, first)} and "
+        f"{sessions(recommended, second)} sessions) it caught {caught(recommended)} labelled loops "
+        f"and stopped {stopped(recommended)} ordinary runs (the defaults: {caught(defaults)}; "
+        f"{stopped(defaults)}; [docs/decision-quality.md](docs/decision-quality.md))."
+    )
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def boot_cost() -> str:
+    """The paired difference a dsh boot costs with the plugin (docs/benchmarks.md, bench/boot.py)."""
+    rows = _markdown_table(BENCHMARKS.read_text(encoding="utf-8"), "| dsh one-shot")
+    row = next(row for row in rows if row[next(iter(row))].startswith("no tool call"))
+    return row["paired difference, median"]
+
+
+def readme_figures() -> dict[str, str]:
+    """Every figure the README's prose states, as the phrase it must read, from its one source:
+    the defaults (``breaker/core/config.py``) or a table in docs/ that a measurement writes."""
+    exact = DEFAULTS["limits"]["exact"]
+    window = DEFAULTS["window"]
+    return {
+        "the window": f"within its last {window} calls",
+        "the cap": f"a {_ordinal(exact)} identical call (the {_ordinal(exact - 1)} repeat) is not run",
+        "the cap in the loop table": f"stopped at the {_ordinal(exact)} call by",
+        "the cap of a fingerprint": f"would reach its {_ordinal(exact)} occurrence",
+        "the denial shown": f"The {_ordinal(exact)} call of loop C",
+        "the boot cost": f"a dsh boot ~{boot_cost()}",
+    }
+
+
+def _prose(text: str) -> str:
+    """The README without code (blocks and spans) and comments, white space folded."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    return re.sub(r"\s+", " ", text)
+
+
+#: A figure in prose: a quantity with a unit, a fraction, an ordinal, a spelled-out ordinal.
+_FIGURE = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:s|ms|µs|[kKMG]B)\b|\b\d+/\d+\b|\b\d+(?:st|nd|rd|th)\b"
+    r"|\b(?:third|fourth|fifth|sixth)\b|\b\d+ of \d+\b",
+    re.I,
+)
+
+
+@pytest.mark.parametrize("name", list(readme_figures()))
+def test_readme_figure_is_its_source(name: str) -> None:
+    phrase = readme_figures()[name]
+    assert phrase in re.sub(r"\s+", " ", README.read_text(encoding="utf-8")), (
+        f"README: {name} drifted from its source; it must read: {phrase!r}"
+    )
+
+
+def test_readme_states_no_figure_without_a_source() -> None:
+    """A figure outside the phrases above and the quoted blocks has no source a test keeps it in
+    step with: quote it from one (``readme_figures``), or drop it."""
+    prose = _prose(README.read_text(encoding="utf-8"))
+    for phrase in readme_figures().values():
+        prose = prose.replace(phrase, " ")
+    quality = _prose(render_quality())
+    prose = prose.replace(quality, " ")
+    assert not _FIGURE.findall(prose), f"figures with no source: {_FIGURE.findall(prose)}"
+
+
 QUOTES = {
+    "quality": render_quality,
     "defaults": render_defaults,
     "mode-defaults": render_mode_defaults,
     "model-denial": render_denial,
