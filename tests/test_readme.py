@@ -159,27 +159,34 @@ def quality_row(system: str) -> dict[str, str]:
     return next(row for row in rows if row["system"].startswith(f"this project, {system}"))
 
 
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
 def render_quality() -> str:
-    """What the README says of the decision quality, every figure a cell of the quality table."""
-
-    def sessions(row: dict[str, str], source: str) -> int:
-        loops = int(row[f"{source}: loops caught"].split("/")[1])
-        return loops + int(row[f"{source}: ordinary runs stopped"].split(" of ")[1])
-
+    """What the README says of the decision quality, every figure a cell of the quality table (one
+    figure per folder of real agent runs the table has a column for)."""
     recommended, defaults = quality_row("recommended"), quality_row("defaults")
-    first, second = "real sessions", "real sessions 2"
+    sources = [
+        c.split(":")[0] for c in recommended if c.startswith("real sessions") and c.endswith("loops caught")
+    ]
+
+    def sessions(source: str) -> str:
+        loops = int(recommended[f"{source}: loops caught"].split("/")[1])
+        return str(loops + int(recommended[f"{source}: ordinary runs stopped"].split(" of ")[1]))
 
     def caught(row: dict[str, str]) -> str:
-        return f"{row[f'{first}: loops caught']} and {row[f'{second}: loops caught']}"
+        return _and([row[f"{source}: loops caught"] for source in sources])
 
     def stopped(row: dict[str, str]) -> str:
-        return f"{row[f'{first}: ordinary runs stopped']} and {row[f'{second}: ordinary runs stopped']}"
+        return _and([row[f"{source}: ordinary runs stopped"] for source in sources])
 
+    count = {1: "one set", 2: "two sets", 3: "three sets"}.get(len(sources), f"{len(sources)} sets")
     return (
-        f"In two sets of real agent runs ({sessions(recommended, first)} and "
-        f"{sessions(recommended, second)} sessions) it caught {caught(recommended)} labelled loops "
-        f"and stopped {stopped(recommended)} ordinary runs (the defaults: {caught(defaults)}; "
-        f"{stopped(defaults)}; [docs/decision-quality.md](docs/decision-quality.md))."
+        f"In {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) it "
+        f"caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary runs "
+        f"(the defaults: {caught(defaults)}; {stopped(defaults)}; "
+        "[docs/decision-quality.md](docs/decision-quality.md))."
     )
 
 
