@@ -134,9 +134,17 @@ def descendants(root: int) -> list[int]:
 
 
 def run_dsh(
-    target: Target, args: list[str], cwd: Path, extra_env: dict[str, str], timeout: float = DSH_TIMEOUT_S
+    target: Target,
+    args: list[str],
+    cwd: Path,
+    extra_env: dict[str, str],
+    timeout: float = DSH_TIMEOUT_S,
+    merged: bool = False,
 ) -> DshRun:
-    """Run dsh bounded by `timeout`; at the timeout, dsh and everything it spawned are killed."""
+    """Run dsh bounded by `timeout`; at the timeout, dsh and everything it spawned are killed.
+
+    `merged`: stderr goes into stdout, in the order written (as on a terminal); `stderr` is empty.
+    """
     patch = ["--patch", str(target.patch)] if target.patch else []
     command = [str(target.dsh_bin), "--profile", target.profile, *patch, *args]
     started = time.monotonic()
@@ -149,7 +157,7 @@ def run_dsh(
             env={**target.env(extra_env), "TMPDIR": scratch},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merged else subprocess.PIPE,
             text=True,
             start_new_session=True,
         ) as process,
@@ -163,7 +171,7 @@ def run_dsh(
                     os.kill(pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
             returncode = None
-    return DshRun(returncode, stdout, stderr, time.monotonic() - started)
+    return DshRun(returncode, stdout, stderr or "", time.monotonic() - started)
 
 
 @dataclass(frozen=True)
@@ -623,7 +631,13 @@ def report(name: str, failures: list[str], run: DshRun) -> bool:
 # --- boot-level checks: the composed tree, and a config that must not boot ----------------
 
 ROW = "- id: repeat-tool-breaker"
-INVALID_CONFIG = "limits: { exact: 1 }"
+#: Bad values, each with what its line must hold: the key, the value, what is allowed.
+INVALID_CONFIGS = (
+    ("limits: { exact: 1 }", ("limits.exact", "got 1", ">= 2")),
+    ("window: -3", ("window", "got -3", ">= 4")),
+)
+#: What the plugin's line must start with and hold, as `rtb check` prints it.
+PLUGIN_LINE = re.compile(r"^repeat-tool-breaker: .*\. Fix: .*cordis\.patch\.yml")
 #: A stack frame in the plugin's own code, which a config error must not show.
 OWN_FRAME = re.compile(r"^\s*at .*(node-shim|breaker)/")
 
@@ -681,29 +695,31 @@ def retuned(target: Target, config: str) -> Iterator[list[str]]:
 
 
 def check_invalid_config(target: Target) -> bool:
-    """`limits.exact: 1` must stop the boot loudly, naming the key."""
+    """A bad value must stop the boot loudly: the plugin's line first on the terminal, alone."""
     work = target.home / "work" / "invalid-config"
     work.mkdir(parents=True, exist_ok=True)
-    model = MockModel(Script(calls=(), final="ok"), port=target.mock_port).start()
-    try:
-        with retuned(target, INVALID_CONFIG) as patch_args:
-            run = run_dsh(target, [*patch_args, "reply ok"], work, {}, timeout=60)
-    finally:
-        model.stop()
-    output = run.stderr + run.stdout
-    message = next((line for line in output.splitlines() if "exact" in line), "")
-    print(f"=== invalid-config: limits.exact: 1 must fail the boot ({run.seconds:.1f} s)")
-    print(f"  exit {run.returncode} | {message.strip()[:300]}")
-    failures = []
-    if run.returncode in (0, None):
-        failures.append(f"dsh exited with {run.returncode}, expected a non-zero exit")
-    if not message:
-        failures.append("no output line names the key 'exact'")
-    elif not all(part in message for part in ("limits.exact", "got 1", ">= 2", "cordis.patch.yml")):
-        failures.append("the message does not name the key, the value, what is allowed and the fix")
-    own_frames = [line.strip() for line in output.splitlines() if OWN_FRAME.search(line)]
-    if own_frames:
-        failures.append(f"dsh printed frames of the plugin's own code: {own_frames[:2]}")
+    failures: list[str] = []
+    for config, parts in INVALID_CONFIGS:
+        model = MockModel(Script(calls=(), final="ok"), port=target.mock_port).start()
+        try:
+            with retuned(target, config) as patch_args:
+                run = run_dsh(target, [*patch_args, "reply ok"], work, {}, timeout=60, merged=True)
+        finally:
+            model.stop()
+        # stdout and stderr through one pipe, in the order a terminal shows them
+        lines = [line for line in run.stdout.splitlines() if line.strip()]
+        first = lines[0] if lines else ""
+        print(f"=== invalid-config: {config} must fail the boot ({run.seconds:.1f} s)")
+        print(f"  exit {run.returncode} | first line: {first.strip()[:300]}")
+        if run.returncode in (0, None):
+            failures.append(f"{config}: dsh exited with {run.returncode}, expected a non-zero exit")
+        if not PLUGIN_LINE.match(first):
+            failures.append(f"{config}: the first line on the terminal is not the plugin's: {first[:120]!r}")
+        elif not all(part in first for part in parts):
+            failures.append(f"{config}: the line does not name the key, the value and what is allowed")
+        own_frames = [line.strip() for line in lines if OWN_FRAME.search(line)]
+        if own_frames:
+            failures.append(f"{config}: dsh printed frames of the plugin's own code: {own_frames[:2]}")
     return report("invalid-config", failures, run)
 
 

@@ -145,11 +145,14 @@ function noticeMessage({ text, summary }) {
 }
 
 // Why the plugin cannot start, for the operator: one message that names what to change, thrown
-// from apply so the boot fails loud, with no frame of this plugin's code (dsh prints the stack of
-// what apply throws, and ours would only bury the message).
+// from apply so the boot fails loud, with no frame of this plugin's code. dsh prints what apply
+// throws inside its own error and stack, twice, where the message is one line among twenty: so it
+// is written to stderr first, once and alone, in the form `rtb check` prints (`repeat-tool-breaker:
+// <what is wrong>. Fix: <what to do>`), and is the first thing on the terminal.
 function bootFailure(message) {
   const error = new Error(`${name}: ${message}`);
   error.stack = error.message;
+  writeStderr(`${error.message}\n\n`);
   return error;
 }
 

@@ -21,3 +21,14 @@ def test_the_shims_boot_wait_is_the_default_start_timeout() -> None:
     found = re.findall(r"^const BOOT_TIMEOUT_MS = ([\d_]+);$", index, re.MULTILINE)
     assert len(found) == 1, "BOOT_TIMEOUT_MS is defined once, as a plain integer"
     assert int(found[0].replace("_", "")) == DEFAULTS["startTimeoutMs"] == default_config().startTimeoutMs
+
+
+def test_a_bad_configuration_at_boot_names_the_fix_rtb_check_names() -> None:
+    """The boot's line and ``rtb check``'s say the same fix (``rtb check`` states it)."""
+    from breaker.rtb.check import FIX
+
+    index = (ROOT / "node-shim" / "index.js").read_text(encoding="utf-8")
+    found = re.search(r"^const CONFIG_FIX = ((?:'(?:[^'\\]|\\.)*'(?: \+\s*)?)+);$", index, re.MULTILINE)
+    assert found is not None, "CONFIG_FIX is one string, or a sum of single-quoted strings"
+    text = "".join(part.replace("\\'", "'") for part in re.findall(r"'((?:[^'\\]|\\.)*)'", found[1]))
+    assert text.startswith(FIX)

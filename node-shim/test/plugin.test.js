@@ -229,6 +229,18 @@ test('config errors throw from apply, naming the key', () => {
   assert.equal(dsh.listenerCount, 0, 'nothing is registered when apply throws');
 });
 
+test('a config error is written to stderr first, once and alone, as `rtb check` prints it, then thrown', () => {
+  const boot = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { apply } from ${JSON.stringify(SHIM)};
+    import { FakeDsh } from ${JSON.stringify(new URL('./fake-dsh.js', import.meta.url).href)};
+    try { apply(new FakeDsh().ctx, { window: -3 }); } catch (error) { process.stderr.write('thrown: ' + error.message + '\\n'); }`], { encoding: 'utf8' });
+  const lines = boot.stderr.split('\n');
+  assert.match(lines[0], /^repeat-tool-breaker: window must be a whole number >= 4, got -3\. Fix: correct it in the config: of the repeat-tool-breaker row /);
+  assert.equal(lines[1], '', 'alone: a blank line after it');
+  assert.equal(lines.filter((line) => line === lines[0]).length, 1, 'written once');
+  assert.equal(lines[2], `thrown: ${lines[0]}`, 'then thrown, the same text');
+});
+
 test('a config error is one message with the fix and no frame of the plugin\'s code (dsh prints its stack)', () => {
   const dsh = new FakeDsh();
   assert.throws(() => apply(dsh.ctx, { window: 2 }), (error) => {
