@@ -24,6 +24,8 @@ from breaker.core.reading import (
 CALL_KINDS = frozenset({"exact", "cmd"})
 #: The prefix of an item's key (``failed_keys``).
 ITEM_KEY = "item:"
+#: The prefixes of the keys that count only when the call fails (``failed_keys``).
+FAILED_KEYS = ("failed:", ITEM_KEY)
 #: Items of one list argument each counted as a lookup of their own (``failed_keys``), at most.
 MAX_ITEMS = 32
 #: A command this long is not lexed for its program: it is its own target.
@@ -78,7 +80,7 @@ def failed_keys(call: ToolCall, ignored: frozenset[str] = frozenset()) -> frozen
         for name, value in arguments.items()
         if name not in ignored and name not in _EDIT_ARGS
     }
-    keys = {f"failed:{tool}:{_digest(tool, canonical_json(asked)).hex()}"}
+    keys = {f"{FAILED_KEYS[0]}{tool}:{_digest(tool, canonical_json(asked)).hex()}"}
     for value in arguments.values():
         if isinstance(value, list) and 1 < len(value) <= MAX_ITEMS:
             for item in value:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from breaker.core.history.asked import ITEM_KEY
+from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY
 from breaker.core.reading import (
     SHELL_TOOLS,
     Failure,
@@ -55,14 +55,14 @@ class Stall:
     """Why a call is denied for no progress: the ``rule``, the count it reached, its limit, and
     the call id whose result to quote (empty: none)."""
 
-    rule: str  # "same" | "cycle" | "reworded"
+    rule: str  # "same" | "failed" | "cycle" | "reworded"
     count: int
     limit: float
     quote: str = ""
 
 
-#: A recent call: its keys, its result (None while awaited), its call id.
-_Recent = tuple[frozenset[str], bytes | None, str]
+#: A recent call: its keys, its result (None while awaited), its call id, its model turn.
+_Recent = tuple[frozenset[str], bytes | None, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,8 @@ class Evidence:
                 continue
             cap = limit - seen.sooner
             if seen.times >= cap:
-                return Stall("same", seen.times, cap, seen.quote)
+                rule = "failed" if key.startswith(FAILED_KEYS) else "same"
+                return Stall(rule, seen.times, cap, seen.quote)
         period = self._cycle()
         if period and not keys.isdisjoint(self.recent[-period][0]):
             return Stall("cycle", period, limit, self.recent[-period][2])
@@ -176,7 +177,7 @@ class Evidence:
             self.running[call_id] = _Ran(
                 tool, keys | failing, target, self.serial, settled, self.round, failing
             )
-            self.recent.append((keys, None, call_id))
+            self.recent.append((keys, None, call_id, self.round))
             del self.recent[: -2 * MAX_PERIOD]
             if len(self.running) > MAX_CALLS:  # a result that never came
                 del self.running[next(iter(self.running))]
@@ -191,9 +192,9 @@ class Evidence:
         failure = judged.reason if isinstance(judged, Failure) else None
         sooner = stops_sooner(failure, ran.tool, text, ran.settled)
         result = _digest(ran.tool, text)
-        for at, (keys, _, ran_id) in enumerate(self.recent):
+        for at, (keys, _, ran_id, turn) in enumerate(self.recent):
             if ran_id == call_id:
-                self.recent[at] = (keys, result, ran_id)
+                self.recent[at] = (keys, result, ran_id, turn)
         for key in ran.keys:
             previous = self.repeats.pop(key, None)
             if key in ran.failing and failure is None:
@@ -277,6 +278,8 @@ class Evidence:
         for period in range(2, MAX_PERIOD + 1):
             if len(recent) < 2 * period:
                 break
+            if _together(recent[-1][3], recent[-1 - period][3]):
+                continue  # calls of one turn, sent before their answers: no round gone twice
             if all(_same(recent[-i], recent[-i - period], unknown=False) for i in range(1, period + 1)):
                 return period
         return 0

@@ -113,6 +113,11 @@ def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerCon
             f"it repeats an earlier call, and your last {stall.count} calls only brought back results "
             "you already had, with nothing changed in between"
         )
+    elif stall.rule == "failed":
+        why = (
+            f"what it asks for already failed {stall.count} times with the identical error, with nothing "
+            "changed in between (the same original to replace, or a lookup it keeps, whatever else changed)"
+        )
     elif stall.rule == "reworded":
         why = (
             f"your last {stall.count} calls on the same target, however worded, returned the identical "
