@@ -723,12 +723,49 @@ def check_invalid_config(target: Target) -> bool:
     return report("invalid-config", failures, run)
 
 
+#: What the plugin says in a profile with no frontend, where dsh itself waits without a word.
+NO_FRONTEND_LINE = re.compile(
+    r"^\[repeat-tool-breaker\] this dsh profile has no frontend to run a task .*Fix: "
+)
+NO_FRONTEND_WAIT_S = 8
+
+
+@contextlib.contextmanager
+def without_headless(target: Target) -> Iterator[None]:
+    """The profile's bundles without `@deepseek-ai/dsh-headless` while the block runs."""
+    manifest = target.profile_dir / "package.json"
+    original = manifest.read_text()
+    document = json.loads(original)
+    bundles = document["dsh"]["profile"]["bundles"]
+    document["dsh"]["profile"]["bundles"] = [b for b in bundles if b != "@deepseek-ai/dsh-headless"]
+    manifest.write_text(json.dumps(document))
+    try:
+        yield
+    finally:
+        manifest.write_text(original)
+
+
+def check_no_frontend(target: Target) -> bool:
+    """A profile without the headless bundle: dsh waits silently; the plugin must say why and the fix."""
+    work = target.home / "work" / "no-frontend"
+    work.mkdir(parents=True, exist_ok=True)
+    with without_headless(target):
+        run = run_dsh(target, ["reply ok"], work, {}, timeout=NO_FRONTEND_WAIT_S)
+    said = [line for line in run.stderr.splitlines() if NO_FRONTEND_LINE.match(line)]
+    print(f"=== no-frontend: a profile without dsh-headless ({run.seconds:.1f} s, exit {run.returncode})")
+    print(f"  {said[0][:200] if said else '(nothing said)'}")
+    failures = []
+    if len(said) != 1:
+        failures.append(f"the plugin said {len(said)} times what is missing, expected once")
+    return report("no-frontend", failures, run)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--home", type=Path, required=True, help="a DSH_HOME prepared by compat/setup.sh")
-    names = [s.name for s in SCENARIOS] + ["dump-config", "invalid-config"]
+    names = [s.name for s in SCENARIOS] + ["dump-config", "invalid-config", "no-frontend"]
     parser.add_argument("--scenario", action="append", choices=names, help="run only these (repeatable)")
     parser.add_argument("--save-sessions", type=Path, help="copy each scenario's session log here")
     args = parser.parse_args()
@@ -743,6 +780,8 @@ def main() -> int:
             results.append(run_scenario(target, scenario, args.save_sessions))
     if "invalid-config" in selected:
         results.append(check_invalid_config(target))
+    if "no-frontend" in selected:
+        results.append(check_no_frontend(target))
     passed = sum(results)
     print(
         f"COMPAT {target.version} {target.mode}: {'PASS' if passed == len(results) else 'FAIL'} "

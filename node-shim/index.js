@@ -16,6 +16,7 @@ import {
   startupFailure,
   workerInterpreter,
 } from './environment.js';
+import { watchFrontend } from './frontend.js';
 import { Journal } from './journal.js';
 import { boundedWriter } from './stderr.js';
 
@@ -409,6 +410,7 @@ export function apply(ctx, config) {
     ctx.on('tools/pre-execute', preExecute),
     ctx.on('tools/post-execute', postExecute),
     ctx.on('agent/pre-step', preStep),
+    watchFrontend(ctx, log),
   ];
   return () => {
     for (const dispose of disposers) {
