@@ -40,22 +40,5 @@ installed="$(PATH="$bin:$PATH" dsh --version)"
 [[ $installed == *"$version"* ]] || { echo "install-dsh: dsh --version says '$installed'" >&2; exit 1; }
 echo "install-dsh: dsh $version on Node $("$bin/node" --version), pnpm $(PATH="$bin:$PATH" pnpm --version)"
 
-# Fix 2: dsh-headless disables the hmr row, which the profile's own patch layer needs.
-profile="${DSH_HOME:-$HOME/.dsh}/profiles/headless"
-patch="$profile/cordis.patch.yml"
-hmr_row='- id: hmr
-  disabled: false
-  config: { root: [] }'
-# dsh's own new profile patch: comments and an empty list
-dsh_empty_patch() { [[ "$(grep -v '^[[:space:]]*#' "$1" | tr -d '[:space:]')" == "[]" ]]; }
-if [[ ! -e $patch ]] || dsh_empty_patch "$patch"; then
-  mkdir -p "$profile"
-  printf '%s\n' "$hmr_row" >"$patch"
-  echo "install-dsh: wrote the hmr row (fix 2) to $patch"
-elif grep -q '^- id: hmr$' "$patch"; then
-  echo "install-dsh: $patch already re-enables the hmr row (fix 2)"
-else
-  echo "install-dsh: $patch is yours; add these lines to it, or the headless boot fails (fix 2):"
-  printf '%s\n' "$hmr_row"
-fi
+"$here/headless-profile.sh"
 echo "install-dsh: done; put dsh first on PATH: export PATH=\"$bin:\$PATH\""
