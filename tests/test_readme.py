@@ -178,14 +178,15 @@ def render_quality() -> str:
     def caught(row: dict[str, str]) -> str:
         return _and([row[f"{source}: loops caught"] for source in sources])
 
-    def stopped(row: dict[str, str]) -> str:
-        return _and([row[f"{source}: ordinary runs stopped"] for source in sources])
+    def stopped(row: dict[str, str], counts: bool = False) -> str:
+        cells = [row[f"{source}: ordinary runs stopped"] for source in sources]
+        return _and([cell.split(" of ")[0] for cell in cells] if counts else cells)
 
     count = {1: "one set", 2: "two sets", 3: "three sets"}.get(len(sources), f"{len(sources)} sets")
     return (
         f"In {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) it "
         f"caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary runs "
-        f"(the defaults: {caught(defaults)}; {stopped(defaults)}; "
+        f"(defaults: {caught(defaults)}; {stopped(defaults, counts=True)} stopped; "
         "[docs/decision-quality.md](docs/decision-quality.md))."
     )
 
