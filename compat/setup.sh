@@ -182,8 +182,15 @@ case "$mode" in
     [[ "$mode" == pnpm9 ]] && add+=(-w)
     bin="$(pnpm_bin)"
     echo "setup: dsh plugin --profile $profile_name ${add[*]} $spec, pnpm $(PATH="$node_dir:$PATH" "$bin/pnpm" --version)"
+    # Newer pnpm keeps lock folders in /tmp whatever TMPDIR says (pnpm-dir-locks-<uid>, …): the
+    # ones this add made are removed after it.
+    pnpm_locks="/tmp/pnpm-*-$(id -u)"
+    locks_before="$(compgen -G "$pnpm_locks" || true)"
     (cd "$home" && PATH="$bin:$node_dir:$PATH" DSH_HOME="$home" XDG_CACHE_HOME="$cache" XDG_DATA_HOME="$home/data" \
       "$dsh_bin" plugin --profile "$profile_name" "${add[@]}" "$spec")
+    while IFS= read -r lock; do
+      [[ -n $lock && -O $lock && ! -L $lock ]] && ! grep -qxF "$lock" <<<"$locks_before" && rm -rf -- "$lock"
+    done < <(compgen -G "$pnpm_locks" || true)
     node -e 'process.exit(require(process.argv[1]).dsh.profile.bundles.includes("dsh-repeat-tool-breaker") ? 0 : 1)' \
       "$profile/package.json" || { echo "setup.sh: dsh plugin add did not list the bundle" >&2; exit 1; }
     ;;
