@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -117,6 +118,18 @@ SECRET_FORMATS = [
     ("curl-proxy-user", "curl --proxy-user carol:proxy-pw-8 -x 127.0.0.1:9 http://x.org/", "proxy-pw-8"),
     ("netrc-one-line", "machine api.example.org login alice password netrc-pw-5", "netrc-pw-5"),
     ("netrc-lines", "machine api.example.org\n  login alice\n  password netrc-pw-6\n", "netrc-pw-6"),
+    ("curl-user-in-flags", "curl -su alice:curl-pw-9 https://api.example.org/", "curl-pw-9"),
+    ("curl-user-attached", "curl -ualice:curl-pw-10 https://api.example.org/", "curl-pw-10"),
+    ("python-repr", "{'HOME': '/root', 'DB_PASSWORD': 'repr-pw-11'}", "repr-pw-11"),
+    ("hash-arrow", "{ 'api_key' => 'arrow-key-12' }", "arrow-key-12"),
+    ("next-line-value", "API_TOKEN:\n  next-line-tok-13\n", "next-line-tok-13"),
+    ("json-in-a-json-string", '{"body": "{\\"password\\": \\"nested-pw-14\\"}"}', "nested-pw-14"),
+    (
+        "after-an-escaped-newline",
+        '{"log": "ok\\nnpm_abcdefghijklmnopqrstuvwxyz0123456789"}',
+        "abcdefghijklmnopqrstuvwxyz",
+    ),
+    ("url-escaped-slashes", '{"u": "https:\\/\\/app:slash-pw-15@db.example.org\\/x"}', "slash-pw-15"),
 ]
 
 
@@ -127,6 +140,11 @@ def test_secrets_are_redacted(raw: str, secret: str) -> None:
     redacted = redact(raw)
     assert secret not in redacted
     assert "[REDACTED" in redacted
+
+
+def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "failure-modes.md").read_text(encoding="utf-8")
+    assert f"has one case per format ({len(SECRET_FORMATS)})" in " ".join(page.split())
 
 
 @pytest.mark.parametrize(
@@ -264,6 +282,12 @@ def test_quoted_text_is_bounded_and_free_of_tool_call_markup(text: str, limit: i
         "A1b/" * 30_000,
         "eyJ" * 30_000,
         "-u " + ":" * 50_000,
+        "\\" * 100_000,
+        '\\"password\\": \\"x\\", ' * 5_000,
+        "\\\\n" * 25_000,
+        "'DB_PASSWORD': '" * 10_000,
+        "password:\n" * 20_000,
+        "curl -" + "s" * 100_000,
     ],
 )
 def test_every_pattern_runs_in_linear_time(hostile: str) -> None:

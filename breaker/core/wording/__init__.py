@@ -2,7 +2,8 @@
 
 The denial, the ask reasons and the notices (``messages``), and the one rule for showing text
 that came from a model or a tool (``redaction``: secrets redacted, tool-call markup defused,
-invisible and control characters dropped or shown), which every ``rtb`` output follows too.
+invisible and control characters dropped or shown; ``escapes`` lets it read a secret through
+backslash escapes), which every ``rtb`` output follows too.
 """
 
 from __future__ import annotations

@@ -11,10 +11,12 @@ What is done to a quoted text, in this order:
    can hide text from a reader that a model still reads (a ``<tool_call>`` split by a zero-width
    space, an instruction spelt in tag characters, a line reordered by an override); dropping them
    first lets the steps below see the text as the model would.
-2. Secrets are redacted (:func:`redact`), over everything that is shown: a text cut to a preview
-   is examined past the cut (``REDACTION_MARGIN``), a value still open at the end of what was
-   examined is redacted to that end, and a run of characters that ends exactly at the cut (where a
-   token could be cut below the length its shape needs) is left out of the quote.
+2. Secrets are redacted (:func:`redact`), as written and as meant under backslash escapes (a JSON
+   string in a JSON string, ``\\n`` before a token, ``https:\\/\\/``: ``escapes``), each where it
+   stands, over everything that is shown: a text cut to a preview is examined past the cut
+   (``REDACTION_MARGIN``), a value still open at the end of what was examined is redacted to that
+   end, and a run of characters that ends exactly at the cut (where a token could be cut below the
+   length its shape needs) is left out of the quote.
 3. Tool-call markup and special tokens are defused (:func:`neutralise`).
 4. Control characters are made visible: C0 controls as their Control Pictures (``␛`` for the
    escape that starts a terminal sequence), DEL as ``␡``, C1 controls as ``\ufffd``. In a quoted
@@ -30,9 +32,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from breaker.core.wording.escapes import Unescaped
+
 #: How much more of a result than can be quoted is redacted before the cut, so that a secret
 #: straddling the cut is still recognised whole.
 REDACTION_MARGIN = 256
+#: How many levels of backslash escapes redaction reads through: a request body logged as a JSON
+#: string inside a command line shown as a call's ``exact:`` key is three.
+ESCAPE_LEVELS = 3
 
 _REDACTED = "[REDACTED]"
 
@@ -105,9 +112,12 @@ def _redact_base64_key(match: re.Match[str]) -> str:
     return _REDACTED if all(any(kind(char) for char in text) for kind in kinds) else text
 
 
+#: What a pattern's match is replaced with: a template, or a function of the match.
+Replacement = str | Callable[[re.Match[str]], str]
+
 #: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
 #: names the formats it covers; ``tests/test_messages.py`` has one case per format.
-_REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+_REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
@@ -128,10 +138,19 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]],
     ),
     # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
     (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
-    # JSON members: "password": "value", "Authorization": "Bearer ...", "SecretAccessKey": "...".
+    # Members of a JSON object, a Python dict repr (``print(os.environ)``) or a Ruby/PHP hash:
+    # "password": "value", 'PASSWORD': 'value', "token" => 'value', "Authorization": "Bearer ...".
     (
-        re.compile(rf"(?i)\"({_SECRET_NAME})\"(\s*:\s*)\"(?:[^\"\\]|\\.)*+(?:\"|\\?\Z)"),
-        r'"\1"\2"' + _REDACTED + '"',
+        re.compile(rf"(?i)([\"'])({_SECRET_NAME})\1(\s*(?::|=>)\s*)([\"'])(?:(?!\4)[^\\]|\\.)*+(?:\4|\\?\Z)"),
+        r"\1\2\1\3\4" + _REDACTED + r"\4",
+    ),
+    # A value on the line after its name: a name and ``:`` or ``=`` ending a line (a prompt, a
+    # YAML block scalar ``secret: |``), the next line's text.
+    (
+        re.compile(
+            rf"(?i)({_SECRET_NAME})([ \t]*(?:=(?!=)|:)[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*)\S[^\r\n]*"
+        ),
+        r"\1\2" + _REDACTED,
     ),
     # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
     # stay), assignments, options, query and form values, connection strings (token=x,
@@ -147,10 +166,12 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]],
         r"\1\2\3\4\5" + _REDACTED + r"\3",
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
-    # curl -u user:pass, --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
+    # curl -u user:pass, -uuser:pass, -su user:pass (flags before it in one word), -U (the proxy
+    # user), --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
     (
         re.compile(
-            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)"
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t]"
+            r"(?:-[a-z0-9#]{0,16}?u[ \t]*|(?:--user|--proxy-user)(?:[ \t]+|=))"
             r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
         ),
         r"\1" + _REDACTED,
@@ -200,14 +221,77 @@ def drop_invisible(text: str) -> str:
 
 
 def redact(text: str) -> str:
-    """``text`` with secrets (credentials, tokens, private keys, URL passwords) replaced.
+    """``text`` with secrets (credentials, tokens, private keys, URL passwords) replaced, as
+    written and as meant under up to ``ESCAPE_LEVELS`` levels of backslash escapes.
 
     A value still open where ``text`` ends (a JSON string, a quoted value, a private key block)
     is redacted to the end: the text may have been cut inside it.
     """
     for pattern, replacement in _REDACTIONS:
         text = pattern.sub(replacement, text)
+    return _through_escapes(text) if "\\" in text else text
+
+
+def _through_escapes(text: str) -> str:
+    """``text`` with the secrets redacted that only show once its escapes are read (a JSON string
+    in a JSON string, ``\\n`` before a token, ``https:\\/\\/``), each replaced where it stands in
+    ``text``, in the encoding it stands in there."""
+    for depth in range(1, ESCAPE_LEVELS + 1):
+        levels = _unescaped(text, depth)
+        if levels is None:
+            break
+        for pattern, replacement in _REDACTIONS:
+            edits = [
+                edit
+                for match in pattern.finditer(levels[-1].text)
+                if (edit := _edit(match, replacement)) is not None
+            ]
+            if not edits:
+                continue
+            pieces: list[str] = []
+            done = 0
+            for start, end, shown in edits:
+                empty = start == end  # an insertion (the quote closing a value cut open)
+                for level in reversed(levels):
+                    start, end = level.start(start), level.start(end) if empty else level.end(end)
+                pieces += (text[done:start], shown)
+                done = end
+            text = "".join(pieces) + text[done:]
+            levels = _unescaped(text, depth)
+            if levels is None:
+                break
     return text
+
+
+def _unescaped(text: str, depth: int) -> list[Unescaped] | None:
+    """``text`` with ``depth`` levels of escapes taken out, level by level (None: it has fewer)."""
+    levels: list[Unescaped] = []
+    for _ in range(depth):
+        if "\\" not in text:
+            return None
+        level = Unescaped(text)
+        levels.append(level)
+        text = level.text
+    return levels
+
+
+def _edit(
+    match: re.Match[str], replacement: str | Callable[[re.Match[str]], str]
+) -> tuple[int, int, str] | None:
+    """What a redaction changes in ``match``: (start, end, the text shown there), the name, quotes
+    and separators it keeps left out; None when it changes nothing."""
+    found = match.group(0)
+    shown = match.expand(replacement) if isinstance(replacement, str) else replacement(match)
+    if shown == found:
+        return None
+    most = min(len(found), len(shown))
+    kept = 0
+    while kept < most and found[kept] == shown[kept]:
+        kept += 1
+    tail = 0
+    while tail < most - kept and found[-1 - tail] == shown[-1 - tail]:
+        tail += 1
+    return match.start() + kept, match.end() - tail, shown[kept : len(shown) - tail]
 
 
 def neutralise(text: str) -> str:
@@ -269,6 +353,8 @@ def quoted_prefix(text: str, limit: int) -> str:
 _SHORT_TAIL = 64
 #: How far back from the cut a URL is looked for whose userinfo the cut may have left open.
 _URL_TAIL = 640
+#: A URL's "://", its slashes escaped or not (``https:\/\/`` in a JSON string).
+_SCHEME_END = re.compile(r":(?:\\*/){2}")
 
 
 def _cleaned(text: str, limit: int, length: int) -> str:
@@ -291,8 +377,7 @@ def _without_open_tail(text: str) -> str:
     start = len(text)
     while start > stop and not text[start - 1].isspace():
         start -= 1
-    scheme = text.find("://", start)
-    if scheme != -1:
+    if _SCHEME_END.search(text, start):
         return text[:start]
     return text[: max(start, len(text) - _SHORT_TAIL)]
 
