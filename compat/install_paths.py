@@ -140,7 +140,7 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
 
 
 def expect_rtb_from_anywhere(target: Target, failures: list[str]) -> None:
-    """The README's `npx --no --prefix <profile> rtb replay`, run outside the profile with no path:
+    """docs/rtb.md's `npx --no --prefix <profile> rtb replay`, run outside the profile with no path:
     it finds dsh's sessions folder ($DSH_HOME/sessions) and shows loop A's stop."""
     if target.mode == "overlay":
         return
