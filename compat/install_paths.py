@@ -125,13 +125,13 @@ def expect_rtb_replays(target: Target, session: Path | None, failures: list[str]
         return ""
     command, cwd = rtb_command(target)
     result = replay_output(command, session, cwd, user_env(target))
-    rows = [line for line in result.stdout.splitlines() if "recorded:" in line or "this config" in line]
+    rows = [line for line in result.stdout.splitlines() if "recorded:" in line or "replayed" in line]
     shown = " / ".join(line.strip() for line in rows)
     print(f"  {label}: {' '.join(command)} replay <session> -> exit {result.returncode}: {shown}")
     if result.returncode != 0:
         failures.append(f"{label}: rtb exited with {result.returncode}: {result.stderr.strip()[-300:]}")
     elif not re.search(
-        r"recorded: 4 executed, 2 blocked\n\s+this config\s+2 denied, first at #5; "
+        r"recorded: 4 executed, 2 blocked\n\s+replayed\s+2 denied, first at #5; "
         r"differs from the recording on 0 calls",
         result.stdout,
     ):

@@ -231,3 +231,33 @@ def test_replaying_a_real_dsh_session_gives_the_live_gates_verdicts_and_texts(pa
             assert asks[call.call_id] == call.message
         else:
             assert (call.recorded, call.verdict) == ("executed", "allowed")
+
+
+@pytest.mark.skipif(not EXAMPLES, reason="no recorded sessions under examples/sessions")
+def test_the_streamed_replay_of_rtb_gives_what_the_whole_session_replay_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`rtb replay` reads each log twice as a stream (first only the lines a verdict needs from
+    later: approvals, calls never dispatched; then every event), never the whole session at once;
+    every verdict, count and text is what replaying the whole session at once gives."""
+    from breaker.rtb.cli import main
+
+    assert main(["replay", "--format", "json", *map(str, EXAMPLES)]) == 0
+    streamed = {s["session"]: s for s in json.loads(capsys.readouterr().out)["sessions"]}
+    for path in EXAMPLES:
+        log, _ = read_session(path)
+        [session] = group_sessions([log])
+        whole = replay_session(session, default_config(), counts=True)
+        calls = streamed[session.session_id]["verdicts"]
+        assert [(c["call"], c["verdict"], c["recorded"]) for c in calls] == [
+            (call.number, call.verdict, call.recorded) for call in whole.calls
+        ]
+        assert [[h["count"] for h in c["counts"]] for c in calls] == [
+            [hit.count for hit in call.counts] for call in whole.calls
+        ]
+        assert [c["message"] for c in calls] == [call.message for call in whole.calls]
+    assert any(
+        call["verdict"] == "asked" or call["recorded"] == "approval-required"
+        for session in streamed.values()
+        for call in session["verdicts"]
+    )

@@ -14,28 +14,19 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
-from breaker.rtb import check, dshhome, shown
+from breaker.rtb import check, dshhome, replayrun, shown
 from breaker.rtb.configfile import read_config_file
-from breaker.rtb.inputs import UsageError, load_sessions, read_labels
+from breaker.rtb.inputs import UsageError, load_sessions, read_labels, replay_sources
 from breaker.rtb.logstream import MissingZstandard
-from breaker.rtb.replay import SessionReplay, replay_session
+from breaker.rtb.replayjson import JsonReport
+from breaker.rtb.replaytext import TextReport
 from breaker.rtb.sweep import Setting, sweep
-from breaker.rtb.tables import (
-    Progress,
-    ReplayView,
-    explanation_json,
-    explanation_text,
-    replay_json,
-    replay_text,
-    score_json,
-    sweep_text,
-)
-from breaker.rtb.timeline import timeline_page
+from breaker.rtb.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
+from breaker.rtb.timeline import TimelineReport
 from breaker.rtb.whichconfig import choose
 
 FORMATS = ("table", "json", "markdown")
@@ -206,81 +197,49 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
 def _replay(args: argparse.Namespace) -> int:
     chosen = choose(args.config, args.profile)
     config = chosen.config
-    sessions, problems = load_sessions(args.paths or dshhome.default_session_paths())
-    if args.session:
-        sessions = [
-            s for s in sessions if any(shown.matches(s.session_id, wanted) for wanted in args.session)
-        ]
-        if not sessions:
-            raise UsageError(f"no session matches --session {', '.join(args.session)}")
-    replays = _sorted(_for_agents([replay_session(s, config, counts=True) for s in sessions], args.agent))
-    listed = [replay for replay in replays if replay.calls]
-    by_path = {session.session_id: session.path for session in sessions}
+    sources, problems = replay_sources(args.paths or dshhome.default_session_paths(), args.session)
+    agents: list[str] = args.agent
+    report: TimelineReport | JsonReport | TextReport
+    other = None
     if args.html is not None:
-        other = None
-        if args.config is not None:
-            defaults = load_config(None)
-            by_id = {s.session_id: s for s in sessions}
-            other = [
-                _for_agents([replay_session(by_id[r.session_id], defaults, counts=True)], args.agent)[0]
-                for r in listed
-            ]
-        page = timeline_page(
-            listed,
-            config,
-            setting=chosen.short,
-            source=chosen.label,
-            other=other,
-            other_setting="defaults",
-            empty=len(replays) - len(listed),
-        )
-        args.html.write_text(page, encoding="utf-8", errors="backslashreplace")
-        print(
-            f"rtb: wrote {args.html} ({len(listed)} session{'' if len(listed) == 1 else 's'}, "
-            f"{sum(len(r.calls) for r in listed)} calls)",
-            file=sys.stderr,
-        )
-        return 1 if problems else 0
-    if args.format == "json":
-        document = {
-            "config": {key: shown.inline(v) if isinstance(v, str) else v for key, v in chosen.json().items()},
-            "sessions": [replay_json(replay, by_path[replay.session_id]) for replay in listed],
-            "emptySessions": len(replays) - len(listed),
-            "problems": [shown.inline(str(problem)) for problem in problems],
-        }
-        _write(json.dumps(document, indent=2) + "\n")
+        other = load_config(None) if args.config is not None else None
+        report = TimelineReport(config, setting=chosen.short, source=chosen.label, other=other)
+    elif args.format == "json":
+        report = JsonReport()
     else:
-        view = ReplayView(
-            listed,
-            empty=len(replays) - len(listed),
+        report = TextReport(
+            markdown=args.format == "markdown",
             show_denials=args.show_denials,
             calls=args.calls,
             around=config.window if args.around is None else max(args.around, 0),
             config=chosen.label,
             config_short=chosen.short,
         )
-        _write(replay_text(view, markdown=args.format == "markdown"))
-    return 1 if problems else 0
-
-
-def _for_agents(replays: list[SessionReplay], agents: Sequence[str]) -> list[SessionReplay]:
-    """Only the calls of the named agents (``--agent``), sessions without any dropped."""
-    if not agents:
-        return replays
-    kept = []
-    for replay in replays:
-        calls = tuple(call for call in replay.calls if any(shown.matches(call.agent, a) for a in agents))
-        if calls:
-            kept.append(replace(replay, calls=calls))
-    return kept
-
-
-def _sorted(replays: list[SessionReplay]) -> list[SessionReplay]:
-    """By start time (sessions whose log does not say last), then by id."""
-    return sorted(
-        replays,
-        key=lambda r: (r.about.started is None, r.about.started or 0.0, r.session_id),
+    digests, unread = replayrun.run(
+        sources,
+        config,
+        report,
+        counts=not isinstance(report, TextReport) or args.calls,
+        other=other,
+        keep=(lambda call: any(shown.matches(call.agent, a) for a in agents)) if agents else (lambda _: True),
     )
+    problems.extend(unread)
+    listed = sorted((digest for digest in digests if digest.calls), key=lambda digest: digest.sort_key)
+    empty = 0 if agents else len(digests) - len(listed)
+    if isinstance(report, TimelineReport):
+        with args.html.open("w", encoding="utf-8", errors="backslashreplace") as page:
+            report.write(page, listed, empty=empty)
+        calls = sum(digest.calls for digest in listed)
+        print(
+            f"rtb: wrote {args.html} ({len(listed)} session{'' if len(listed) == 1 else 's'}, {calls} calls)",
+            file=sys.stderr,
+        )
+    elif isinstance(report, JsonReport):
+        config_json = {key: shown.inline(v) if isinstance(v, str) else v for key, v in chosen.json().items()}
+        report.write(sys.stdout, listed, config=config_json, empty=empty, problems=problems)
+    else:
+        report.write(sys.stdout, listed, empty=empty)
+    return 1 if problems else 0
 
 
 def _sweep(args: argparse.Namespace) -> int:

@@ -10,13 +10,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from breaker.rtb import shown
 from breaker.rtb.sessions import (
     ReadProblem,
     Session,
     SessionLog,
+    SessionSource,
     find_session_files,
     group_sessions,
     read_session,
+    session_sources,
 )
 from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
 from breaker.rtb.tables import Progress
@@ -49,7 +52,26 @@ def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProble
     return sessions, problems
 
 
-def _check_unique_ids(sessions: Sequence[Session]) -> None:
+def replay_sources(
+    paths: Iterable[Path], wanted: Sequence[str] = ()
+) -> tuple[list[SessionSource], list[ReadProblem]]:
+    """The sessions under ``paths`` to be read one at a time (``wanted``: only those whose id, or
+    the start of it, is given), from each log's header; a path that is not there is said on stderr."""
+    files, problems = find_session_files(paths)
+    for problem in problems:
+        print(f"rtb: {problem}", file=sys.stderr)
+    if not files and not problems:
+        raise UsageError("no session logs (*.jsonl, *.jsonl.zstd) found")
+    sources = session_sources(files)
+    _check_unique_ids(sources)
+    if wanted:
+        sources = [s for s in sources if any(shown.matches(s.session_id, want) for want in wanted)]
+        if not sources:
+            raise UsageError(f"no session matches --session {', '.join(wanted)}")
+    return sources, problems
+
+
+def _check_unique_ids(sessions: Sequence[Session | SessionSource]) -> None:
     seen: dict[str, Path] = {}
     for session in sessions:
         first = seen.get(session.session_id)

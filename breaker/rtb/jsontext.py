@@ -14,6 +14,7 @@ brackets than the limit, or a ``\\uD...`` escape.
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
 
 #: The deepest JSON value read from a log.
@@ -22,6 +23,7 @@ MAX_NESTING = 128
 REPLACEMENT = "\ufffd"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: a context
 
 
 class Unreadable(ValueError):
@@ -32,12 +34,20 @@ def load_json(text: str) -> object:
     """``json.loads`` with the limits above; ``json.JSONDecodeError`` for text that is not JSON."""
     too_deep = f"nested deeper than {MAX_NESTING} levels"
     try:
-        value = json.loads(text)
+        try:
+            value, end = _scan(text, 0)  # json.loads without its checks around the scanner
+        except (StopIteration, json.JSONDecodeError):
+            value = json.loads(text)  # not JSON, or space before it: as json.loads says
+        else:
+            if end != len(text) and text[end:].strip():
+                json.loads(text)  # raises "Extra data" as json.loads does
     except RecursionError:
         raise Unreadable(too_deep) from None
-    if text.count("[") + text.count("{") > MAX_NESTING and _deeper_than(value, MAX_NESTING):
+    # A text shorter than twice the limit cannot be deeper; else it takes that many brackets.
+    brackets = len(text) > 2 * MAX_NESTING and text.count("[") + text.count("{") > MAX_NESTING
+    if brackets and _deeper_than(value, MAX_NESTING):
         raise Unreadable(too_deep)
-    if "\\ud" in text or "\\uD" in text:
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         return _mended(value)
     return value
 

@@ -30,6 +30,8 @@ EXPANSION_FLOOR = 64 * 1024 * 1024
 #: Compressed bytes decoded per step: zstd expands a byte at most ~32,768 times (a block of 128
 #: KiB repeating one byte takes 4), so one step makes at most 8 MiB.
 _COMPRESSED_STEP = 256
+#: How far back into the line before a chunk a mark is looked for (the longest mark, at least).
+_MARK_REACH = 64
 #: Plain bytes read per step.
 _PLAIN_STEP = 1024 * 1024
 
@@ -47,10 +49,14 @@ class MissingZstandard(RuntimeError):
     """Reading a ``.zstd`` log needs ``zstandard``: a dependency, missing from an interpreter set by hand."""
 
 
-def log_lines(stream: BinaryIO, *, compressed: bool) -> Iterator[tuple[int, bytes | BadLine]]:
+def log_lines(
+    stream: BinaryIO, *, compressed: bool, marks: tuple[bytes, ...] = ()
+) -> Iterator[tuple[int, bytes | BadLine]]:
     """Every line of ``stream`` with its number (from 1), without its newline; a line past a
-    limit, and the point where a broken stream ends, as a ``BadLine``."""
-    lines = _Lines()
+    limit, and the point where a broken stream ends, as a ``BadLine``. With ``marks``, a chunk
+    holding none of them may be passed over whole (a fast first look for a few kinds of line):
+    the lines handed out are then the first, and some lines holding a mark or around one."""
+    lines = _Lines(marks)
     chunks = _decoded(stream) if compressed else iter(lambda: stream.read(_PLAIN_STEP), b"")
     for chunk in chunks:
         if isinstance(chunk, BadLine):  # a line cut by the break is not read
@@ -63,21 +69,51 @@ def log_lines(stream: BinaryIO, *, compressed: bool) -> Iterator[tuple[int, byte
 class _Lines:
     """Cuts a stream of chunks into lines, holding at most ``MAX_LINE_BYTES`` of one line."""
 
-    def __init__(self) -> None:
+    def __init__(self, marks: tuple[bytes, ...] = ()) -> None:
         self.number = 0
         self.parts: list[bytes] = []
         self.size = 0
         self.overlong = False
+        self.marks = marks
+        #: The line being read holds a mark.
+        self.marked = False
 
     def feed(self, chunk: bytes) -> Iterator[tuple[int, bytes | BadLine]]:
-        *whole, rest = chunk.split(b"\n")
-        for part in whole:
-            if not part and not self.parts and not self.overlong:
-                self.number += 1  # a blank line: nothing to read
-                continue
-            self._add(part)
+        pending = bool(self.parts) or self.overlong
+        if self.marks and self.number and not self.marked and not self._has_mark(chunk):
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:  # the lines it ends hold no mark: passed over
+                self.number += chunk.count(b"\n")
+                self.parts, self.size, self.overlong = [], 0, False
+            self._add(chunk[cut + 1 :])
+            return
+        whole = chunk.split(b"\n")
+        rest = whole.pop()
+        if whole and pending:
+            self._add(whole[0])
             yield self._finish()
+            whole[0] = b""
+            self.number -= 1  # the blank that stands in for it below is no line
+        number = self.number
+        for part in whole:
+            number += 1
+            if not part:
+                continue  # a blank line: nothing to read
+            if len(part) > MAX_LINE_BYTES:
+                yield number, _overlong()
+            else:
+                yield number, part
+        self.number = number
+        if whole:
+            self.marked = False
         self._add(rest)
+        if self.marks and not self.marked:
+            self.marked = self._has_mark(rest)
+
+    def _has_mark(self, chunk: bytes) -> bool:
+        """Whether ``chunk``, with the end of the line before it, holds a mark."""
+        head = self.parts[-1][-_MARK_REACH:] + chunk if self.parts else chunk
+        return any(mark in head for mark in self.marks)
 
     def end(self) -> Iterator[tuple[int, bytes | BadLine]]:
         if self.parts or self.overlong:
@@ -97,11 +133,15 @@ class _Lines:
         self.number += 1
         line: bytes | BadLine
         if self.overlong:
-            line = BadLine(f"a line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB (skipped)")
+            line = _overlong()
         else:
             line = self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
         self.parts, self.size, self.overlong = [], 0, False
         return self.number, line
+
+
+def _overlong() -> BadLine:
+    return BadLine(f"a line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB (skipped)")
 
 
 def _decoded(stream: BinaryIO) -> Iterator[bytes | BadLine]:

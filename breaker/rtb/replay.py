@@ -16,15 +16,24 @@ Pure: events and a configuration in, a report out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections import deque
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
+from breaker.core.history.analysis import ANALYSED_CALLS, analysis_key
 from breaker.core.history.results import RESULT_TEXT_CHARS
-from breaker.core.judging.verdicts import Allow, Ask, Deny, Hit
-from breaker.core.reading.fingerprints import SHELL_TOOLS, fingerprint_call
+from breaker.core.judging.verdicts import Ask, Deny, Hit
+from breaker.core.reading.fingerprints import (
+    SHELL_TOOLS,
+    CallFingerprints,
+    Fingerprint,
+    ToolCall,
+    distinct,
+    fingerprint_call,
+)
 from breaker.core.reading.outcomes import shell_end
 from breaker.rtb.sessions import (
     NOTHING_KNOWN,
@@ -55,7 +64,7 @@ _FETCHED = re.compile(r"Fetched \S+ \(HTTP (\d{3})\)")
 NOT_DISPATCHED_CODE = "ABORTED_BEFORE_DISPATCH"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallReplay:
     """One call: what was recorded, and what the replayed configuration decides.
 
@@ -132,44 +141,233 @@ def replay_events(
     events: Sequence[Event], config: BreakerConfig, *, counts: bool = False
 ) -> list[CallReplay]:
     """Feed ``events`` to a fresh ``Breaker`` in log order; one ``CallReplay`` per call."""
-    breaker = Breaker(config)
-    notices: dict[tuple[str, str], list[str]] = {}
-    results = _results_by_call(events)
-    approved = _approved_calls(events)
-    replays: list[CallReplay] = []
-    calls_per_agent: dict[str, int] = {}
-    replay_of: dict[tuple[str, str], CallReplay] = {}
+    approved, not_dispatched = lookahead(events)
+    replayer = Replayer(config, approved=approved, not_dispatched=not_dispatched, counts=counts)
+    replays = [call for event in events for call in replayer.feed(event)]
+    return replays + replayer.finish()
+
+
+def lookahead(events: Iterable[Event]) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """What deciding a call needs from later in its log: (the calls whose recorded approval was
+    granted, the calls dsh never dispatched), as (agent, call id).
+
+    A replayed ask of an approved call is approved too; every other replayed ask is taken as
+    unanswered, which is what a headless run does with it.
+    """
+    approved: set[tuple[str, str]] = set()
+    not_dispatched: set[tuple[str, str]] = set()
     for event in events:
-        if isinstance(event, HumanTurn):
-            breaker.human_message(event.agent)
-        elif isinstance(event, StepStart):
-            breaker.new_step(event.agent)
-        elif isinstance(event, CallEvent):
-            calls_per_agent[event.agent] = number = calls_per_agent.get(event.agent, 0) + 1
-            recorded = _recorded_outcome(results.get((event.agent, event.call.call_id)))
-            replay = _replay_call(breaker, event, number, recorded, approved)
-            if counts:
-                replay = replace(replay, counts=_window_counts(breaker, event, config))
-            if replay.notices:
-                notices.setdefault((event.agent, event.call.call_id), []).extend(replay.notices)
-            replays.append(replay)
-            replay_of.setdefault((event.agent, event.call.call_id), replay)
+        if isinstance(event, ApprovalEvent) and event.approved:
+            approved.add((event.agent, event.call_id))
+        elif isinstance(event, ResultEvent) and event.error_code == NOT_DISPATCHED_CODE:
+            not_dispatched.add((event.agent, event.call_id))
+    return frozenset(approved), frozenset(not_dispatched)
+
+
+#: Calls held back waiting for their result before the oldest is handed out without one.
+MAX_WAITING = 10_000
+
+
+class _Waiting:
+    """A replayed call until its result (its recorded outcome, its notices) is in."""
+
+    __slots__ = (
+        "call",
+        "counts",
+        "done",
+        "event",
+        "hits",
+        "message",
+        "notices",
+        "number",
+        "recorded",
+        "verdict",
+    )
+
+    def __init__(self, event: CallEvent, number: int) -> None:
+        self.event = event
+        self.call = event.call
+        self.number = number
+        self.verdict: Verdict = "not-counted"
+        self.hits: tuple[Hit, ...] = ()
+        self.message = ""
+        self.counts: tuple[Hit, ...] = ()
+        self.notices: tuple[str, ...] = ()
+        self.recorded: RecordedOutcome = "no-result"
+        self.done = False
+
+    @property
+    def tool(self) -> str:
+        return self.call.name
+
+    def replay(self) -> CallReplay:
+        call = self.call
+        return CallReplay(
+            self.number,
+            self.event.agent,
+            call.call_id,
+            call.name,
+            self.recorded,
+            self.verdict,
+            self.hits,
+            self.message,
+            call.arguments,
+            self.event.time,
+            self.counts,
+            self.notices,
+        )
+
+
+class Replayer:
+    """One session replayed one event at a time: ``feed`` each event in log order and get back
+    the calls it completed (in call order: a call is complete once its result is in); ``finish``
+    hands out the rest. Memory holds the calls waiting for a result, not the session."""
+
+    def __init__(
+        self,
+        config: BreakerConfig,
+        *,
+        approved: Container[tuple[str, str]] = frozenset(),
+        not_dispatched: Container[tuple[str, str]] = frozenset(),
+        counts: bool = False,
+    ) -> None:
+        self.config = config
+        self.approved = approved
+        self.not_dispatched = not_dispatched
+        self.counts = counts
+        self._fingerprints = _Remembered(config)
+        self.breaker = Breaker(config, self._fingerprints if counts else fingerprint_call)
+        self._numbers: dict[str, int] = {}
+        self._queue: deque[_Waiting] = deque()
+        self._awaiting: dict[tuple[str, str], _Waiting | list[_Waiting]] = {}
+
+    def feed(self, event: Event) -> list[CallReplay]:
+        if isinstance(event, CallEvent):
+            self._call(event)
         elif isinstance(event, ResultEvent):
-            answered = replay_of.get((event.agent, event.call_id))
-            if answered is not None and _tool_output_known(answered):
-                text = _text_seen(answered, event)
-                noticed = breaker.record_result(
-                    event.agent, event.call_id, text[:RESULT_TEXT_CHARS], result_facts(answered, event, text)
-                )
-                if noticed:
-                    key = (event.agent, event.call_id)
-                    notices[key] = [notice.text for notice in noticed]
-    if not notices:
-        return replays
-    return [_with_notices(replay, notices.get((replay.agent, replay.call_id))) for replay in replays]
+            self._result(event)
+        elif isinstance(event, StepStart):
+            self.breaker.new_step(event.agent)
+        elif isinstance(event, HumanTurn):
+            self.breaker.human_message(event.agent)
+        return self._complete()
+
+    def finish(self) -> list[CallReplay]:
+        out = [waiting.replay() for waiting in self._queue]
+        self._queue.clear()
+        self._awaiting.clear()
+        return out
+
+    def _call(self, event: CallEvent) -> None:
+        self._numbers[event.agent] = number = self._numbers.get(event.agent, 0) + 1
+        waiting = _Waiting(event, number)
+        key = (event.agent, event.call.call_id)
+        self._decide(waiting, key)
+        if self.counts and waiting.verdict != "not-run":
+            waiting.counts = self._window_counts(event)
+        self._queue.append(waiting)
+        earlier = self._awaiting.get(key)
+        if earlier is None:
+            self._awaiting[key] = waiting
+        else:  # a harness may reuse a call id: its results go to its calls in order
+            self._awaiting[key] = [*earlier, waiting] if isinstance(earlier, list) else [earlier, waiting]
+        if len(self._queue) > MAX_WAITING:
+            self._queue[0].done = True  # its result is too far on: handed out without one
+
+    def _decide(self, waiting: _Waiting, key: tuple[str, str]) -> None:
+        breaker, call, agent = self.breaker, waiting.call, waiting.event.agent
+        if key in self.not_dispatched:
+            waiting.verdict = "not-run"
+            return
+        if not breaker.is_counted(call.name):
+            return
+        asked = breaker.precheck(agent, call)
+        if isinstance(asked, Ask) and key not in self.approved:
+            waiting.verdict, waiting.hits, waiting.message = "asked", asked.hits, asked.reason
+            return
+        decided = breaker.decide(agent, call)
+        if isinstance(decided, Deny):
+            waiting.verdict, waiting.hits, waiting.message = "denied", decided.hits, decided.message
+            return
+        waiting.verdict = "allowed"
+        if decided.notice is not None:
+            waiting.notices = (decided.notice.text,)
+
+    def _result(self, event: ResultEvent) -> None:
+        key = (event.agent, event.call_id)
+        awaiting = self._awaiting.pop(key, None)
+        if awaiting is None:
+            return  # a result of no call this replay saw
+        if isinstance(awaiting, list):
+            waiting, *later = awaiting
+            if later:
+                self._awaiting[key] = later if len(later) > 1 else later[0]
+        else:
+            waiting = awaiting
+        waiting.recorded = _recorded_outcome(event)
+        waiting.done = True
+        if not _tool_output_known(waiting):
+            return
+        text = _text_seen(waiting, event)
+        facts = result_facts(waiting, event, text)
+        noticed = self.breaker.record_result(event.agent, event.call_id, text[:RESULT_TEXT_CHARS], facts)
+        if noticed:
+            waiting.notices = tuple(notice.text for notice in noticed)
+
+    def _complete(self) -> list[CallReplay]:
+        queue = self._queue
+        if not queue or not queue[0].done:
+            return []
+        out = []
+        while queue and queue[0].done:
+            out.append(queue.popleft().replay())
+        return out
+
+    def _window_counts(self, event: CallEvent) -> tuple[Hit, ...]:
+        """Each capped fingerprint of the call, with how many entries of its agent's window hold it now."""
+        config, breaker = self.config, self.breaker
+        counted: list[Hit] = []
+        for fp in self._fingerprints.of(event.call):
+            cap = config.limit_for(fp.kind, fp.key)
+            if cap is not None:
+                counted.append(Hit(fp, breaker.window_count(event.agent, fp.key), cap))
+        return tuple(counted)
 
 
-def _tool_output_known(replay: CallReplay) -> bool:
+class _Remembered:
+    """``fingerprint_call`` for the breaker, remembering its answers: the counts of a call are read
+    with the fingerprints the breaker just made for it, not made again."""
+
+    __slots__ = ("_answers", "_config", "_last", "_last_call")
+
+    def __init__(self, config: BreakerConfig) -> None:
+        self._config = config
+        self._last_call: ToolCall | None = None
+        self._last: tuple[Fingerprint, ...] = ()
+        self._answers: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
+
+    def __call__(self, call: ToolCall, config: BreakerConfig) -> CallFingerprints:
+        answer = fingerprint_call(call, config)
+        self._last_call, self._last = call, answer.fingerprints
+        key = analysis_key(call)
+        if key is not None:
+            self._answers[key] = answer.fingerprints
+            if len(self._answers) > 4 * ANALYSED_CALLS:
+                del self._answers[next(iter(self._answers))]
+        return answer
+
+    def of(self, call: ToolCall) -> tuple[Fingerprint, ...]:
+        """The fingerprints of ``call``, each key once, as the breaker counted them."""
+        if call is self._last_call:
+            return distinct(self._last)
+        key = analysis_key(call)
+        known = self._answers.get(key) if key is not None else None
+        if known is None:
+            known = fingerprint_call(call, self._config).fingerprints
+        return distinct(known)
+
+
+def _tool_output_known(replay: CallReplay | _Waiting) -> bool:
     """Whether the result to feed back for a replayed call is known: the replayed denial, or the
     tool's output. A call the recording stopped (its breaker's denial, a refused approval) that
     this replay lets run has no output in the log: the tool never ran. Its result is not fed, so a
@@ -179,55 +377,7 @@ def _tool_output_known(replay: CallReplay) -> bool:
     return replay.verdict != "allowed" or replay.recorded not in ("blocked", "approval-required")
 
 
-def _with_notices(replay: CallReplay, notices: list[str] | None) -> CallReplay:
-    return replay if notices is None else replace(replay, notices=tuple(notices))
-
-
-def _window_counts(breaker: Breaker, event: CallEvent, config: BreakerConfig) -> tuple[Hit, ...]:
-    """Each capped fingerprint of the call, with how many entries of its agent's window hold it now."""
-    counted: list[Hit] = []
-    for fp in fingerprint_call(event.call, config).fingerprints:
-        cap = config.limit_for(fp.kind, fp.key)
-        if cap is not None:
-            counted.append(Hit(fp, breaker.window_count(event.agent, fp.key), cap))
-    return tuple(counted)
-
-
-def _replay_call(
-    breaker: Breaker,
-    event: CallEvent,
-    number: int,
-    recorded: RecordedOutcome,
-    approved: frozenset[tuple[str, str]],
-) -> CallReplay:
-    call = event.call
-    base = CallReplay(
-        number,
-        event.agent,
-        call.call_id,
-        call.name,
-        recorded,
-        "not-counted",
-        arguments=call.arguments,
-        time=event.time,
-    )
-    if recorded == "not-dispatched":
-        return replace(base, verdict="not-run")
-    if not breaker.is_counted(call.name):
-        return base
-    asked = breaker.precheck(event.agent, call)
-    if isinstance(asked, Ask) and (event.agent, call.call_id) not in approved:
-        return replace(base, verdict="asked", hits=asked.hits, message=asked.reason)
-    decided = breaker.decide(event.agent, call)
-    if isinstance(decided, Deny):
-        return replace(base, verdict="denied", hits=decided.hits, message=decided.message)
-    assert isinstance(decided, Allow)
-    if decided.notice is not None:
-        return replace(base, verdict="allowed", notices=(decided.notice.text,))
-    return replace(base, verdict="allowed")
-
-
-def result_facts(replay: CallReplay, result: ResultEvent, text: str) -> dict[str, object]:
+def result_facts(replay: CallReplay | _Waiting, result: ResultEvent, text: str) -> dict[str, object]:
     """The plain facts the shim would have sent with this result, read back from dsh's rendering.
 
     A log keeps only the text; dsh writes a shell's exit into it (``[exit code: N]`` or
@@ -250,34 +400,12 @@ def result_facts(replay: CallReplay, result: ResultEvent, text: str) -> dict[str
     return facts
 
 
-def _text_seen(replay: CallReplay, result: ResultEvent) -> str:
+def _text_seen(replay: CallReplay | _Waiting, result: ResultEvent) -> str:
     """The result the model would have read: the replayed denial, else the recorded text."""
     return "Error: " + replay.message if replay.verdict == "denied" else result.text
 
 
-def _results_by_call(events: Iterable[Event]) -> dict[tuple[str, str], ResultEvent]:
-    results: dict[tuple[str, str], ResultEvent] = {}
-    for event in events:
-        if isinstance(event, ResultEvent):
-            results.setdefault((event.agent, event.call_id), event)
-    return results
-
-
-def _approved_calls(events: Iterable[Event]) -> frozenset[tuple[str, str]]:
-    """Calls whose recorded approval was granted: a replayed ask of one of them is approved too.
-
-    Every other replayed ask is taken as unanswered, which is what a headless run does with it.
-    """
-    return frozenset(
-        (event.agent, event.call_id)
-        for event in events
-        if isinstance(event, ApprovalEvent) and event.approved
-    )
-
-
-def _recorded_outcome(result: ResultEvent | None) -> RecordedOutcome:
-    if result is None:
-        return "no-result"
+def _recorded_outcome(result: ResultEvent) -> RecordedOutcome:
     if result.error_code == NOT_DISPATCHED_CODE:
         return "not-dispatched"
     if not result.is_error:

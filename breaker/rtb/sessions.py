@@ -17,127 +17,55 @@ naming the file and line, and the reading goes on with the next line and the nex
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from breaker.core.reading.fingerprints import ToolCall
-from breaker.rtb.jsontext import Unreadable, load_json
-from breaker.rtb.logstream import BadLine, log_lines
+from breaker.rtb.events import (
+    NOTHING_KNOWN as NOTHING_KNOWN,
+)
+from breaker.rtb.events import (
+    About as About,
+)
+from breaker.rtb.events import (
+    ApprovalEvent as ApprovalEvent,
+)
+from breaker.rtb.events import (
+    CallEvent as CallEvent,
+)
+from breaker.rtb.events import (
+    Event as Event,
+)
+from breaker.rtb.events import (
+    HumanTurn as HumanTurn,
+)
+from breaker.rtb.events import (
+    ReadProblem as ReadProblem,
+)
+from breaker.rtb.events import (
+    ResultEvent as ResultEvent,
+)
+from breaker.rtb.events import (
+    Session as Session,
+)
+from breaker.rtb.events import (
+    SessionLog as SessionLog,
+)
+from breaker.rtb.events import (
+    StepStart as StepStart,
+)
+from breaker.rtb.logreader import PROBLEMS_LISTED as PROBLEMS_LISTED
+from breaker.rtb.logreader import LogReader
+from breaker.rtb.logstream import log_lines
 
 COMPRESSED_SUFFIX = ".jsonl.zstd"
 PLAIN_SUFFIX = ".jsonl"
 #: The file name dsh gives every session log; the session's id is then its folder's name.
 DSH_LOG_NAMES = ("session" + COMPRESSED_SUFFIX, "session" + PLAIN_SUFFIX)
-#: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
-APPROVED = "allowed-once"
-#: The unreadable lines of one file named one by one; past them they are only counted.
-PROBLEMS_LISTED = 20
-
-
-@dataclass(frozen=True, slots=True)
-class HumanTurn:
-    """A message the human typed: it clears the agent's window."""
-
-    agent: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class StepStart:
-    """The agent's model began a new turn (dsh's ``step/start``): the calls after it were sent
-    together, after every answer before them."""
-
-    agent: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class CallEvent:
-    """The model asked for a tool call (``time``: when dsh logged it, in ms since the epoch)."""
-
-    agent: str
-    call: ToolCall
-    line: int
-    time: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ResultEvent:
-    """What the model was sent back for one call (the text it read, and dsh's error flag)."""
-
-    agent: str
-    call_id: str
-    text: str
-    is_error: bool
-    line: int
-    error_code: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalEvent:
-    """The operator's answer to an approval request for one call."""
-
-    agent: str
-    call_id: str
-    approved: bool
-    line: int
-
-
-Event = HumanTurn | StepStart | CallEvent | ResultEvent | ApprovalEvent
-
-
-@dataclass(frozen=True, slots=True)
-class About:
-    """What a log says about its session besides its events: when it started (ms since the
-    epoch: the header's ``createdAt``, else the first event's ``time``), in which working
-    directory (the header's ``cwd``), and the first line the human typed. Each may be unknown."""
-
-    started: float | None = None
-    cwd: str | None = None
-    prompt: str | None = None
-
-
-NOTHING_KNOWN = About()
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLog:
-    """One log file: one agent's events, in the order dsh wrote them."""
-
-    session_id: str
-    path: Path
-    agent: str
-    parent: str | None
-    events: tuple[Event, ...]
-    about: About = NOTHING_KNOWN
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A root session and its subagents' logs: the events of every agent, log after log; ``about``
-    is the root log's."""
-
-    session_id: str
-    path: Path
-    agents: tuple[str, ...]
-    events: tuple[Event, ...]
-    about: About = NOTHING_KNOWN
-
-
-@dataclass(frozen=True, slots=True)
-class ReadProblem:
-    """Something in a log that could not be read; ``line`` is None for the whole file."""
-
-    path: Path
-    line: int | None
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
-        return f"{where}: {self.reason}"
+#: The lines a replay must see before the calls they decide: a call dsh never dispatched, and the
+#: answers to approval asks (both come after their call in the log).
+_LOOKAHEAD_MARKS = (b"ABORTED_BEFORE_DISPATCH", b"approval/")
 
 
 def session_id_for(path: Path) -> str:
@@ -172,7 +100,7 @@ def find_session_files(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProb
 
 def read_session(path: Path) -> tuple[SessionLog, list[ReadProblem]]:
     """Read one log file; unreadable lines come back as problems (only MissingZstandard raises)."""
-    reader = _LogReader(path)
+    reader = LogReader(path, session_id_for(path))
     try:
         with path.open("rb") as stream:
             for number, raw in log_lines(stream, compressed=path.name.endswith(".zstd")):
@@ -188,7 +116,7 @@ def parse_log(lines: Iterable[bytes | str], *, path: Path) -> tuple[SessionLog, 
     The agent is the session id in the header line (``{"type": "session", "id": ...}``), or the
     id taken from the path when a hand-written file has no header.
     """
-    reader = _LogReader(path)
+    reader = LogReader(path, session_id_for(path))
     for number, raw in enumerate(lines, start=1):
         reader.read_line(number, raw)
     return reader.log(), reader.all_problems()
@@ -196,26 +124,8 @@ def parse_log(lines: Iterable[bytes | str], *, path: Path) -> tuple[SessionLog, 
 
 def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
     """Fold every subagent's log into its root session's; a child whose parent is absent stands alone."""
-    by_agent = {log.agent: log for log in logs}
-
-    def root_of(log: SessionLog) -> SessionLog:
-        seen = {log.agent}
-        while log.parent is not None and log.parent in by_agent and log.parent not in seen:
-            log = by_agent[log.parent]
-            seen.add(log.agent)
-        return log
-
-    members: dict[str, list[SessionLog]] = {}
-    roots: list[SessionLog] = []
-    for log in logs:
-        root = root_of(log)
-        if root.agent not in members:
-            members[root.agent] = []
-            roots.append(root)
-        members[root.agent].append(log)
     sessions = []
-    for root in roots:
-        family = sorted(members[root.agent], key=lambda log: log is not root)
+    for root, family in _families(logs, lambda log: log.agent, lambda log: log.parent):
         sessions.append(
             Session(
                 root.session_id,
@@ -228,211 +138,113 @@ def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
     return sessions
 
 
-class _LogReader:
-    """The state of reading one log: its header, the seed boundary and pending approval asks."""
+@dataclass(frozen=True, slots=True)
+class LogHeader:
+    """What a log's header says: the agent it is, its parent's, and the file."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.session_id = session_id_for(path)
-        self.agent = self.session_id
-        self.parent: str | None = None
-        self.seed_length = 0
-        self.position = 0
-        self.events: list[Event] = []
-        self.problems: list[ReadProblem] = []
-        self.unlisted = 0
-        self.asked_calls: dict[str, str] = {}
-        self.started: float | None = None
-        self.cwd: str | None = None
-        self.prompt: str | None = None
-        self.time: float | None = None
-
-    def log(self) -> SessionLog:
-        about = About(self.started, self.cwd, self.prompt)
-        return SessionLog(self.session_id, self.path, self.agent, self.parent, tuple(self.events), about)
-
-    def read_line(self, number: int, raw: bytes | str | BadLine) -> None:
-        if isinstance(raw, BadLine):
-            self._problem(number, raw.reason)
-            return
-        try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        except UnicodeDecodeError as error:
-            self._problem(number, f"not UTF-8 text ({error.reason})")
-            return
-        if not text.strip():
-            return
-        try:
-            record = load_json(text)
-        except json.JSONDecodeError as error:
-            self._problem(number, f"not a JSON event ({error.msg})")
-            return
-        except Unreadable as error:
-            self._problem(number, f"an event {error}")
-            return
-        if not isinstance(record, dict):
-            self._problem(number, "an event must be a JSON object")
-            return
-        if record.get("type") == "session":
-            self._header(record)
-            return
-        self.time = _clock(record.get("time"))
-        if self.started is None:
-            self.started = self.time
-        position = record.get("seq", self.position)
-        self.position = (position if isinstance(position, int) else self.position) + 1
-        if self.position <= self.seed_length:
-            return  # inherited from the parent: the parent's log holds this work
-        try:
-            event = self._event(record, number)
-        except _BadEvent as bad:
-            self._problem(number, str(bad))
-            return
-        if event is not None:
-            self.events.append(event)
-
-    def _header(self, record: dict[str, Any]) -> None:
-        if isinstance(record.get("id"), str) and record["id"]:
-            self.agent = record["id"]
-        parent = record.get("parentSession")
-        self.parent = parent if isinstance(parent, str) and parent else None
-        seed_length = record.get("seedLength")
-        self.seed_length = seed_length if isinstance(seed_length, int) and seed_length > 0 else 0
-        created = _clock(record.get("createdAt"))
-        if created is not None:
-            self.started = created
-        cwd = record.get("cwd")
-        self.cwd = cwd if isinstance(cwd, str) and cwd else None
-
-    def _event(self, record: dict[str, Any], line: int) -> Event | None:
-        kind = record.get("type")
-        data = record.get("data")
-        if kind == "user/message":
-            if _source_kind(data) != "user":
-                return None
-            if self.prompt is None and isinstance(data, dict):
-                self.prompt = _first_line(data)
-            return HumanTurn(self.agent, line)
-        if kind == "step/start":
-            return StepStart(self.agent, line)
-        if kind == "tool/call":
-            return _call_event(data, self.agent, line, self.time)
-        if kind == "tool/result":
-            return _result_event(data, self.agent, line)
-        if kind == "approval/asked" and isinstance(data, dict):
-            if isinstance(data.get("id"), str) and isinstance(data.get("callId"), str):
-                self.asked_calls[data["id"]] = data["callId"]
-            return None
-        if kind == "approval/decided" and isinstance(data, dict):
-            call_id = self.asked_calls.pop(str(data.get("id")), None)
-            if call_id is None:
-                return None
-            return ApprovalEvent(self.agent, call_id, data.get("outcome") == APPROVED, line)
-        return None
-
-    def _problem(self, line: int, reason: str) -> None:
-        if len(self.problems) < PROBLEMS_LISTED:
-            self.problems.append(ReadProblem(self.path, line, reason))
-        else:
-            self.unlisted += 1
-
-    def all_problems(self) -> list[ReadProblem]:
-        """The problems met, and how many more lines could not be read when there were more."""
-        if not self.unlisted:
-            return self.problems
-        more = ReadProblem(self.path, None, f"{self.unlisted} more lines could not be read (not listed)")
-        return [*self.problems, more]
+    path: Path
+    session_id: str
+    agent: str
+    parent: str | None
 
 
-class _BadEvent(ValueError):
-    """An event of a kind the replay needs, missing a field it needs."""
+@dataclass
+class SessionSource:
+    """A root session's logs, the root's first, to be read one event at a time (``stream``):
+    what a report of any length needs in memory is this, not the events."""
+
+    session_id: str
+    path: Path
+    headers: tuple[LogHeader, ...]
+    #: What the root log says about the session, known once ``stream`` has read it.
+    about: About = NOTHING_KNOWN
+    problems: list[ReadProblem] = field(default_factory=list)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return tuple(header.agent for header in self.headers)
+
+    def stream(self, *, only_lookahead: bool = False) -> Iterator[Event]:
+        """Every event of every log of the session, log after log; unreadable lines go to
+        ``problems``. ``only_lookahead``: only the events read from lines that may hold what a
+        call's verdict needs before the call is decided (approvals, calls never dispatched), fast."""
+        self.problems = []
+        for header in self.headers:
+            reader = LogReader(header.path, header.session_id, keep=False)
+            try:
+                with header.path.open("rb") as stream:
+                    compressed = header.path.name.endswith(".zstd")
+                    marks = _LOOKAHEAD_MARKS if only_lookahead else ()
+                    for number, raw in log_lines(stream, compressed=compressed, marks=marks):
+                        if only_lookahead and isinstance(raw, bytes) and number > 1 and not _ahead(raw):
+                            continue
+                        event = reader.read_line(number, raw)
+                        if event is not None:
+                            yield event
+            except OSError as error:
+                reader.problems.append(
+                    ReadProblem(header.path, None, f"cannot be read: {error.strerror or error}")
+                )
+            if header is self.headers[0]:
+                self.about = About(reader.started, reader.cwd, reader.prompt)
+            self.problems.extend(reader.all_problems())
+
+
+def session_sources(files: Iterable[Path]) -> list[SessionSource]:
+    """The sessions the logs make, from each log's header alone (its first line)."""
+    headers = [_header(path) for path in files]
+    return [
+        SessionSource(root.session_id, root.path, tuple(family))
+        for root, family in _families(headers, lambda h: h.agent, lambda h: h.parent)
+    ]
+
+
+def _header(path: Path) -> LogHeader:
+    """A log's header, read from its first line that is not blank (no parent when it has none)."""
+    reader = LogReader(path, session_id_for(path), keep=False)
+    try:
+        with path.open("rb") as stream:
+            for number, raw in log_lines(stream, compressed=path.name.endswith(".zstd")):
+                if not isinstance(raw, bytes) or raw.strip():
+                    reader.read_line(number, raw)
+                    break
+    except OSError:
+        pass  # said when the log is read
+    return LogHeader(path, reader.session_id, reader.agent, reader.parent)
+
+
+def _ahead(raw: bytes) -> bool:
+    return any(mark in raw for mark in _LOOKAHEAD_MARKS)
+
+
+_Log = TypeVar("_Log")
+
+
+def _families(
+    logs: Sequence[_Log], agent_of: Callable[[_Log], str], parent_of: Callable[[_Log], str | None]
+) -> list[tuple[_Log, list[_Log]]]:
+    """Each root log with its family (itself first, then its subagents' logs in their order)."""
+    by_agent = {agent_of(log): log for log in logs}
+
+    def root_of(log: _Log) -> _Log:
+        seen = {agent_of(log)}
+        parent = parent_of(log)
+        while parent is not None and parent in by_agent and parent not in seen:
+            log = by_agent[parent]
+            seen.add(agent_of(log))
+            parent = parent_of(log)
+        return log
+
+    members: dict[str, list[_Log]] = {}
+    roots: list[_Log] = []
+    for log in logs:
+        root = root_of(log)
+        if agent_of(root) not in members:
+            members[agent_of(root)] = []
+            roots.append(root)
+        members[agent_of(root)].append(log)
+    return [(root, sorted(members[agent_of(root)], key=lambda log: log is not root)) for root in roots]
 
 
 def _is_log_name(name: str) -> bool:
     return name.endswith(COMPRESSED_SUFFIX) or name.endswith(PLAIN_SUFFIX)
-
-
-def _source_kind(data: object) -> object:
-    if not isinstance(data, dict):
-        raise _BadEvent("user/message has no data object")
-    message = data.get("message")
-    source = data.get("source")
-    if source is None and isinstance(message, dict):
-        source = message.get("source")
-    return source.get("kind") if isinstance(source, dict) else None
-
-
-#: 2000-01-01 in ms: an earlier "time" is a counter a hand-written log used, not a clock reading.
-_EARLIEST_CLOCK = 946_684_800_000
-
-
-def _clock(value: object) -> float | None:
-    """A ``time``/``createdAt`` field as ms since the epoch, if it is one."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= _EARLIEST_CLOCK:
-        return float(value)
-    return None
-
-
-def _first_line(data: dict[str, Any]) -> str | None:
-    """The first non-blank line of a human message's text, if it has one."""
-    message = data.get("message")
-    parts = data.get("content")
-    if parts is None and isinstance(message, dict):
-        parts = message.get("content")
-    for part in parts if isinstance(parts, list) else []:
-        text = part.get("text") if isinstance(part, dict) else None
-        if isinstance(text, str):
-            for line in text.splitlines():
-                if line.strip():
-                    return line.strip()
-    return None
-
-
-def _call_event(data: object, agent: str, line: int, time: float | None = None) -> CallEvent:
-    if not isinstance(data, dict):
-        raise _BadEvent("tool/call has no data object")
-    call_id = _required_text(data, "callId", "tool/call")
-    name = _required_text(data, "name", "tool/call")
-    arguments = data.get("arguments", {})
-    if isinstance(arguments, str):
-        try:
-            arguments = load_json(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as error:
-            raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
-        except Unreadable as error:
-            raise _BadEvent(f"tool/call {call_id}: arguments {error}") from None
-    return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line, time)
-
-
-def _result_event(data: object, agent: str, line: int) -> ResultEvent:
-    if not isinstance(data, dict):
-        raise _BadEvent("tool/result has no data object")
-    message = data.get("message")
-    parts = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(parts, list):
-        raise _BadEvent("tool/result has no data.message.content list")
-    result = next(
-        (part for part in parts if isinstance(part, dict) and part.get("type") == "tool-result"), None
-    )
-    if result is None:
-        raise _BadEvent("tool/result has no tool-result part")
-    source = message.get("source") if isinstance(message, dict) else None
-    call_id = result.get("toolCallId") or (source.get("callId") if isinstance(source, dict) else None)
-    if not isinstance(call_id, str) or not call_id:
-        raise _BadEvent("tool/result does not name its call (message.content[].toolCallId)")
-    blocks = result.get("content")
-    texts = [
-        block["text"]
-        for block in (blocks if isinstance(blocks, list) else [])
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    error = data.get("error")
-    code = error.get("code") if isinstance(error, dict) else None
-    return ResultEvent(agent, call_id, "\n".join(texts), result.get("isError") is True, line, str(code or ""))
-
-
-def _required_text(data: dict[str, Any], key: str, kind: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise _BadEvent(f"{kind} has no {key}")
-    return value

@@ -1,61 +1,49 @@
-"""``rtb replay --html FILE``: one self-contained HTML page with a timeline of every call.
+"""``rtb replay --html FILE``: one self-contained HTML page with a timeline of the calls.
 
 Per session and per agent, one table row per call: its number, tool and arguments in a few words,
 the verdict (ran, denied, asked, notice, not counted, not run), what the recorded run did, and a
 bar per capped fingerprint of the call showing how many entries of the agent's window hold it
 against its cap once the call was decided, so the approach to a stop reads down the column. A
 stopped call carries the full text the model would have read; the settings are listed at the top.
-Given a second replay of the same sessions (``--config`` beside the defaults), each row shows both
-verdicts and both count strips, and the rows where they differ are marked.
+Given a second configuration (``--config`` beside the defaults), each row shows both verdicts and
+both count strips, and the rows where they differ are marked.
 
-The page needs nothing but itself: inline CSS, a few lines of inline JavaScript (two toggles), no
-font, image, script or request from anywhere (a Content-Security-Policy says so to the browser).
-Every text from a log is shown through ``shown`` (the denial's redaction) and escaped. Rows are
-grouped in blocks of ``BLOCK_ROWS`` that the browser lays out only when they scroll into view
-(``content-visibility``), so a 10,000-call session opens as fast as a short one.
+The page stays small and opens fast however long the session: each agent's first ``HEAD_ROWS``
+calls are rows, and after them the stops (and the rows that differ between two configurations)
+with the ``window`` calls before each; the calls between are summed up in one row per stretch
+(how many, and their verdicts). The page holds at most ``PAGE_ROWS`` call rows; past them, every
+call is summed up in stretches and a note at the top says so. The rows are written to a spool as
+the calls are decided, so writing the page costs the same memory for any length.
+
+The page needs nothing but itself and runs nothing but its own: its one style and one script are
+named by their digests in its Content-Security-Policy (``pagestyle``). Every text from a log is
+shown through ``shown`` (the denial's redaction) and escaped.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
 
-from breaker.core.config import BreakerConfig, load_config
+from breaker.core.config import BreakerConfig
 from breaker.core.judging.verdicts import Hit
 from breaker.core.wording.messages import format_number
 from breaker.rtb import shown
-from breaker.rtb.replay import CallReplay, SessionReplay
+from breaker.rtb.digest import Digest, Spool
+from breaker.rtb.pagestyle import COLUMNS, COMPARED, POLICY, RECORDED, SCRIPT, STYLE, fill_class
+from breaker.rtb.replay import CallReplay
+from breaker.rtb.timelinehead import anchor, session_list, settings_line, settings_table
 
 #: Rows per block the browser may skip laying out while it is off screen.
 BLOCK_ROWS = 200
-#: An agent with more calls than this gets its first block in the page and the others as data,
-#: each turned into rows when it comes near the screen: a 10,000-call session opens in a second
-#: or two instead of building 10,000 rows first.
-LAZY_FROM = 1000
-#: The height a lazy block is given until its rows are made (about one row of the table).
-ROW_PIXELS = 21
-#: The settings a verdict depends on, in the order the page lists them.
-_SETTINGS = (
-    "window",
-    "limits",
-    "localHosts",
-    "onLimit",
-    "identity",
-    "warnAt",
-    "summarizeAt",
-    "failWarnAt",
-    "failLimit",
-    "sameResultLimit",
-    "includeLocal",
-    "include",
-    "exclude",
-    "ignoreArgs",
-    "hostAliases",
-    "maxAgents",
-    "previewChars",
-    "resultPreviewChars",
-)
+#: Each agent's first calls that are rows whatever they are.
+HEAD_ROWS = 500
+#: The most call rows in one page; past them, calls are summed up in stretches.
+PAGE_ROWS = 10_000
 #: How each verdict is labelled on the page.
 _LABELS = {
     "allowed": "ran",
@@ -65,129 +53,248 @@ _LABELS = {
     "not-run": "not run",
 }
 
-_STYLE = """
-:root{--ok:#2e7d32;--warn:#ef8f00;--stop:#c62828;--muted:#6b7280;--line:#e5e7eb;--bg:#fff;--fg:#111827}
-*{box-sizing:border-box}
-body{margin:0;font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
-background:var(--bg)}
-header{padding:12px 20px;border-bottom:1px solid var(--line);position:sticky;top:0;background:#f9fafb;
-z-index:2}
-header h1{font-size:16px;margin:0 0 4px}
-header label{margin-right:16px;color:var(--muted)}
-main{padding:0 20px 40px}
-h2{font-size:15px;margin:28px 0 2px}
-h3{font-size:13px;margin:14px 0 4px;color:var(--muted)}
-.about{color:var(--muted);margin:0 0 6px}
-table{border-collapse:collapse;width:100%}
-.calls table{table-layout:fixed}
-td{overflow:hidden;text-overflow:ellipsis}
-th,td{text-align:left;padding:2px 6px;border-bottom:1px solid var(--line);vertical-align:top;
-white-space:nowrap}
-th{font-weight:600;color:var(--muted);font-size:12px}
-td.args{max-width:520px;overflow:hidden;text-overflow:ellipsis;font-family:ui-monospace,Menlo,Consolas,monospace}
-.block{content-visibility:auto;contain-intrinsic-size:auto 4400px}
-table.head{margin-bottom:-1px}
-.v{display:inline-block;min-width:64px;padding:0 6px;border-radius:8px;font-size:12px;text-align:center}
-.v-allowed{background:#e8f5e9;color:var(--ok)}
-.v-notice{background:#fff4e0;color:#9a5b00}
-.v-denied{background:var(--stop);color:#fff}
-.v-asked{background:var(--warn);color:#fff}
-.v-not-counted,.v-not-run{background:#f3f4f6;color:var(--muted)}
-tr.stop>td:first-child{box-shadow:inset 4px 0 var(--stop)}
-tr.differs>td{background:#fff8e1}
-tr.differs>td.diff::before{content:"\\2260";color:var(--stop);font-weight:700}
-.k{margin-right:7px;font-size:11px;color:var(--muted)}
-.k i{display:inline-block;width:28px;height:8px;margin-right:3px;border-radius:2px;vertical-align:middle;
-background:linear-gradient(90deg,var(--c) var(--f),#eef0f3 0)}
-.c0{--c:#9ccc65}.c1{--c:#fbc02d}.c2{--c:var(--warn)}.c3{--c:var(--stop)}
-summary{cursor:pointer;color:var(--muted)}
-tr.text td{white-space:normal;padding:0 6px 8px 28px}
-pre{margin:4px 0;white-space:pre-wrap;word-break:break-word;
-font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;background:#fafafa;
-border-left:3px solid var(--stop);padding:6px 8px;max-width:1100px}
-pre.notice{border-left-color:var(--warn)}
-.settings td,.settings th{white-space:normal}
-.settings td.differs{background:#fff8e1}
-body.near-only tr.call:not(.near),body.near-only tr.text:not(.near){display:none}
-body.no-texts tr.text{display:none}
-nav table td{white-space:normal}
-"""
-
-_SCRIPT = """
-var texts = null;
-document.addEventListener('toggle', function (e) {
-  var shut = e.target;
-  if (!shut.open || shut.dataset.t === undefined || shut.dataset.filled) return;
-  if (texts === null) texts = JSON.parse(document.getElementById('texts').textContent);
-  texts[Number(shut.dataset.t)].forEach(function (part) {
-    var pre = document.createElement('pre');
-    pre.className = part[0];
-    pre.textContent = part[1];
-    shut.appendChild(pre);
-  });
-  shut.dataset.filled = '1';
-}, true);
-var blocks = null;
-var watcher = new IntersectionObserver(function (entries) {
-  entries.forEach(function (entry) {
-    if (!entry.isIntersecting) return;
-    var body = entry.target;
-    if (blocks === null) blocks = JSON.parse(document.getElementById('blocks').textContent);
-    body.innerHTML = blocks[Number(body.dataset.b)];
-    body.className = 'block';
-    body.style.height = '';
-    watcher.unobserve(body);
-  });
-}, {rootMargin: '1500px 0px'});
-document.querySelectorAll('.lazy').forEach(function (body) { watcher.observe(body); });
-document.getElementById('near').addEventListener('change', function (e) {
-  document.body.classList.toggle('near-only', e.target.checked);
-});
-document.getElementById('show-texts').addEventListener('change', function (e) {
-  document.body.classList.toggle('no-texts', !e.target.checked);
-});
-"""
+Pair = tuple[CallReplay, CallReplay | None]
 
 
-def timeline_page(
-    replays: Sequence[SessionReplay],
-    config: BreakerConfig,
-    *,
-    setting: str = "defaults",
-    other: Sequence[SessionReplay] | None = None,
-    other_setting: str = "defaults",
-    empty: int = 0,
-    source: str | None = None,
-) -> str:
-    """The whole page. ``setting`` names the configuration in headings and ``source`` says where
-    it came from (default: ``setting``); ``other``, when given, is the same sessions replayed under
-    another setting (same order); ``empty`` is how many sessions without a call were left out."""
-    paired = list(zip(replays, other, strict=True)) if other is not None else [(r, None) for r in replays]
-    other_config = load_config(None) if other is not None else None
-    out = [
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>rtb replay: {len(replays)} session{'s' if len(replays) != 1 else ''}</title>",
-        f"<style>{_STYLE}</style></head><body>",
-        "<header><h1>rtb replay</h1>",
-        f"<div>{_summary(replays, empty, source or setting, other is not None, other_setting)}</div>",
-        f'<div class="about">{_e(_settings_line(config))}</div>',
-        '<label><input type="checkbox" id="near"> only stops and the calls that led to them</label>',
-        '<label><input type="checkbox" id="show-texts" checked> denial and notice texts</label>',
-        "</header><main>",
-        _settings_table(config, setting, other_config, other_setting),
-        _session_list(replays),
-    ]
-    folded: list[list[tuple[str, str]]] = []
-    blocks: list[str] = []
-    for replay, against in paired:
-        out.append(_session(replay, against, config, setting, other_setting, folded, blocks))
-    out.append(f'</main><script type="application/json" id="texts">{_json(folded)}</script>')
-    out.append(f'<script type="application/json" id="blocks">{_json(blocks)}</script>')
-    out.append(f"<script>{_SCRIPT}</script></body></html>\n")
-    return "".join(out)
+@dataclass
+class _Stretch:
+    """Calls summed up in one row: their numbers and how many of each verdict."""
+
+    first: int = 0
+    last: int = 0
+    calls: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, pair: Pair) -> None:
+        call = pair[0]
+        if not self.calls:
+            self.first = call.number
+        self.last = call.number
+        self.calls += 1
+        label = _LABELS.get(call.verdict, call.verdict)
+        self.verdicts[label] = self.verdicts.get(label, 0) + 1
+
+
+class TimelineReport:
+    """The page; hand it to ``replayrun.run``, then ``write`` it.
+
+    ``setting`` names the configuration in headings and ``source`` says where it came from;
+    ``other``, when given, is the second configuration every call is also replayed under."""
+
+    def __init__(
+        self,
+        config: BreakerConfig,
+        *,
+        setting: str = "defaults",
+        source: str | None = None,
+        other: BreakerConfig | None = None,
+        other_setting: str = "defaults",
+    ) -> None:
+        self.config = config
+        self.setting = setting
+        self.source = source or setting
+        self.other = other
+        self.other_setting = other_setting
+        self.rows = Spool()
+        self.texts = Spool()
+        self.texts.begin()
+        self.folded = 0
+        self.shown_rows = 0
+        self.summed_up = 0
+        self._agent: str | None = None
+        self._head_left = 0
+        self._ring: deque[Pair] = deque()
+        self._stretch = _Stretch()
+        self._block_rows = 0
+        self._last_had_texts = False
+
+    # -- handed the calls -------------------------------------------------------------------
+
+    def begin(self, digest: Digest) -> None:
+        self._agent = None
+        self.rows.begin()
+
+    def call(self, call: CallReplay, other: CallReplay | None) -> None:
+        if call.agent != self._agent:
+            self._end_agent()
+            self._begin_agent(call.agent)
+        pair = (call, other)
+        interesting = call.stopped or (other is not None and (other.stopped or other.verdict != call.verdict))
+        if self.shown_rows >= PAGE_ROWS or (interesting and self.shown_rows + len(self._ring) >= PAGE_ROWS):
+            while self._ring:
+                self._to_stretch(self._ring.popleft())
+            self._to_stretch(pair)
+        elif self._head_left > 0:
+            self._head_left -= 1
+            self._show(pair, near=interesting)
+        elif interesting:
+            self._close_stretch()
+            while self._ring:
+                self._show(self._ring.popleft(), near=True)
+            self._show(pair, near=True)
+        else:
+            self._ring.append(pair)
+            if len(self._ring) > self.config.window:
+                self._to_stretch(self._ring.popleft())
+
+    def end(self, digest: Digest) -> None:
+        self._end_agent()
+        self.rows.end(digest.session_id)
+
+    def _begin_agent(self, agent: str) -> None:
+        self._agent = agent
+        self._head_left = HEAD_ROWS
+        self._last_had_texts = False
+        self.rows.write(
+            f"<h3>agent {_e(shown.inline(agent))}</h3>"
+            f'<div class="calls"><table class="head">{self._columns()}{self._head()}</table>'
+        )
+        self._open_block()
+
+    def _end_agent(self) -> None:
+        if self._agent is None:
+            return
+        while self._ring:
+            self._to_stretch(self._ring.popleft())
+        self._close_stretch()
+        self._close_block()
+        self.rows.write("</div>")
+        self._agent = None
+
+    # -- rows --------------------------------------------------------------------------------
+
+    def _to_stretch(self, pair: Pair) -> None:
+        self._stretch.add(pair)
+        self.summed_up += 1
+        self._last_had_texts = False
+
+    def _close_stretch(self) -> None:
+        stretch = self._stretch
+        if not stretch.calls:
+            return
+        verdicts = ", ".join(f"{count:,} {label}" for label, count in stretch.verdicts.items())
+        span = (
+            f"#{stretch.first}" if stretch.first == stretch.last else f"#{stretch.first}\u2013#{stretch.last}"
+        )
+        self._row(
+            f'<tr class="gap" data-rows="{stretch.calls}"><td colspan="{self._columns_count()}">{span}: '
+            f"{stretch.calls:,} call{'s' if stretch.calls != 1 else ''} ({verdicts}), summed up</td></tr>"
+        )
+        self._stretch = _Stretch()
+
+    def _show(self, pair: Pair, *, near: bool) -> None:
+        self.shown_rows += 1
+        call, other = pair
+        parts = _texts(call)
+        if other is not None and other.message != call.message:
+            parts += _texts(other)
+        row = _row(call, other, near, self._columns_count(), shut=self._last_had_texts and bool(parts))
+        if parts:
+            if self._last_had_texts:
+                self.texts.write(("," if self.folded else "") + _json(parts))
+                self.folded += 1
+                texts = (
+                    f'<details data-t="{self.folded - 1}"><summary>text of #{call.number}</summary></details>'
+                )
+            else:
+                texts = "".join(f'<pre class="{kind}">{_e(text)}</pre>' for kind, text in parts)
+            classes = "text near" if near else "text"
+            row += f'<tr class="{classes}"><td colspan="{self._columns_count()}">{texts}</td></tr>'
+        self._last_had_texts = bool(parts)
+        self._row(row)
+
+    def _row(self, html_row: str) -> None:
+        self.rows.write(html_row)
+        self._block_rows += 1
+        if self._block_rows >= BLOCK_ROWS:
+            self._close_block()
+            self._open_block()
+
+    def _open_block(self) -> None:
+        self._block_rows = 0
+        self.rows.write(f'<div class="block"><table>{self._columns()}<tbody>')
+
+    def _close_block(self) -> None:
+        self.rows.write("</tbody></table></div>")
+
+    def _columns(self) -> str:
+        columns = [*COLUMNS, *(COMPARED if self.other is not None else ()), RECORDED]
+        return "<colgroup>" + "".join(f'<col class="{name}">' for name, _ in columns) + "</colgroup>"
+
+    def _columns_count(self) -> int:
+        return len(COLUMNS) + (len(COMPARED) if self.other is not None else 0) + 1
+
+    def _head(self) -> str:
+        return (
+            "<thead><tr><th>#</th><th>tool</th><th>arguments</th>"
+            f"<th>{_e(shown.inline(self.setting, 24))}</th><th>window counts / caps</th>"
+            + (f"<th></th><th>{_e(self.other_setting)}</th><th>counts / caps</th>" if self.other else "")
+            + "<th>recorded</th></tr></thead>"
+        )
+
+    # -- the page ----------------------------------------------------------------------------
+
+    def write(self, out: TextIO, digests: Sequence[Digest], *, empty: int = 0) -> None:
+        """The page: ``digests`` (sorted, none empty), ``empty`` sessions without a call left out."""
+        count = len(digests)
+        out.write(
+            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>rtb replay: {count} session{'s' if count != 1 else ''}</title>"
+            f"<style>{STYLE}</style></head><body>"
+            "<header><h1>rtb replay</h1>"
+            f"<div>{self._summary(digests, empty)}</div>"
+            f'<div class="about">{_e(settings_line(self.config))}</div>'
+            '<label><input type="checkbox" id="near"> only stops and the calls that led to them</label>'
+            '<label><input type="checkbox" id="show-texts" checked> denial and notice texts</label>'
+            "</header><main>"
+        )
+        out.write(settings_table(self.config, self.setting, self.other, self.other_setting))
+        out.write(session_list(digests))
+        if self.summed_up:
+            out.write(
+                f'<p class="note">{self.shown_rows:,} calls are rows, {self.summed_up:,} are summed up in '
+                f"stretches: each agent's first {HEAD_ROWS:,} calls and each stop with the "
+                f"{self.config.window} calls before it are rows, up to {PAGE_ROWS:,} in the page. "
+                "<code>rtb replay --calls --session ID</code> lists every call around each stop.</p>"
+            )
+        for digest in digests:
+            out.write(self._section(digest))
+            self.rows.copy(digest.session_id, out)
+            out.write("</section>")
+        self.texts.end("texts")
+        out.write('</main><script type="application/json" id="texts">[')
+        self.texts.copy("texts", out)
+        out.write(f"]</script><script>{SCRIPT}</script></body></html>\n")
+        self.rows.close()
+        self.texts.close()
+
+    def _summary(self, digests: Sequence[Digest], empty: int) -> str:
+        calls = sum(digest.calls for digest in digests)
+        stops = sum(digest.stops for digest in digests)
+        sessions = f"{len(digests)} session{'' if len(digests) == 1 else 's'}"
+        text = f"{sessions}, {calls:,} calls, {stops:,} stopped under {_e(shown.inline(self.source))}"
+        if self.other is not None:
+            text += f", compared with {_e(self.other_setting)}"
+        if empty:
+            text += f"; {empty} empty session{'s' if empty != 1 else ''} (no tool call) not shown"
+        return text
+
+    def _section(self, digest: Digest) -> str:
+        about = digest.about
+        differs = (
+            f", {digest.differs_from_other} verdicts differ from {_e(self.other_setting)}"
+            if self.other
+            else ""
+        )
+        return (
+            f'<section class="session" id="{anchor(digest.session_id)}">'
+            f"<h2>{_e(shown.started(about.started))} UTC \u00b7 {_e(shown.inline(digest.session_id))}</h2>"
+            f'<p class="about">{_e(shown.inline(about.cwd or "-"))}'
+            f" \u00b7 {_e(shown.inline(about.prompt or '-'))}"
+            f" \u00b7 {digest.calls:,} calls, {digest.stops:,} stopped{differs}</p>"
+        )
 
 
 def _json(value: object) -> str:
@@ -199,183 +306,15 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _summary(
-    replays: Sequence[SessionReplay], empty: int, setting: str, compared: bool, other_setting: str
-) -> str:
-    calls = sum(len(replay.calls) for replay in replays)
-    stops = sum(len(replay.stops) for replay in replays)
-    sessions = f"{len(replays)} session{'' if len(replays) == 1 else 's'}"
-    text = f"{sessions}, {calls} calls, {stops} stopped under {_e(shown.inline(setting))}"
-    if compared:
-        text += f", compared with {_e(other_setting)}"
-    if empty:
-        text += f"; {empty} empty session{'s' if empty != 1 else ''} (no tool call) not shown"
-    return text
-
-
-def _settings_line(config: BreakerConfig) -> str:
-    caps = ", ".join(f"{kind} {_setting_text(cap)}" for kind, cap in config.limits.items() if cap is not None)
-    line = f"window {config.window} \u00b7 caps: {caps or 'none'} \u00b7 localHosts {config.localHosts}"
-    if config.onLimit != "deny":
-        line += f" \u00b7 onLimit {config.onLimit}"
-    if config.identity != "exact":
-        line += f" \u00b7 identity {config.identity}"
-    return line
-
-
-def _settings_table(
-    config: BreakerConfig, setting: str, other: BreakerConfig | None, other_setting: str
-) -> str:
-    values = config.values()
-    others = other.values() if other is not None else None
-    head = f"<th>{_e(shown.inline(setting))}</th>" + (f"<th>{_e(other_setting)}</th>" if others else "")
-    rows = []
-    for key in _SETTINGS:
-        mine = _setting_text(values.get(key))
-        cells = f"<td>{_e(mine)}</td>"
-        if others is not None:
-            theirs = _setting_text(others.get(key))
-            mark = ' class="differs"' if theirs != mine else ""
-            cells = f"<td{mark}>{_e(mine)}</td><td{mark}>{_e(theirs)}</td>"
-        rows.append(f"<tr><th>{key}</th>{cells}</tr>")
-    return (
-        '<details class="settings"><summary>settings used</summary><table class="settings">'
-        f"<tr><th>key</th>{head}</tr>{''.join(rows)}</table></details>"
-    )
-
-
-def _setting_text(value: object) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{key}: {_setting_text(item)}" for key, item in value.items()) or "-"
-    if isinstance(value, list | tuple):
-        return ", ".join(_setting_text(item) for item in value) or "-"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return format_number(value)
-    return "-" if value is None else shown.inline(str(value))
-
-
-def _session_list(replays: Sequence[SessionReplay]) -> str:
-    rows = "".join(
-        f"<tr><td>{_e(shown.started(r.about.started))}</td>"
-        f'<td><a href="#{_anchor(r.session_id)}">{_e(shown.short_id(r.session_id))}</a></td>'
-        f"<td>{len(r.calls)}</td><td>{len(r.stops)}</td>"
-        f"<td>{_e(shown.inline(r.about.cwd or '-', 80))}</td>"
-        f"<td>{_e(shown.inline(r.about.prompt or '-', 120))}</td></tr>"
-        for r in replays
-    )
-    return (
-        "<nav><h2>Sessions</h2><table><tr><th>started (UTC)</th><th>session</th><th>calls</th>"
-        f"<th>stopped</th><th>directory</th><th>first prompt</th></tr>{rows}</table></nav>"
-    )
-
-
-def _anchor(session_id: str) -> str:
-    return "s-" + "".join(char if char.isalnum() or char in "-_" else "_" for char in session_id)
-
-
-def _session(
-    replay: SessionReplay,
-    against: SessionReplay | None,
-    config: BreakerConfig,
-    setting: str,
-    other_setting: str,
-    folded: list[list[tuple[str, str]]],
-    blocks: list[str],
-) -> str:
-    about = replay.about
-    differs = 0
-    if against is not None:
-        differs = sum(1 for a, b in zip(replay.calls, against.calls, strict=True) if a.verdict != b.verdict)
-    out = [
-        f'<section class="session" id="{_anchor(replay.session_id)}">',
-        f"<h2>{_e(shown.started(about.started))} UTC \u00b7 {_e(shown.inline(replay.session_id))}</h2>",
-        f'<p class="about">{_e(shown.inline(about.cwd or "-"))}'
-        f" \u00b7 {_e(shown.inline(about.prompt or '-'))}"
-        f" \u00b7 {len(replay.calls)} calls, {len(replay.stops)} stopped"
-        + (f", {differs} verdicts differ from {_e(other_setting)}" if against is not None else "")
-        + "</p>",
-    ]
-    agents = list(dict.fromkeys(call.agent for call in replay.calls))
-    partners: Sequence[CallReplay | None] = (
-        against.calls if against is not None else [None] * len(replay.calls)
-    )
-    for agent in agents:
-        pairs = [
-            (call, other) for call, other in zip(replay.calls, partners, strict=True) if call.agent == agent
-        ]
-        near = _near([call for call, _ in pairs], config.window)
-        if against is not None:
-            near |= _near([other for _, other in pairs if other is not None], config.window)
-        out.append(f"<h3>agent {_e(shown.inline(agent))} \u00b7 {len(pairs)} calls</h3>")
-        out.append(
-            _calls_table(pairs, near, setting, other_setting, folded, blocks, compared=against is not None)
-        )
-    out.append("</section>")
-    return "".join(out)
-
-
-def _near(calls: Sequence[CallReplay], window: int) -> set[int]:
-    """Indexes of the stops and of the ``window`` calls before each (those that filled it)."""
-    near: set[int] = set()
-    for index, call in enumerate(calls):
-        if call.stopped:
-            near.update(range(max(0, index - window), index + 1))
-    return near
-
-
-def _calls_table(
-    pairs: Sequence[tuple[CallReplay, CallReplay | None]],
-    near: set[int],
-    setting: str,
-    other_setting: str,
-    folded: list[list[tuple[str, str]]],
-    blocks: list[str],
-    *,
-    compared: bool,
-) -> str:
-    """The calls of one agent; the texts of a call that follows one with texts are kept in
-    ``folded`` and shown when its ``details`` is opened, so a run of denials costs one text; past
-    ``LAZY_FROM`` calls, every block but the first is kept in ``blocks`` until it is needed."""
-    columns = 6 + (3 if compared else 0)
-    head = (
-        "<thead><tr><th>#</th><th>tool</th><th>arguments</th>"
-        f"<th>{_e(shown.inline(setting, 24))}</th><th>window counts / caps</th>"
-        + (f"<th></th><th>{_e(other_setting)}</th><th>counts / caps</th>" if compared else "")
-        + "<th>recorded</th></tr></thead>"
-    )
-    widths = ["4em", "7em", "auto", "7em", "31em", *(["1.5em", "7em", "31em"] if compared else []), "10em"]
-    cols = "<colgroup>" + "".join(f'<col style="width:{width}">' for width in widths) + "</colgroup>"
-    out = [f'<div class="calls"><table class="head">{cols}{head}</table>']
-    lazy = len(pairs) > LAZY_FROM
-    for start in range(0, len(pairs), BLOCK_ROWS):
-        rows = []
-        for index in range(start, min(start + BLOCK_ROWS, len(pairs))):
-            call, other = pairs[index]
-            shut = folded if index > 0 and _has_texts(*pairs[index - 1]) else None
-            rows.append(_row(call, other, index in near, columns, shut))
-        table = f"<table>{cols}<tbody>{''.join(rows)}</tbody></table>"
-        if lazy and start > 0:
-            blocks.append(table)
-            out.append(
-                f'<div class="block lazy" data-b="{len(blocks) - 1}" data-rows="{len(rows)}"'
-                f' style="height:{len(rows) * ROW_PIXELS}px"></div>'
-            )
-        else:
-            out.append(f'<div class="block" data-rows="{len(rows)}">{table}</div>')
-    out.append("</div>")
-    return "".join(out)
-
-
 def _row(
     call: CallReplay,
     other: CallReplay | None,
     near: bool,
     columns: int,
-    folded: list[list[tuple[str, str]]] | None,
+    *,
+    shut: bool,
 ) -> str:
-    """One call's row, and below it the texts it returned (into ``folded`` when given: shut)."""
+    """One call's row (``shut``: its texts come folded)."""
     stopped = call.stopped or (other is not None and other.stopped)
     classes = ["call"]
     if stopped:
@@ -400,23 +339,7 @@ def _row(
         f'<tr class="{" ".join(classes)}" data-verdict="{_e(call.verdict)}" '
         f'data-call="{call.number}">{"".join(cells)}</tr>'
     )
-    parts = _texts(call)
-    if other is not None and other.message != call.message:
-        parts += _texts(other)
-    if not parts:
-        return row
-    if folded is None:
-        shown_texts = "".join(f'<pre class="{kind}">{_e(text)}</pre>' for kind, text in parts)
-    else:
-        folded.append(parts)
-        shown_texts = (
-            f'<details data-t="{len(folded) - 1}"><summary>text of #{call.number}</summary></details>'
-        )
-    return row + f'<tr class="text{" near" if near else ""}"><td colspan="{columns}">{shown_texts}</td></tr>'
-
-
-def _has_texts(call: CallReplay, other: CallReplay | None) -> bool:
-    return bool(call.message or call.notices or (other is not None and (other.message or other.notices)))
+    return row
 
 
 def _verdict(call: CallReplay) -> str:
@@ -433,7 +356,7 @@ def _strip(counts: Sequence[Hit], titled: bool) -> str:
         ratio = min(hit.count / hit.cap, 1.0) if hit.cap > 0 else 1.0
         level = 3 if ratio >= 1.0 else 2 if ratio >= 0.75 else 1 if ratio >= 0.5 else 0
         parts.append(
-            f'<span class="k c{level}"><i style="--f:{round(ratio * 100)}%"></i>'
+            f'<span class="k c{level}"><i class="{fill_class(ratio)}"></i>'
             f"{_e(hit.fingerprint.kind)} {hit.count}/{_e(format_number(hit.cap))}</span>"
         )
     title = ""
