@@ -125,9 +125,10 @@ pack_next_version() {
     manifest.version = `${major}.${minor}.${patch + 1}`;
     fs.writeFileSync(file, JSON.stringify(manifest, null, 2));
   ' "$next/package/package.json"
-  sed -i 's/^dependencies = \[$/dependencies = [\n  "six>=1.16",/' "$next/package/pyproject.toml"
-  grep -q '"six>=1.16"' "$next/package/pyproject.toml" ||
-    { echo "setup.sh: could not add six to the next version's dependencies" >&2; exit 2; }
+  sed -i 's/^dependencies = \[$/dependencies = [\n  "six>=1.16",/; s/^worker-dependencies = \[/worker-dependencies = ["six", /' \
+    "$next/package/pyproject.toml"
+  grep -q '"six>=1.16"' "$next/package/pyproject.toml" && grep -q '^worker-dependencies = \["six", ' "$next/package/pyproject.toml" ||
+    { echo "setup.sh: could not add six to the next version's (worker's) dependencies" >&2; exit 2; }
   echo 'import six  # noqa: F401  (the compat upgrade: this version needs a new dependency)' \
     >>"$next/package/breaker/__init__.py"
   (cd "$home" && npm pack --silent "$next/package" | tail -n 1)

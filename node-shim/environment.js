@@ -43,7 +43,7 @@ import {
 } from './cache.js';
 import { baseInterpreter } from './interpreters.js';
 import { EnvironmentUnavailable, PACKAGE_ROOT, SETUP_SCRIPT, dependencyDigest, minimum, packageIdentity } from './package.js';
-import { makePrivateFolder } from './trust.js';
+import { distrust, makePrivateFolder } from './trust.js';
 
 export { CACHE_FOLDER, cacheFolder, cacheHome, environmentName, environmentState, pruneEnvironments, removeCacheFolders } from './cache.js';
 export { isSupported, pythonVersion } from './interpreters.js';
@@ -55,11 +55,31 @@ export { startupFailure } from './startup.js';
 const PREPARE_TIMEOUT_MS = 300_000;
 const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'prepare_environment.py');
 
+// Run prepare_environment.py with `args` under the base interpreter `command`; its outcome (the
+// JSON of its last line), progress lines on `progress`. `retry` ends the error of a timeout.
+function runPrepare(command, args, env, progress, retry) {
+  const step = spawnSync(command, ['-I', PREPARE_SCRIPT, ...args], {
+    encoding: 'utf8',
+    env,
+    timeout: PREPARE_TIMEOUT_MS,
+    stdio: ['ignore', 'pipe', progress],
+  });
+  if (/** @type {NodeJS.ErrnoException | undefined} */ (step.error)?.code === 'ETIMEDOUT') {
+    throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
+  }
+  try {
+    return JSON.parse(step.stdout.trim().split('\n').at(-1));
+  } catch {
+    return { ok: false, step: 'venv', detail: `${step.error?.message ?? `exit ${step.status}`} ${step.stdout ?? ''}`.trim() };
+  }
+}
+
 /**
  * Build the environment in a private folder beside `dir` (prepare_environment.py, whose progress
  * lines go to `progress`, stderr by default), then rename it into place: a boot that dies half-way
  * leaves no half environment, and of two boots preparing at once the first rename wins and the
- * other uses its result.
+ * other uses its result. Only the worker's packages are installed (`identity.worker`); what only
+ * `rtb` uses comes at the first `rtb` (rtbPackages).
  */
 function prepare(dir, identity, base, env, { progress, prefix }) {
   const partial = workFolder(dir, 'partial');
@@ -74,24 +94,10 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
     );
   }
   try {
-    const step = spawnSync(base.command, ['-I', PREPARE_SCRIPT, partial, prefix, ...identity.dependencies], {
-      encoding: 'utf8',
-      env,
-      timeout: PREPARE_TIMEOUT_MS,
-      stdio: ['ignore', 'pipe', progress],
-    });
-    if (/** @type {NodeJS.ErrnoException | undefined} */ (step.error)?.code === 'ETIMEDOUT') {
-      throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
-    }
-    let outcome;
-    try {
-      outcome = JSON.parse(step.stdout.trim().split('\n').at(-1));
-    } catch {
-      outcome = { ok: false, step: 'venv', detail: `${step.error?.message ?? `exit ${step.status}`} ${step.stdout ?? ''}`.trim() };
-    }
+    const outcome = runPrepare(base.command, [partial, prefix, ...identity.worker], env, progress, retry);
     if (!outcome.ok && outcome.step === 'pip') {
       throw new EnvironmentUnavailable(
-        `installing the worker's Python packages (${identity.dependencies.join(' ')}) failed:\n${outcome.detail}\n${retry}`,
+        `installing the worker's Python packages (${identity.worker.join(' ')}) failed:\n${outcome.detail}\n${retry}`,
       );
     }
     if (!outcome.ok) {
@@ -119,6 +125,44 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
     rmSync(partial, { recursive: true, force: true });
   }
   return interpreterOf(dir);
+}
+
+/** The folder of an environment holding what only `rtb` uses (`later` of the package identity). */
+export const RTB_PACKAGES = 'rtb-packages';
+
+/**
+ * For `rtb` in the plugin's own environment (`python`, as workerInterpreter chose it): the folder
+ * holding the packages only `rtb` uses, installed now when it is not there yet (announced on
+ * `log`, progress on `progress`), built beside it and renamed into place; null when `python` is
+ * not the plugin's environment or nothing is missing. Throws EnvironmentUnavailable naming the fix.
+ */
+export function rtbPackages(python, { env = process.env, log, root = PACKAGE_ROOT, progress = 'inherit', prefix = 'rtb: ' }) {
+  const identity = packageIdentity(root);
+  if (python?.chosenBy !== 'environment' || identity.later.length === 0) return null;
+  const folder = join(python.dir, RTB_PACKAGES);
+  const why = distrust(folder, { directory: true });
+  if (!why) return folder;
+  if (!/cannot be examined \(ENOENT\)/.test(why)) removeEntry(folder);
+  const retry = `With network access, run \`node ${SETUP_SCRIPT}\` (or \`npx rtb\` again), or set RTB_PYTHON ` +
+    `to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`;
+  log(`rtb needs ${identity.later.join(' ')} besides the worker's packages: installing them into ${folder} (once)`);
+  const started = performance.now();
+  const base = baseInterpreter(env);
+  const partial = workFolder(folder, 'partial');
+  try {
+    const outcome = runPrepare(base.command, ['--packages', python.command, partial, prefix, ...identity.later], env, progress, retry);
+    if (!outcome.ok) throw new EnvironmentUnavailable(`installing ${identity.later.join(' ')} for rtb failed:\n${outcome.detail}\n${retry}`);
+    chmodSync(partial, 0o700);
+    try {
+      renameSync(partial, folder);
+    } catch (error) {
+      if (distrust(folder, { directory: true })) throw error; // not a lost race: report it
+    }
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+  log(`ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return folder;
 }
 
 // --- choosing ------------------------------------------------------------------------------
@@ -173,7 +217,7 @@ export function workerInterpreter({
   const base = baseInterpreter(env);
   const dir = join(folder, environmentName(base.version, identity.dependencies));
   const broken = states.some((state) => state.dir === dir && state.broken);
-  const what = `a Python ${base.version.join('.')} venv (${base.command}) with ${identity.dependencies.join(' ')}`;
+  const what = `a Python ${base.version.join('.')} venv (${base.command}) with ${identity.worker.join(' ')}`;
   log(broken
     ? `the worker environment ${dir} no longer has a working Python: preparing it again (${what})`
     : `no worker environment for ${identity.name} ${identity.version} yet: preparing ${dir} ` +

@@ -2,6 +2,9 @@
 
 Run by node-shim/environment.js with the base interpreter the venv is made from, in isolated mode
 (``python -I prepare_environment.py TARGET PREFIX [REQUIREMENT ...]``); standard library only.
+``python -I prepare_environment.py --packages VENV_PYTHON TARGET PREFIX REQUIREMENT ...`` installs
+requirements into the folder TARGET instead (``pip install --target``), for the venv of
+VENV_PYTHON made from this interpreter: what only ``rtb`` needs, at the first ``rtb``.
 
 It is the one slow step of a first boot, so it takes the short way and says how far it is:
 
@@ -54,8 +57,11 @@ def base_pip_version() -> tuple[int, ...] | None:
     return tuple(int(number) for number in numbers)
 
 
-def run_pip(command: list[str], prefix: str) -> tuple[int, list[str]]:
-    """Run pip, turning what it fetches into progress lines; its exit status and last lines."""
+def run_pip(
+    command: list[str], prefix: str, steps: tuple[str, str] = ("step 2/3, ", "step 3/3, ")
+) -> tuple[int, list[str]]:
+    """Run pip, turning what it fetches into progress lines (each after its ``steps`` label);
+    its exit status and last lines."""
     fetched = 0
     last: deque[str] = deque(maxlen=DETAIL_LINES)
     process = subprocess.Popen(
@@ -76,14 +82,34 @@ def run_pip(command: list[str], prefix: str) -> tuple[int, list[str]]:
             fetched += 1
             verb = VERBS[match[1]]
             size = f" ({match[3]})" if match[3] else ""
-            say(prefix, f"step 2/3, fetching packages: {fetched} so far, {verb} {match[2]}{size}")
+            say(prefix, f"{steps[0]}fetching packages: {fetched} so far, {verb} {match[2]}{size}")
         elif match := INSTALLING.match(line):
             count = len(match[1].split(","))
-            say(prefix, f"step 3/3, installing {count} packages into the environment")
+            say(prefix, f"{steps[1]}installing {count} packages into the environment")
     return process.wait(), list(last)
 
 
+def install_packages(python: str, target: str, prefix: str, requirements: list[str]) -> int:
+    """``--packages``: the requirements into the folder ``target``, for the venv of ``python``."""
+    started = time.monotonic()
+    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off", "--no-compile"]
+    version = base_pip_version()
+    if version is not None and version >= PIP_WITH_PYTHON_OPTION:  # for the venv's Python, whatever ours is
+        command = [sys.executable, "-m", "pip", "--python", python, "install", "--target", target, *flags]
+    else:
+        command = [python, "-m", "pip", "install", "--target", target, *flags]  # the venv's own (ensurepip)
+    say(prefix, f"fetching packages: {len(requirements)} requirements and what they need")
+    status, last = run_pip([*command, *requirements], prefix, ("", ""))
+    if status != 0:
+        print(json.dumps({"ok": False, "step": "pip", "detail": "\n".join(last)}))
+        return 1
+    print(json.dumps({"ok": True, "seconds": {"pip": round(time.monotonic() - started, 2)}}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--packages"]:
+        return install_packages(argv[1], argv[2], argv[3], argv[4:])
     target, prefix, requirements = argv[0], argv[1], argv[2:]
     seconds: dict[str, float] = {}
     started = time.monotonic()

@@ -12,6 +12,7 @@ import {
   cacheFolder,
   pruneEnvironments,
   removeCacheFolders,
+  rtbPackages,
   workerInterpreter,
 } from './environment.js';
 
@@ -32,9 +33,10 @@ try {
       ? `removed ${removed.length} environment no installed copy uses: ${removed.join(', ')}`
       : `nothing to remove in ${folder}: every environment there is used`);
   } else {
-    const { command, chosenBy } = workerInterpreter({ log, rebuild: flags.includes('--force'), prefix: PREFIX });
-    if (chosenBy !== 'environment') log(`${chosenBy} is set, so the worker runs it and no environment is prepared`);
-    console.log(command);
+    const python = workerInterpreter({ log, rebuild: flags.includes('--force'), prefix: PREFIX });
+    if (python.chosenBy !== 'environment') log(`${python.chosenBy} is set, so the worker runs it and no environment is prepared`);
+    rtbPackages(python, { log, prefix: PREFIX }); // ahead of time: what the first `rtb` would fetch too
+    console.log(python.command);
   }
 } catch (error) {
   if (!(error instanceof EnvironmentUnavailable)) throw error;

@@ -1,0 +1,80 @@
+// Helpers of the environment tests: fresh scratch folders, a package like this one with a
+// dependency list of our choosing, and an environment whose pip installs offline.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
+
+import { workerInterpreter } from '../environment.js';
+
+export const PYTHON = process.env.RTB_PYTHON || 'python3';
+export const ENVIRONMENT_MODULE = new URL('../environment.js', import.meta.url).href;
+
+/** Every folder a test made, removed when the file's tests end so /tmp keeps nothing of them. */
+const scratchFolders = [];
+after(() => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
+
+export function scratch(prefix) {
+  const folder = mkdtempSync(join(tmpdir(), `rtb-environment-${prefix}-`));
+  scratchFolders.push(folder);
+  return folder;
+}
+
+/**
+ * A package root like this one, whose Python dependency list is only `pip` (or `dependencies`), of
+ * which the worker's are `worker` (when given: [tool.dsh-repeat-tool-breaker] worker-dependencies).
+ */
+export function fakePackage(version = '1.0.0', dependencies = ['pip'], worker = undefined) {
+  const root = scratch('package');
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'dsh-repeat-tool-breaker', version }));
+  writeFileSync(
+    join(root, 'pyproject.toml'),
+    `[project]\nname = "x"\ndependencies = [\n${dependencies.map((d) => `  "${d}",\n`).join('')}]\n` +
+      (worker ? `\n[tool.dsh-repeat-tool-breaker]\nworker-dependencies = ${JSON.stringify(worker)}\n` : ''),
+  );
+  return root;
+}
+
+/** Where the base Python keeps the pip wheel ensurepip installs: pip's only package source here. */
+export const BUNDLED_WHEELS = spawnSync(PYTHON, ['-c', 'import ensurepip, os; print(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled"))'], {
+  encoding: 'utf8',
+}).stdout.trim();
+
+/** An environment with the cache and home in fresh folders and pip kept off the network and config files. */
+export function offline(extra = {}) {
+  const env = {
+    ...process.env,
+    XDG_CACHE_HOME: scratch('cache'),
+    HOME: scratch('home'),
+    TMPDIR: scratch('tmp'),
+    PIP_NO_INDEX: '1',
+    PIP_CONFIG_FILE: '/dev/null',
+    PIP_FIND_LINKS: BUNDLED_WHEELS,
+    ...extra,
+  };
+  delete env.RTB_PYTHON;
+  return env;
+}
+
+/** workerInterpreter with the progress lines kept out of the test's output. */
+export function interpreter(options) {
+  return workerInterpreter({ progress: 'ignore', ...options });
+}
+
+export const folderOf = (env) => join(env.XDG_CACHE_HOME, 'dsh-repeat-tool-breaker');
+export const environmentsIn = (folder) => readdirSync(folder).filter((name) => name.startsWith('py')).sort();
+
+export function recorder() {
+  const lines = [];
+  const log = (line) => lines.push(line);
+  return { lines, log };
+}
+
+export function statMode(path) {
+  return statSync(path).mode & 0o777;
+}
+
+export const asRoot = process.getuid?.() === 0;
