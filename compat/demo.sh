@@ -20,9 +20,9 @@ export TMPDIR="$scratch" PIP_CACHE_DIR="$scratch/pip" npm_config_cache="$scratch
 
 echo "Setting up dsh 0.1.0-rc.8 with the plugin as a profile bundle in $home (first run: about a minute)"
 # The demo's dsh prepares the plugin's worker environment in .demo/cache on its first run; the
-# session-log reader runs in it too (zstandard is one of the package's dependencies).
+# session-log reader runs where rtb does, in it with what only rtb uses (zstandard).
 unset RTB_PYTHON
 export COMPAT_CACHE="$kept/cache"
 "$here/setup.sh" 0.1.0-rc.8 dir "$home" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
-python="$(XDG_CACHE_HOME="$COMPAT_CACHE" node "$here/../node-shim/setup.js")"
-"$python" "$here/demo.py" --home "$home"
+found="$(XDG_CACHE_HOME="$COMPAT_CACHE" node "$here/rtb-python.mjs")"
+PYTHONPATH="$(sed -n 2p <<<"$found")" "$(sed -n 1p <<<"$found")" "$here/demo.py" --home "$home"
