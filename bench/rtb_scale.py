@@ -10,7 +10,9 @@ them stopped). Then, interleaved so that a change in the machine's load touches 
 - ``rtb replay --html``: time, peak RSS, the page's size, and (with Chromium installed) how long
   headless Chromium takes to load the page and paint it.
 
-Each figure is the median of ``--runs``; the targets are printed beside them.
+Each figure is the median of ``--runs``; the targets are printed beside them. The ratios are of CPU
+time (what the process itself spent), so other work on a shared machine does not skew them; the
+wall time is printed beside it.
 """
 
 from __future__ import annotations
@@ -95,10 +97,11 @@ def write_log(folder: Path, total: int) -> Path:
     return path
 
 
-def decisions_alone(total: int) -> float:
-    """Seconds the decisions take alone: precheck, decide and record_result of every call."""
+def decisions_alone(total: int) -> tuple[float, float]:
+    """(seconds, CPU seconds) the decisions take alone: precheck, decide and record_result of
+    every call, made as they are decided."""
     breaker = Breaker(default_config())
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for call, text, failed in calls(total):
         breaker.precheck("main", call)
         verdict = breaker.decide("main", call)
@@ -108,11 +111,11 @@ def decisions_alone(total: int) -> float:
         elif call.name == "bash":
             facts["exitCode"] = 2
         breaker.record_result("main", call.call_id, text, facts)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
-def run_rtb(argv: list[str]) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one ``rtb`` process."""
+def run_rtb(argv: list[str]) -> tuple[float, float, float]:
+    """(seconds, CPU seconds, peak RSS in MB) of one ``rtb`` process."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "breaker", *argv],
@@ -127,7 +130,7 @@ def run_rtb(argv: list[str]) -> tuple[float, float]:
     seconds = time.perf_counter() - started
     if process.returncode != 0:
         raise SystemExit(f"rtb {' '.join(argv)} exited {process.returncode}: {err.decode()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def open_in_chromium(page: Path) -> float | None:
@@ -159,43 +162,51 @@ def main() -> None:
         written = time.perf_counter() - started
         log_mb = log.stat().st_size / 1e6
         page = folder / "page.html"
-        alone: list[float] = []
-        replay: list[tuple[float, float]] = []
-        html: list[tuple[float, float]] = []
+        alone: list[tuple[float, float]] = []
+        replay: list[tuple[float, float, float]] = []
+        html: list[tuple[float, float, float]] = []
         for _ in range(options.runs):
             alone.append(decisions_alone(total))
             replay.append(run_rtb(["replay", str(log.parent)]))
             html.append(run_rtb(["replay", "--html", str(page), str(log.parent)]))
         opened = open_in_chromium(page)
         size_mb = page.stat().st_size / 1e6
-    decide_s = statistics.median(alone)
-    replay_s = statistics.median(seconds for seconds, _ in replay)
-    replay_mb = max(mb for _, mb in replay)
-    html_s = statistics.median(seconds for seconds, _ in html)
-    html_mb = max(mb for _, mb in html)
-    print(f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written")
-    print(f"in {written:.0f} s); median of {options.runs} interleaved run(s).")
-    print()
-    print("| | time | per call | peak RSS | target |")
-    print("|---|---|---|---|---|")
-    print(f"| the decisions alone | {decide_s:.1f} s | {decide_s / total * 1e6:.0f} µs | | |")
-    verdict = "ok" if replay_s <= 1.5 * decide_s and replay_mb <= 300 else "MISSED"
+    decide_s, decide_cpu = (statistics.median(run[i] for run in alone) for i in (0, 1))
+    replay_s, replay_cpu = (statistics.median(run[i] for run in replay) for i in (0, 1))
+    html_s, html_cpu = (statistics.median(run[i] for run in html) for i in (0, 1))
+    replay_mb = max(run[2] for run in replay)
+    html_mb = max(run[2] for run in html)
     print(
-        f"| `rtb replay` | {replay_s:.1f} s ({replay_s / decide_s:.2f}x) | {replay_s / total * 1e6:.0f} µs "
-        f"| {replay_mb:.0f} MB | ≤ 1.5x, ≤ 300 MB: {verdict} |"
+        f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written in {written:.0f} s);"
     )
-    verdict = "ok" if html_s <= 2 * replay_s and size_mb <= 20 else "MISSED"
+    print(f"median of {options.runs} interleaved run(s). The ratios are of CPU time (user + system), which")
+    print("another process on the machine does not stretch; wall time beside it. Load average at the end:")
+    print(f"{' '.join(open('/proc/loadavg').read().split()[:3])}.")
+    print()
+    print("| | CPU time | per call | wall time | peak RSS | target |")
+    print("|---|---|---|---|---|---|")
     print(
-        f"| `rtb replay --html` | {html_s:.1f} s ({html_s / replay_s:.2f}x replay) "
-        f"| {html_s / total * 1e6:.0f} µs | {html_mb:.0f} MB | ≤ 2x replay, page ≤ 20 MB: {verdict} |"
+        f"| the decisions alone | {decide_cpu:.1f} s | {decide_cpu / total * 1e6:.0f} µs | {decide_s:.1f} s | | |"
+    )
+    ratio = replay_cpu / decide_cpu
+    verdict = "ok" if ratio <= 1.5 and replay_mb <= 300 else "MISSED"
+    print(
+        f"| `rtb replay` | {replay_cpu:.1f} s ({ratio:.2f}x the decisions) | {replay_cpu / total * 1e6:.0f} µs "
+        f"| {replay_s:.1f} s | {replay_mb:.0f} MB | ≤ 1.5x, ≤ 300 MB: {verdict} |"
+    )
+    ratio = html_cpu / replay_cpu
+    verdict = "ok" if ratio <= 2 and size_mb <= 20 else "MISSED"
+    print(
+        f"| `rtb replay --html` | {html_cpu:.1f} s ({ratio:.2f}x replay) | {html_cpu / total * 1e6:.0f} µs "
+        f"| {html_s:.1f} s | {html_mb:.0f} MB | ≤ 2x replay, page ≤ 20 MB: {verdict} |"
     )
     if opened is None:
-        print("| the page in headless Chromium | (no chromium on PATH) | | | ≤ 3 s |")
+        print("| the page in headless Chromium | | | (no chromium on PATH) | | ≤ 3 s |")
     else:
         verdict = "ok" if opened <= 3 else "MISSED"
         print(
-            f"| the page ({size_mb:.1f} MB) in headless Chromium | {opened:.2f} s to load and paint "
-            f"| | | ≤ 3 s: {verdict} |"
+            f"| the page ({size_mb:.1f} MB) in headless Chromium | | | {opened:.2f} s to load and paint "
+            f"| | ≤ 3 s: {verdict} |"
         )
 
 

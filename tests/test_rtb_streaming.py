@@ -38,7 +38,7 @@ def test_a_call_is_handed_out_as_soon_as_its_result_is_in() -> None:
 
     for number in range(2_000):
         call = ToolCall("read", {"file_path": f"/f{number % 3}"}, f"c{number}")
-        assert replayer.feed(CallEvent("a", call, 2 * number)) == []
+        assert list(replayer.feed(CallEvent("a", call, 2 * number))) == []
         [done] = replayer.feed(ResultEvent("a", f"c{number}", "text", False, 2 * number + 1))
         assert (done.number, done.recorded) == (number + 1, "executed")
     assert replayer.finish() == []

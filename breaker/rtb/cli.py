@@ -221,7 +221,7 @@ def _replay(args: argparse.Namespace) -> int:
         report,
         counts=not isinstance(report, TextReport) or args.calls,
         other=other,
-        keep=(lambda call: any(shown.matches(call.agent, a) for a in agents)) if agents else (lambda _: True),
+        keep=(lambda call: any(shown.matches(call.agent, a) for a in agents)) if agents else None,
     )
     problems.extend(unread)
     listed = sorted((digest for digest in digests if digest.calls), key=lambda digest: digest.sort_key)

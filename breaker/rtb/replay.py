@@ -166,56 +166,18 @@ def lookahead(events: Iterable[Event]) -> tuple[frozenset[tuple[str, str]], froz
 
 #: Calls held back waiting for their result before the oldest is handed out without one.
 MAX_WAITING = 10_000
+#: What ``Replayer.feed`` hands out when no call is complete.
+_NONE: tuple[CallReplay, ...] = ()
 
 
-class _Waiting:
-    """A replayed call until its result (its recorded outcome, its notices) is in."""
+class _Entry:
+    """A call waiting for its result: its replay so far, and whether it is complete."""
 
-    __slots__ = (
-        "call",
-        "counts",
-        "done",
-        "event",
-        "hits",
-        "message",
-        "notices",
-        "number",
-        "recorded",
-        "verdict",
-    )
+    __slots__ = ("done", "replay")
 
-    def __init__(self, event: CallEvent, number: int) -> None:
-        self.event = event
-        self.call = event.call
-        self.number = number
-        self.verdict: Verdict = "not-counted"
-        self.hits: tuple[Hit, ...] = ()
-        self.message = ""
-        self.counts: tuple[Hit, ...] = ()
-        self.notices: tuple[str, ...] = ()
-        self.recorded: RecordedOutcome = "no-result"
+    def __init__(self, replay: CallReplay) -> None:
+        self.replay = replay
         self.done = False
-
-    @property
-    def tool(self) -> str:
-        return self.call.name
-
-    def replay(self) -> CallReplay:
-        call = self.call
-        return CallReplay(
-            self.number,
-            self.event.agent,
-            call.call_id,
-            call.name,
-            self.recorded,
-            self.verdict,
-            self.hits,
-            self.message,
-            call.arguments,
-            self.event.time,
-            self.counts,
-            self.notices,
-        )
 
 
 class Replayer:
@@ -238,89 +200,108 @@ class Replayer:
         self._fingerprints = _Remembered(config)
         self.breaker = Breaker(config, self._fingerprints if counts else fingerprint_call)
         self._numbers: dict[str, int] = {}
-        self._queue: deque[_Waiting] = deque()
-        self._awaiting: dict[tuple[str, str], _Waiting | list[_Waiting]] = {}
+        self._queue: deque[_Entry] = deque()
+        self._awaiting: dict[tuple[str, str], _Entry | list[_Entry]] = {}
 
-    def feed(self, event: Event) -> list[CallReplay]:
+    def feed(self, event: Event) -> Sequence[CallReplay]:
         if isinstance(event, CallEvent):
             self._call(event)
         elif isinstance(event, ResultEvent):
             self._result(event)
+            return self._complete()
         elif isinstance(event, StepStart):
             self.breaker.new_step(event.agent)
         elif isinstance(event, HumanTurn):
             self.breaker.human_message(event.agent)
-        return self._complete()
+        return self._complete() if self._queue and self._queue[0].done else _NONE
 
     def finish(self) -> list[CallReplay]:
-        out = [waiting.replay() for waiting in self._queue]
+        out = [entry.replay for entry in self._queue]
         self._queue.clear()
         self._awaiting.clear()
         return out
 
     def _call(self, event: CallEvent) -> None:
-        self._numbers[event.agent] = number = self._numbers.get(event.agent, 0) + 1
-        waiting = _Waiting(event, number)
-        key = (event.agent, event.call.call_id)
-        self._decide(waiting, key)
-        if self.counts and waiting.verdict != "not-run":
-            waiting.counts = self._window_counts(event)
-        self._queue.append(waiting)
+        agent, call = event.agent, event.call
+        self._numbers[agent] = number = self._numbers.get(agent, 0) + 1
+        key = (agent, call.call_id)
+        replay = self._decide(event, number, key)
+        if self.counts and replay.verdict != "not-run":
+            replay.counts = self._window_counts(event)
+        entry = _Entry(replay)
+        self._queue.append(entry)
         earlier = self._awaiting.get(key)
         if earlier is None:
-            self._awaiting[key] = waiting
+            self._awaiting[key] = entry
         else:  # a harness may reuse a call id: its results go to its calls in order
-            self._awaiting[key] = [*earlier, waiting] if isinstance(earlier, list) else [earlier, waiting]
+            self._awaiting[key] = [*earlier, entry] if isinstance(earlier, list) else [earlier, entry]
         if len(self._queue) > MAX_WAITING:
             self._queue[0].done = True  # its result is too far on: handed out without one
 
-    def _decide(self, waiting: _Waiting, key: tuple[str, str]) -> None:
-        breaker, call, agent = self.breaker, waiting.call, waiting.event.agent
+    def _decide(self, event: CallEvent, number: int, key: tuple[str, str]) -> CallReplay:
+        breaker, call, agent = self.breaker, event.call, event.agent
+        verdict: Verdict = "not-counted"
+        hits: tuple[Hit, ...] = ()
+        message = ""
+        notices: tuple[str, ...] = ()
         if key in self.not_dispatched:
-            waiting.verdict = "not-run"
-            return
-        if not breaker.is_counted(call.name):
-            return
-        asked = breaker.precheck(agent, call)
-        if isinstance(asked, Ask) and key not in self.approved:
-            waiting.verdict, waiting.hits, waiting.message = "asked", asked.hits, asked.reason
-            return
-        decided = breaker.decide(agent, call)
-        if isinstance(decided, Deny):
-            waiting.verdict, waiting.hits, waiting.message = "denied", decided.hits, decided.message
-            return
-        waiting.verdict = "allowed"
-        if decided.notice is not None:
-            waiting.notices = (decided.notice.text,)
+            verdict = "not-run"
+        elif breaker.is_counted(call.name):
+            asked = breaker.precheck(agent, call)
+            if isinstance(asked, Ask) and key not in self.approved:
+                verdict, hits, message = "asked", asked.hits, asked.reason
+            else:
+                decided = breaker.decide(agent, call)
+                if isinstance(decided, Deny):
+                    verdict, hits, message = "denied", decided.hits, decided.message
+                else:
+                    verdict = "allowed"
+                    if decided.notice is not None:
+                        notices = (decided.notice.text,)
+        return CallReplay(
+            number,
+            agent,
+            call.call_id,
+            call.name,
+            "no-result",
+            verdict,
+            hits,
+            message,
+            call.arguments,
+            event.time,
+            (),
+            notices,
+        )
 
     def _result(self, event: ResultEvent) -> None:
         key = (event.agent, event.call_id)
         awaiting = self._awaiting.pop(key, None)
         if awaiting is None:
             return  # a result of no call this replay saw
-        if isinstance(awaiting, list):
-            waiting, *later = awaiting
+        if isinstance(awaiting, list):  # several calls under one id: the oldest's
+            entry, *later = awaiting
             if later:
                 self._awaiting[key] = later if len(later) > 1 else later[0]
         else:
-            waiting = awaiting
-        waiting.recorded = _recorded_outcome(event)
-        waiting.done = True
-        if not _tool_output_known(waiting):
+            entry = awaiting
+        replay = entry.replay
+        replay.recorded = _recorded_outcome(event)
+        entry.done = True
+        if not _tool_output_known(replay):
             return
-        text = _text_seen(waiting, event)
-        facts = result_facts(waiting, event, text)
+        text = _text_seen(replay, event)
+        facts = result_facts(replay, event, text)
         noticed = self.breaker.record_result(event.agent, event.call_id, text[:RESULT_TEXT_CHARS], facts)
         if noticed:
-            waiting.notices = tuple(notice.text for notice in noticed)
+            replay.notices = tuple(notice.text for notice in noticed)
 
-    def _complete(self) -> list[CallReplay]:
+    def _complete(self) -> Sequence[CallReplay]:
         queue = self._queue
         if not queue or not queue[0].done:
-            return []
+            return _NONE
         out = []
         while queue and queue[0].done:
-            out.append(queue.popleft().replay())
+            out.append(queue.popleft().replay)
         return out
 
     def _window_counts(self, event: CallEvent) -> tuple[Hit, ...]:
@@ -367,7 +348,7 @@ class _Remembered:
         return distinct(known)
 
 
-def _tool_output_known(replay: CallReplay | _Waiting) -> bool:
+def _tool_output_known(replay: CallReplay) -> bool:
     """Whether the result to feed back for a replayed call is known: the replayed denial, or the
     tool's output. A call the recording stopped (its breaker's denial, a refused approval) that
     this replay lets run has no output in the log: the tool never ran. Its result is not fed, so a
@@ -377,7 +358,7 @@ def _tool_output_known(replay: CallReplay | _Waiting) -> bool:
     return replay.verdict != "allowed" or replay.recorded not in ("blocked", "approval-required")
 
 
-def result_facts(replay: CallReplay | _Waiting, result: ResultEvent, text: str) -> dict[str, object]:
+def result_facts(replay: CallReplay, result: ResultEvent, text: str) -> dict[str, object]:
     """The plain facts the shim would have sent with this result, read back from dsh's rendering.
 
     A log keeps only the text; dsh writes a shell's exit into it (``[exit code: N]`` or
@@ -400,7 +381,7 @@ def result_facts(replay: CallReplay | _Waiting, result: ResultEvent, text: str) 
     return facts
 
 
-def _text_seen(replay: CallReplay | _Waiting, result: ResultEvent) -> str:
+def _text_seen(replay: CallReplay, result: ResultEvent) -> str:
     """The result the model would have read: the replayed denial, else the recorded text."""
     return "Error: " + replay.message if replay.verdict == "denied" else result.text
 

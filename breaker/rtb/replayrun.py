@@ -82,7 +82,7 @@ def run(
     *,
     counts: bool,
     other: BreakerConfig | None = None,
-    keep: Callable[[CallReplay], bool] = lambda _: True,
+    keep: Callable[[CallReplay], bool] | None = None,
     ticker: Ticker | None = None,
 ) -> tuple[list[Digest], list[ReadProblem]]:
     """Replay every session into ``report``; (each session's digest, the problems met)."""
@@ -122,12 +122,19 @@ def run(
 def _hand(
     report: Report,
     digest: Digest,
-    done: list[CallReplay],
-    paired: list[CallReplay] | None,
-    keep: Callable[[CallReplay], bool],
+    done: Sequence[CallReplay],
+    paired: Sequence[CallReplay] | None,
+    keep: Callable[[CallReplay], bool] | None,
 ) -> None:
+    """Hand the calls ``done`` (and the other replay's same calls) to the digest and the report."""
+    if paired is None and keep is None:
+        add, hand = digest.add, report.call
+        for call in done:
+            add(call, None)
+            hand(call, None)
+        return
     for index, call in enumerate(done):
-        if keep(call):
+        if keep is None or keep(call):
             other = paired[index] if paired is not None else None
             digest.add(call, other)
             report.call(call, other)
