@@ -10,12 +10,13 @@ worker that an instant model left no time to start). ``--home`` is a
 DSH_HOME made by ``compat/setup.sh VERSION dir HOME`` whose worker environment is ready (the
 first boot there prepares it, before the timed runs).
 
-First boot (``--first-boot N``): preparing the worker environment on a machine that has never
-done it, N times each way, interleaved: today's recipe (prepare_environment.py: a venv without
-pip, then the base Python's pip installs into it, no byte-compilation) against the earlier one
-(``python -m venv`` with pip, then that pip installs); each with an empty cache and an empty pip
-cache, so every package is fetched from the index as on a fresh machine. Then one real first
-boot of dsh from an empty cache, with the plugin's progress lines.
+First boot (``--first-boot N [--before HOME]``): N interleaved rounds, each from an empty cache and
+an empty pip cache (every package fetched from the index as on a fresh machine): a real first boot
+of dsh, timed by its own progress line (``worker environment ready after … s``); the same with
+``--before``, a DSH_HOME (``compat/setup.sh``, ``PLUGIN_DIR`` an earlier checkout) mounting an
+earlier version; this version's recipe alone (prepare_environment.py: a venv without pip, the base
+Python's pip installs the worker's packages into it, no byte-compilation); and ``python -m venv``
+(with pip) + that pip installing the same packages. Then the lines a first boot prints.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,20 +156,12 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
             shutil.rmtree(copy, ignore_errors=True)
 
 
-def requirements() -> list[str]:
-    script = (
-        "import('./node-shim/environment.js')"
-        ".then((m) => console.log(JSON.stringify(m.packageIdentity().dependencies)))"
-    )
-    probe = subprocess.run(
-        ["node", "-e", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    dependencies: list[str] = json.loads(probe.stdout)
-    return dependencies
+def identity() -> dict[str, list[str]]:
+    """The dependency lists as the plugin reads them: every one, and the worker's."""
+    script = "import('./node-shim/package.js').then((m) => console.log(JSON.stringify(m.packageIdentity())))"
+    probe = subprocess.run(["node", "-e", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    found: dict[str, list[str]] = json.loads(probe.stdout)
+    return found
 
 
 def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float:
@@ -177,7 +172,7 @@ def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float
     shutil.rmtree(pip_cache, ignore_errors=True)
     env = {**os.environ, "PIP_CACHE_DIR": str(pip_cache), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     started = time.monotonic()
-    if recipe == "earlier":
+    if recipe == "venv+pip":
         subprocess.run(["python3", "-m", "venv", str(target)], env=env, check=True)
         python = str(target / "bin" / "python")
         subprocess.run(
@@ -193,38 +188,82 @@ def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float
     return time.monotonic() - started
 
 
-def first_boots(home: Path, runs: int) -> None:
-    dependencies = requirements()
-    seconds: dict[str, list[float]] = {"this version": [], "earlier": []}
+#: The line a first boot ends its preparation with, and the seconds it gives.
+READY = re.compile(r"\[repeat-tool-breaker\] worker environment ready after ([\d.]+) s")
+
+
+def first_boot(home: Path, scratch: Path, label: str) -> tuple[float, float, str]:
+    """A real first boot of dsh in `home` from an empty cache and an empty pip cache: the seconds
+    its own progress line gives for preparing the environment, the whole boot's, and its lines."""
+    cache = scratch / f"{label}-cache"
+    pip_cache = scratch / f"{label}-pip-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(pip_cache, ignore_errors=True)
+    cache.mkdir()
+    took, stderr, _ = boot_seconds(
+        home, label, {"XDG_CACHE_HOME": str(cache), "PIP_CACHE_DIR": str(pip_cache)}
+    )
+    ready = READY.search(stderr)
+    if ready is None:
+        raise SystemExit(
+            f"{label}: the first boot said no 'worker environment ready' line:\n{stderr[-2000:]}"
+        )
+    lines = "\n".join(line for line in stderr.splitlines() if "repeat-tool-breaker" in line)
+    return float(ready[1]), took, lines
+
+
+def first_boots(home: Path, runs: int, before: Path | None) -> None:
+    """Interleaved, `runs` rounds: a real first boot (its own progress line's figure), the same with
+    `before` (a DSH_HOME mounting an earlier version), this version's recipe alone, and
+    `python -m venv` + its pip installing the same packages."""
+    packages = identity()["worker"]
+    seconds: dict[str, list[float]] = {}
+    said = ""
     with tempfile.TemporaryDirectory(prefix="rtb-bench-first-boot-") as folder:
         scratch = Path(folder)
         print(f"load average before: {load()}")
-        for _ in range(runs):
-            for recipe in ("this version", "earlier"):
-                seconds[recipe].append(recipe_seconds(recipe.split()[0], scratch, dependencies))
+        for round_number in range(runs):
+            steps: list[tuple[str, Callable[[], float]]] = [
+                ("first boot, its own line", lambda: first_boot(home, scratch, "after")[0]),
+                ("this version's recipe alone", lambda: recipe_seconds("this", scratch, packages)),
+                (
+                    "`python -m venv` + its pip, the same packages",
+                    lambda: recipe_seconds("venv+pip", scratch, packages),
+                ),
+            ]
+            if before is not None:
+                steps.insert(
+                    1, ("first boot before, its own line", lambda: first_boot(before, scratch, "before")[0])
+                )
+            if round_number % 2:
+                steps.reverse()  # no step always first or last
+            for label, step in steps:
+                seconds.setdefault(label, []).append(step())
+        said = first_boot(home, scratch, "shown")[2]
         print(f"load average after: {load()}")
-        print()
-        print(f"| preparing the worker environment from nothing ({runs} interleaved runs) | median | runs |")
-        print("|---|---|---|")
-        labels = {
-            "this version": "venv without pip + the base Python's pip (--python, no byte-compile)",
-            "earlier": "`python -m venv` (with pip) + its pip",
-        }
-        for recipe, values in seconds.items():
-            shown = ", ".join(f"{v:.1f}" for v in values)
-            print(f"| {labels[recipe]} | {statistics.median(values):.1f} s | {shown} |")
-        ratio = statistics.median(seconds["this version"]) / statistics.median(seconds["earlier"])
-        print(f"| ratio, this version / earlier | {ratio:.2f} | |")
-        print()
-        cache = scratch / "dsh-cache"
-        cache.mkdir()
-        fresh = {"XDG_CACHE_HOME": str(cache), "PIP_CACHE_DIR": str(scratch / "dsh-pip-cache")}
-        took, stderr, _ = boot_seconds(home, "first boot", fresh)
-        print(f"A real first boot of dsh from an empty cache: {took:.1f} s in all; what it printed:")
-        print()
-        print("```")
-        print("\n".join(line for line in stderr.splitlines() if "repeat-tool-breaker" in line))
-        print("```")
+    print()
+    print(f"Worker packages: {' '.join(packages)}")
+    print()
+    print(f"| first boot from an empty cache and pip cache ({runs} interleaved rounds) | median | runs |")
+    print("|---|---|---|")
+    for label, values in seconds.items():
+        shown = ", ".join(f"{v:.1f}" for v in values)
+        print(f"| {label} | {statistics.median(values):.1f} s | {shown} |")
+    ratio = statistics.median(seconds["first boot, its own line"]) / statistics.median(
+        seconds["`python -m venv` + its pip, the same packages"]
+    )
+    print(f"| ratio, first boot / `python -m venv` + pip | {ratio:.2f} | |")
+    if before is not None:
+        change = statistics.median(seconds["first boot, its own line"]) / statistics.median(
+            seconds["first boot before, its own line"]
+        )
+        print(f"| ratio, first boot / first boot before | {change:.2f} | |")
+    print()
+    print("What a first boot prints while it works:")
+    print()
+    print("```")
+    print(said)
+    print("```")
 
 
 def main() -> None:
@@ -233,6 +272,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--reference", type=Path, help="a folder holding dsh-repeat-tool-breaker 0.5.2")
     parser.add_argument("--first-boot", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--before", type=Path, help="with --first-boot: a DSH_HOME mounting an earlier version"
+    )
     parser.add_argument("--python", help="RTB_PYTHON for every boot (default: the plugin's own environment)")
     parser.add_argument("--reference-label", default="with reference 0.5.2")
     options = parser.parse_args()
@@ -243,7 +285,7 @@ def main() -> None:
         boots(options.home, options.runs, options.reference)
     if options.first_boot:
         print()
-        first_boots(options.home, options.first_boot)
+        first_boots(options.home, options.first_boot, options.before)
 
 
 if __name__ == "__main__":

@@ -2,95 +2,45 @@
 // The synchronous bridge to the Python worker, as seen from the main thread.
 //
 // dsh calls guards synchronously, so a verdict must come back without returning to the event
-// loop. A helper thread (bridge-thread.js) owns the worker process. Where the worker's stdin and
-// stdout are FIFOs, the main thread writes a request frame itself (a non-blocking write: it never
-// waits; what does not fit is posted to the helper) and reads the reply itself with blocking
-// reads, while the helper, as a watchdog, kills the worker if the deadline passes. Elsewhere the
-// helper moves the bytes with normal async I/O and the main thread sleeps in Atomics.wait on a
-// shared counter that the helper bumps for every message it forwards, taking the reply with
-// receiveMessageOnPort. Every wait is bounded; the main thread never hangs.
-//
-// A request need not block at all: `ask` sends one whose reply the worker writes to a third FIFO
-// (its fd 3) that the main thread's event loop reads, and returns a promise of that reply, so the
-// thread serves other work while the worker thinks. Where there is no FIFO, `ask` is a blocking
-// `call`.
+// loop. A helper thread (bridge-thread.js) owns the worker process; the main thread writes request
+// frames and blocks for a reply itself (transport.js), every wait bounded by a deadline
+// (deadlines.js). A request need not block at all: `ask` sends one whose reply the worker writes
+// to a third FIFO (its fd 3) that the event loop reads (replies.js), and returns a promise of it
+// (awaited.js); where there is no FIFO, `ask` is a blocking `call`. A lost worker is replaced
+// (crash-loop.js) and each agent's journal replayed into its successor before its next request.
 //
 // One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied
-// by the worker before any later request: the main thread writes directly only while nothing it
-// posted to the helper is still unwritten. Events are coalesced: they wait in an outbox until the
-// next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The worker answers an
-// event only when it fails (on fd 3, or stdout where there is none); other replies come in order
-// on their stream and are matched by id.
-import { accessSync, closeSync, constants, readSync, writevSync } from 'node:fs';
-import { Socket } from 'node:net';
-import { delimiter, join } from 'node:path';
+// by the worker before any later request. Events are coalesced: they wait in an outbox until the
+// next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The
+// worker answers an event only when it fails (on fd 3, or stdout where there is none); other
+// replies come in order on their stream and are matched by id.
+import { closeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
+import { CrashLoop, RESTART_POLICY } from './crash-loop.js';
+import { Awaited } from './awaited.js';
+import { clock } from './clock.js';
+import { Backlog, restoreMs, timeoutFor } from './deadlines.js';
+import { mkfifo } from './fifo-folder.js';
 import { decode, encodeFrame } from './msgpack.js';
+import { Inbox, frameReader } from './replies.js';
+import { waitForReply, writeFrames } from './transport.js';
 import { SLOT, SLOTS_BYTES } from './slots.js';
+import { WorkerUnavailable, exitError } from './worker-errors.js';
+
+export { clock } from './clock.js';
+export { RESTART_POLICY } from './crash-loop.js';
+export { WorkerUnavailable } from './worker-errors.js';
 
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
-/** Larger writes would not fit a FIFO's buffer (the worker asks for 1 MB): they go whole to the
- * helper. What a direct write leaves over goes to the helper too. */
-const DIRECT_LIMIT = 1024 * 1024;
-const READ_SIZE = 64 * 1024;
 /** How long an event may wait in the outbox for a request to ride with (one write for both), and
  * how many may wait: a flood of events goes out as it comes, so the worker keeps up with it. */
 const EVENT_DELAY_MS = 2;
 const OUTBOX_FRAMES = 64;
 
-/**
- * A restored agent's journal is waited for this much longer than a call: its requests, and its
- * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
- */
-const RESTORE_MS_PER_REQUEST = 1;
-/** What a request queued ahead of a call may cost the worker (an event takes ~20 µs). */
-const QUEUED_MS_PER_REQUEST = 0.1;
-/** Frames from this size on are remembered until answered: their bytes add to the deadlines of
- * the requests behind them. */
-const LARGE_FRAME_BYTES = 64 * 1024;
 /** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
 const COLLECT_EVERY = 1024;
-const RESTORE_BYTES_PER_MS = 20_000;
 
-/** Milliseconds on a monotonic clock the helper thread shares (performance.now() is per thread). */
-export function clock() {
-  const [seconds, nanoseconds] = process.hrtime();
-  return seconds * 1e3 + nanoseconds / 1e6;
-}
-
-/** The worker could not answer: it is not running, it exited, or it missed its deadline. */
-export class WorkerUnavailable extends Error {
-  constructor(message, details = {}) {
-    super(message);
-    this.name = 'WorkerUnavailable';
-    Object.assign(this, details); // code, stderr, exit: what the startup error needs to explain itself
-  }
-}
-
-/** How a crash loop is contained; tests shorten these. */
-export const RESTART_POLICY = Object.freeze({
-  crashLimit: 5, // at most this many lost workers within crashSpanMs, then give up for a while
-  crashSpanMs: 60_000,
-  backoffMs: 200, // no delay after the first loss, then 200 ms, 400 ms, 800 ms, ...
-});
-
-// Where mkfifo is, looked up once: PATH may change under a long-lived harness.
-let mkfifoPath;
-function mkfifo() {
-  if (mkfifoPath !== undefined) return mkfifoPath;
-  mkfifoPath = null;
-  for (const folder of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(folder, 'mkfifo'), constants.X_OK);
-      mkfifoPath = join(folder, 'mkfifo');
-      break;
-    } catch {
-      // not here
-    }
-  }
-  return mkfifoPath;
-}
 
 /** A worker's variables: `env` itself, or what it gives now. */
 export function workerEnvironment(env) {
@@ -114,7 +64,7 @@ export class WorkerBridge {
     this.spawnOptions = { command, args, cwd, env };
     this.log = log;
     this.replay = replay;
-    this.restartPolicy = { ...RESTART_POLICY, ...restartPolicy };
+    this.crashes = new CrashLoop(restartPolicy);
     this.nextId = 1;
     this.helper = null;
     this.pid = null;
@@ -124,15 +74,12 @@ export class WorkerBridge {
     this.restored = new Set(); // the agents whose journal the current worker has been given
     this.uncollected = 0; // events sent since replies were last taken
     this.settings = null;
-    this.losses = []; // when workers were lost since the last answered call, oldest first
-    this.restartAt = 0; // no new worker before this time (performance.now()) while backing off
-    this.gaveUp = false;
     this.closed = false;
     this.generation = 0; // which worker: a new one knows only what the journal restores
     this.later = null; // the event loop's reader of the worker's fd 3
-    this.awaiting = new Map(); // id → {resolve, reject, timer} of replies awaited through fd 3
+    this.awaiting = new Awaited(); // replies awaited through fd 3 from the current worker
     this.outbox = []; // encoded events not written yet, oldest first
-    this.large = []; // {id, bytes} of the large frames sent and not known answered, oldest first
+    this.backlog = new Backlog(); // the requests the current worker has not answered yet
     this.flushing = null; // the pending timer that writes the outbox
     this.flushOutbox = () => {
       this.flushing = null;
@@ -145,6 +92,11 @@ export class WorkerBridge {
       }
       if (this.outbox.length > 0) this.write(this.takeOutbox());
     };
+  }
+
+  /** When workers were lost since the last answered call, oldest first (crash-loop.js). */
+  get losses() {
+    return this.crashes.losses;
   }
 
   /**
@@ -175,7 +127,7 @@ export class WorkerBridge {
   call(message, since = clock()) {
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
-      const timeoutMs = this.timeoutFor(fresh, this.restore(message.agent));
+      const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
       try {
         const id = this.send(message);
         const reply = this.waitFor(id, this.deadline(id, since, timeoutMs), timeoutMs);
@@ -201,29 +153,16 @@ export class WorkerBridge {
     try {
       const fresh = this.ensureRunning();
       if (!this.openLater()) return Promise.resolve(this.call(message, since));
-      timeoutMs = this.timeoutFor(fresh, this.restore(message.agent));
+      timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
     } catch (error) {
       return Promise.reject(error);
     }
     const id = this.send(message, 'later');
     const deadline = this.deadline(id, since, timeoutMs);
     const awaiting = this.awaiting;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        awaiting.delete(id);
-        const error = this.timeoutError(timeoutMs);
-        reject(error);
-        if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
-      }, Math.max(1, deadline - clock())); // referenced: the process stays up for the reply, no longer
-      awaiting.set(id, { resolve, reject, timer });
+    return awaiting.wait(id, deadline - clock(), timeoutMs, (error) => {
+      if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
     });
-  }
-
-  // The time a request is given: the start deadline while the worker is fresh, else the guard
-  // deadline and what restoring its agent's journal (`restoring` ms) adds, within the start one.
-  timeoutFor(fresh, restoring) {
-    const { guardTimeoutMs, startTimeoutMs } = this.settings;
-    return fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
   }
 
   /**
@@ -235,11 +174,7 @@ export class WorkerBridge {
    * shim's time, nor for the large calls it was sent.
    */
   deadline(id, since, timeoutMs) {
-    while (this.large.length > 0 && this.large[0].id <= this.answeredId) this.large.shift();
-    let bytes = 0;
-    for (const frame of this.large) if (frame.id <= id) bytes += frame.bytes;
-    const queued = (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST + bytes / RESTORE_BYTES_PER_MS;
-    return Math.max(since + timeoutMs, clock() + this.settings.guardTimeoutMs / 4) + queued;
+    return Math.max(since + timeoutMs, clock() + this.settings.guardTimeoutMs / 4) + this.backlog.queuedMs(id);
   }
 
   /**
@@ -273,7 +208,7 @@ export class WorkerBridge {
     this.restored.add(agent);
     const { requests, weight } = this.replay(agent);
     for (const request of requests) this.send(request, 'errors');
-    return requests.length * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
+    return restoreMs(requests.length, weight);
   }
 
   // Take every reply already there without waiting (the FIFO's non-blocking end, or the port).
@@ -281,7 +216,7 @@ export class WorkerBridge {
     this.uncollected = 0;
     const drainer = this.state ? Atomics.load(this.state, SLOT.DRAIN_FD) : -1;
     if (drainer >= 0) {
-      while (this.fill(drainer) > 0) this.takeFrames(undefined);
+      while (this.inbox.fill(drainer) > 0) this.takeFrames(undefined);
     }
     this.drain();
   }
@@ -315,12 +250,8 @@ export class WorkerBridge {
   abandon(reason) {
     const awaiting = this.awaiting;
     if (awaiting.size === 0) return;
-    this.awaiting = new Map();
-    const error = new WorkerUnavailable(reason, { code: 'EXITED' });
-    for (const { reject, timer } of awaiting.values()) {
-      clearTimeout(timer);
-      reject(error);
-    }
+    this.awaiting = new Awaited();
+    awaiting.abandon(reason);
   }
 
   // Read fd 3 on the event loop once the helper has published it; false where there is none (yet).
@@ -328,56 +259,26 @@ export class WorkerBridge {
     if (this.later) return true;
     const fd = Atomics.load(this.state, SLOT.LATER_FD);
     if (fd < 0 || Atomics.compareExchange(this.state, SLOT.LATER_FD, fd, -4) !== fd) return false; // -4: taken
-    // Read into one reused buffer (no stream machinery); only a frame cut between reads is copied.
-    let partial = null;
-    const later = new Socket({
-      fd,
-      readable: true,
-      writable: false,
-      // @ts-expect-error Node takes `onread` here too; @types/node lists it for net.connect only
-      onread: {
-        buffer: Buffer.allocUnsafe(READ_SIZE),
-        callback: (count, buffer) => {
-          let bytes = buffer.subarray(0, count);
-          if (partial) {
-            bytes = Buffer.concat([partial, bytes]);
-            partial = null;
-          }
-          let start = 0;
-          while (bytes.length - start >= 4) {
-            const end = start + 4 + bytes.readUInt32BE(start);
-            if (end > bytes.length) break;
-            this.arrived(decode(bytes.subarray(start + 4, end)));
-            start = end;
-          }
-          if (start < bytes.length) partial = Buffer.from(bytes.subarray(start));
-        },
-      },
-    });
-    later.on('error', () => {}); // its end is what matters
+    const later = frameReader(fd, (reply) => this.arrived(reply));
     later.on('close', () => {
       if (this.later === later) {
         this.later = null;
         this.abandon('the worker is not running');
       }
     });
-    later.unref(); // an idle dsh must be able to exit; a pending reply's timer keeps it up
-    this.later = later;
+    this.later = later; // unreferenced: an idle dsh must be able to exit; a pending reply's timer keeps it up
     return true;
   }
 
   // A reply from fd 3: an awaited one settles its promise; any other is an event's failure.
   arrived(reply) {
-    const awaited = this.awaiting.get(reply.id);
-    if (!awaited) {
+    if (!this.awaiting.has(reply.id)) {
       this.received(reply, undefined);
       return;
     }
-    this.awaiting.delete(reply.id);
-    clearTimeout(awaited.timer);
-    if (reply.id > this.answeredId) this.answeredId = reply.id; // and everything sent before it
+    this.backlog.answered(reply.id); // and everything sent before it
     this.answered();
-    awaited.resolve(reply);
+    this.awaiting.settle(reply);
   }
 
   // Make sure a worker is running or starting; returns true when it is fresh (still starting).
@@ -385,12 +286,12 @@ export class WorkerBridge {
   ensureRunning() {
     if (this.closed) throw new WorkerUnavailable('the plugin was disposed', { code: 'CLOSED' });
     this.drain();
-    if (this.exited) this.lost(this.exitError());
+    if (this.exited) this.lost(exitError(this.exited, this.spawnOptions.command));
     if (!this.helper) {
-      const wait = this.restartAt - performance.now();
+      const wait = this.crashes.wait();
       if (wait > 0) {
         throw new WorkerUnavailable(
-          this.gaveUp
+          this.crashes.gaveUp
             ? 'the worker keeps failing and restarts are paused'
             : `the worker is restarting in ${Math.ceil(wait)} ms`,
           { code: 'BACKOFF' },
@@ -403,9 +304,7 @@ export class WorkerBridge {
 
   // A call was answered: the worker is healthy, any crash loop is over.
   answered() {
-    if (this.gaveUp) this.log('the worker answers again; the loop guard is back');
-    this.gaveUp = false;
-    this.losses = [];
+    if (this.crashes.answered()) this.log('the worker answers again; the loop guard is back');
   }
 
   // The current worker is gone or hung: kill it, say once what happened and what is done about
@@ -422,25 +321,19 @@ export class WorkerBridge {
     }
     this.stop();
     this.exited = null;
-    const now = performance.now();
-    const { crashLimit, crashSpanMs, backoffMs } = this.restartPolicy;
-    this.losses = [...this.losses.filter((time) => now - time < crashSpanMs), now];
+    const { paused, newly, delay } = this.crashes.lost(performance.now());
     const verdict = this.settings.onWorkerFailure === 'deny' ? 'denied' : 'allowed';
     const during = op ? ` during a ${op} request` : '';
-    if (this.losses.length >= crashLimit) {
-      this.restartAt = this.losses[0] + crashSpanMs;
-      if (!this.gaveUp) {
-        this.gaveUp = true;
+    if (paused) {
+      if (newly) {
         this.log(
-          `${error.message}${during}: ${this.losses.length} workers lost within ${crashSpanMs / 1000} s, ` +
-            `so no new worker for ${Math.ceil((this.restartAt - now) / 1000)} s; until then every counted ` +
+          `${error.message}${during}: ${this.losses.length} workers lost within ${this.crashes.policy.crashSpanMs / 1000} s, ` +
+            `so no new worker for ${Math.ceil(delay / 1000)} s; until then every counted ` +
             `call is ${verdict} unchecked (onWorkerFailure: ${this.settings.onWorkerFailure})`,
         );
       }
       return;
     }
-    const delay = this.losses.length === 1 ? 0 : backoffMs * 2 ** (this.losses.length - 2);
-    this.restartAt = now + delay;
     const pending = callFails ? `; that call is ${verdict} (onWorkerFailure: ${this.settings.onWorkerFailure})` : '';
     this.log(
       `${error.message}${during}; it was stopped and a new one starts ` +
@@ -464,13 +357,10 @@ export class WorkerBridge {
     this.state = new Int32Array(stateBuffer);
     for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD]) this.state[slot] = -1;
     this.restored = new Set();
-    this.answeredId = this.nextId - 1; // nothing is queued at a new worker yet
-    this.large = [];
+    this.backlog = new Backlog(this.nextId - 1); // nothing is queued at a new worker yet
     this.generation++;
     this.clockBase = clock() - 1; // deadlines in SLOT.DEADLINE are ms after it, never 0
-    this.inbox = Buffer.allocUnsafe(READ_SIZE); // reply bytes read from the stdout FIFO
-    this.inboxStart = 0;
-    this.inboxEnd = 0;
+    this.inbox = new Inbox(); // reply bytes read from the stdout FIFO
     this.replies = port1;
     this.replies.unref();
     this.pid = null;
@@ -491,7 +381,7 @@ export class WorkerBridge {
   send(message, reply = undefined) {
     const id = this.nextId++;
     const frame = encodeFrame(reply === undefined ? { id, ...message } : { id, ...message, reply });
-    if (frame.length >= LARGE_FRAME_BYTES) this.large.push({ id, bytes: frame.length });
+    this.backlog.sent(id, frame.length);
     this.outbox.push(frame);
     if (reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
     else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
@@ -505,102 +395,20 @@ export class WorkerBridge {
     return frames;
   }
 
-  // Whole frames to the worker's stdin, in order: in one direct write where possible, else (and
-  // what a direct write left over) through the helper, as one buffer it can take over.
+  // Whole frames to the worker's stdin, in order (transport.js).
   write(frames) {
-    const total = frames.reduce((sum, frame) => sum + frame.length, 0);
-    let written = 0;
-    const direct = Atomics.load(this.state, SLOT.STDIN_FD);
-    if (direct >= 0 && total <= DIRECT_LIMIT && Atomics.load(this.state, SLOT.QUEUED) === 0) {
-      try {
-        written = writevSync(direct, frames);
-      } catch (error) {
-        if (error.code === 'EPIPE') return; // the worker is gone; its exit is what gets reported
-        // EAGAIN: the FIFO is full; the helper waits for room instead of this thread
-      }
-      if (written === total) return;
-    }
-    const rest = new Uint8Array(total - written);
-    let offset = -written;
-    for (const frame of frames) {
-      if (offset + frame.length > 0) rest.set(offset >= 0 ? frame : frame.subarray(-offset), Math.max(0, offset));
-      offset += frame.length;
-    }
-    Atomics.add(this.state, SLOT.QUEUED, 1);
-    this.helper.postMessage(rest.buffer, [rest.buffer]);
+    writeFrames(this, frames);
   }
 
   // Block until the reply with `id` arrives (earlier replies are consumed on the way).
   waitFor(id, deadline, timeoutMs) {
-    for (;;) {
-      const seen = Atomics.load(this.state, SLOT.WAKE);
-      const reader = Atomics.load(this.state, SLOT.STDOUT_FD);
-      // Before any exit is believed: replies the worker wrote before exiting may still be unread.
-      if (reader >= 0) return this.read(reader, id, deadline, timeoutMs);
-      const reply = this.drain(id);
-      if (reply) return reply;
-      if (this.exited) throw this.exitError();
-      const left = deadline - clock();
-      if (left <= 0) throw this.timeoutError(timeoutMs);
-      Atomics.wait(this.state, SLOT.WAKE, seen, left); // woken by a forwarded message or a published fd
-    }
-  }
-
-  // Read replies from the stdout FIFO until the one with `id`, under the helper's watchdog.
-  read(reader, id, deadline, timeoutMs) {
-    const due = Math.ceil(deadline - this.clockBase);
-    Atomics.store(this.state, SLOT.DEADLINE, due);
-    const watched = Atomics.load(this.state, SLOT.WATCHED);
-    if (watched === 0 || due < watched) Atomics.notify(this.state, SLOT.DEADLINE); // the watchdog would look too late
-    try {
-      for (;;) {
-        const reply = this.takeFrames(id);
-        if (reply) return reply;
-        if (clock() >= deadline) throw this.timeoutError(timeoutMs);
-        if (this.fill(reader) === 0) break; // the worker is gone
-      }
-    } finally {
-      Atomics.store(this.state, SLOT.DEADLINE, 0);
-    }
-    // Its exit is reported by the helper once the process is reaped.
-    for (;;) {
-      const seen = Atomics.load(this.state, SLOT.WAKE);
-      this.drain();
-      if (this.exited) throw this.exitError();
-      const left = deadline - clock();
-      if (left <= 0) throw this.timeoutError(timeoutMs);
-      Atomics.wait(this.state, SLOT.WAKE, seen, left);
-    }
-  }
-
-  // One blocking read into the inbox, made room for first; 0 at the end of the stream.
-  fill(reader) {
-    const buffered = this.inboxEnd - this.inboxStart;
-    const needed = buffered >= 4 ? 4 + this.inbox.readUInt32BE(this.inboxStart) : 4;
-    if (this.inbox.length - this.inboxEnd < Math.min(needed - buffered, READ_SIZE)) {
-      const room = this.inbox.length >= needed + READ_SIZE ? this.inbox : Buffer.allocUnsafe(needed + READ_SIZE);
-      this.inbox.copy(room, 0, this.inboxStart, this.inboxEnd); // overlapping copies are fine
-      this.inbox = room;
-      this.inboxStart = 0;
-      this.inboxEnd = buffered;
-    }
-    try {
-      const count = readSync(reader, this.inbox, this.inboxEnd, this.inbox.length - this.inboxEnd, null);
-      this.inboxEnd += count;
-      return count;
-    } catch {
-      return 0; // the fd is unusable: treated as the worker's end
-    }
+    return waitForReply(this, id, deadline, timeoutMs);
   }
 
   // Decode the whole frames in the inbox up to the reply with `id`, which is returned.
   takeFrames(id) {
-    while (this.inboxEnd - this.inboxStart >= 4) {
-      const end = this.inboxStart + 4 + this.inbox.readUInt32BE(this.inboxStart);
-      if (end > this.inboxEnd) break;
-      const reply = this.received(decode(this.inbox.subarray(this.inboxStart + 4, end)), id);
-      this.inboxStart = end;
-      if (this.inboxStart === this.inboxEnd) this.inboxStart = this.inboxEnd = 0;
+    for (let frame = this.inbox.next(); frame !== undefined; frame = this.inbox.next()) {
+      const reply = this.received(frame, id);
       if (reply) return reply;
     }
     return undefined;
@@ -624,7 +432,7 @@ export class WorkerBridge {
 
   // A reply, in order: the one with `id` is returned; others are a start's or an event's.
   received(reply, id) {
-    if (Number.isInteger(reply.id) && reply.id > this.answeredId) this.answeredId = reply.id;
+    this.backlog.answered(reply.id);
     if (reply.id === this.startingId) this.started(reply);
     else if (!reply.ok && reply.id !== id) {
       this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);
@@ -632,28 +440,9 @@ export class WorkerBridge {
     return reply.id === id ? reply : undefined;
   }
 
-  timeoutError(timeoutMs) {
-    return new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
-  }
-
   started(reply) {
     this.startingId = null;
     if (reply.ok) this.helper?.postMessage('ready');
     else this.log(`the new worker refused the configuration it was started with: ${reply.error}`);
-  }
-
-  exitNote() {
-    if (!this.exited) return '';
-    const { failed, code, signal } = this.exited;
-    if (failed) return ` (could not start ${this.spawnOptions.command}: ${failed.message})`;
-    return signal ? ` (killed by ${signal})` : ` (exited with code ${code})`;
-  }
-
-  exitError() {
-    const { failed, stderr } = this.exited;
-    return new WorkerUnavailable(`the worker is not running${this.exitNote()}`, {
-      code: failed ? failed.code : 'EXITED',
-      stderr: stderr ?? '',
-    });
   }
 }

@@ -7,8 +7,8 @@
 // the next start removes such leftovers. It looks only in this private folder: what other users
 // put in the shared temporary folder (a million names, say) is never read, so it costs a start
 // nothing and cannot make it miss its deadline. With no private folder usable the bridge uses pipes.
-import { lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { accessSync, constants, lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 
 import { mayBeAtWork, ownerTag } from './owners.js';
 import { privateFolder, temporaryBase } from './private-folder.js';
@@ -75,4 +75,23 @@ function ownedBy(path, kind) {
   } catch {
     return false;
   }
+}
+
+// Where mkfifo is, looked up once: PATH may change under a long-lived harness.
+let mkfifoPath;
+
+/** The path of `mkfifo` on PATH, found at the first call and kept; null where there is none. */
+export function mkfifo() {
+  if (mkfifoPath !== undefined) return mkfifoPath;
+  mkfifoPath = null;
+  for (const folder of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(folder, 'mkfifo'), constants.X_OK);
+      mkfifoPath = join(folder, 'mkfifo');
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return mkfifoPath;
 }

@@ -1,0 +1,55 @@
+// @ts-check
+// What a request to the worker is given before the worker counts as hung: the start deadline
+// while a worker is fresh, else the guard deadline plus what restoring an agent's journal adds;
+// plus the work queued at the worker ahead of it (`Backlog`), which is work, not a hang.
+
+/**
+ * A restored agent's journal is waited for this much longer than a call: its requests, and its
+ * bytes (the worker decides about 100 MB/s; five times slower is allowed for).
+ */
+const RESTORE_MS_PER_REQUEST = 1;
+const RESTORE_BYTES_PER_MS = 20_000;
+/** What a request queued ahead of a call may cost the worker (an event takes ~20 µs). */
+const QUEUED_MS_PER_REQUEST = 0.1;
+/** Frames from this size on are remembered until answered: their bytes add to the deadlines of
+ * the requests behind them. */
+const LARGE_FRAME_BYTES = 64 * 1024;
+
+/** How much longer than a call restoring `requests` of `weight` bytes may take, in ms. */
+export function restoreMs(requests, weight) {
+  return requests * RESTORE_MS_PER_REQUEST + weight / RESTORE_BYTES_PER_MS;
+}
+
+/**
+ * The time a request is given: the start deadline while its worker is `fresh`, else the guard
+ * deadline and what restoring its agent's journal (`restoring` ms) adds, within the start one.
+ */
+export function timeoutFor({ guardTimeoutMs, startTimeoutMs }, fresh, restoring) {
+  return fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+}
+
+/** The requests sent to one worker and not yet known answered: what is queued ahead of a reply. */
+export class Backlog {
+  constructor(answeredId = 0) {
+    this.answeredId = answeredId; // every request up to this one is answered
+    this.large = []; // {id, bytes} of the large frames sent and not known answered, oldest first
+  }
+
+  /** Request `id` went out, `bytes` long. */
+  sent(id, bytes) {
+    if (bytes >= LARGE_FRAME_BYTES) this.large.push({ id, bytes });
+  }
+
+  /** The reply to request `id` came (replies come in order: everything before it is answered). */
+  answered(id) {
+    if (Number.isInteger(id) && id > this.answeredId) this.answeredId = id;
+  }
+
+  /** What the requests queued at the worker up to and including `id` may cost it, in ms. */
+  queuedMs(id) {
+    while (this.large.length > 0 && this.large[0].id <= this.answeredId) this.large.shift();
+    let bytes = 0;
+    for (const frame of this.large) if (frame.id <= id) bytes += frame.bytes;
+    return (id - 1 - this.answeredId) * QUEUED_MS_PER_REQUEST + bytes / RESTORE_BYTES_PER_MS;
+  }
+}
