@@ -62,6 +62,9 @@ echo; echo "## Worker memory per hostile frame"; echo
 echo; echo "## Cold start, restart, memory"; echo
 node bench/worker.mjs 5
 
+echo; echo "## A worker's start with the shared temporary folder crowded by another user"; echo
+node bench/crowded_tmp.mjs 200000 5
+
 echo; echo "## Scaling: agents, window, argument size, session length"; echo
 "$python" bench/scaling.py --session-calls "${BENCH_SESSION_CALLS:-1000000}"
 
