@@ -378,11 +378,13 @@ def check_pip_rtb(target: Target) -> bool:
         )
     venv = target.home / "pip-rtb"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=RTB_TIMEOUT_S)
+    # pip's cache inside the throwaway home: the wheel it builds of the package is not left behind
     install = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(tarballs[0])],
         capture_output=True,
         text=True,
         timeout=RTB_TIMEOUT_S,
+        env={**os.environ, "PIP_CACHE_DIR": str(target.home / "pip-cache")},
     )
     if install.returncode != 0:
         return report(
