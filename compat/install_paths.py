@@ -391,8 +391,9 @@ def check_pip_rtb(target: Target) -> bool:
             "pip-rtb", [f"pip install {tarballs[0].name} failed: {install.stderr[-400:]}"], boot.run
         )
     env = user_env(target)
-    pip_rtb = replay_output([str(venv / "bin" / "rtb")], boot.session, target.home, env)
+    # both in the profile folder, so both read the profile's configuration (and say so alike)
     command, cwd = rtb_command(target)
+    pip_rtb = replay_output([str(venv / "bin" / "rtb")], boot.session, cwd, env)
     npx_rtb = replay_output(command, boot.session, cwd, env)
     print(f"  pip's rtb exit {pip_rtb.returncode}, npx rtb exit {npx_rtb.returncode}")
     if pip_rtb.returncode != 0 or pip_rtb.stdout != npx_rtb.stdout or "2 blocked" not in pip_rtb.stdout:
