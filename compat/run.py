@@ -614,6 +614,8 @@ def play(
 
 def run_scenario(target: Target, scenario: Scenario, save_sessions: Path | None) -> bool:
     outcome = play(target, scenario, save_sessions)
+    if any(NO_FRONTEND_LINE.match(line) for line in outcome.run.stderr.splitlines()):
+        outcome.failures.append("the plugin said the profile has no frontend, in a profile that has one")
     return report(scenario.name, outcome.failures, outcome.run)
 
 

@@ -33,13 +33,14 @@ export function hasFrontend(ctx) {
 }
 
 /**
- * Look at the tree `delayMs` after now and `log` NO_FRONTEND when it has no frontend; the timer
- * never keeps dsh up. Returns what cancels the look.
+ * Look at the tree `delayMs` after now and `log` NO_FRONTEND when it has no frontend and nothing
+ * has run (`ran()`: an agent step or a tool call was seen; a finished task's frontend may already
+ * be gone while dsh exits); the timer never keeps dsh up. Returns what cancels the look.
  */
-export function watchFrontend(ctx, log, delayMs = FRONTEND_CHECK_MS) {
+export function watchFrontend(ctx, log, ran = () => false, delayMs = FRONTEND_CHECK_MS) {
   if (typeof ctx?.get !== 'function') return () => {};
   const timer = setTimeout(() => {
-    if (!hasFrontend(ctx)) log(NO_FRONTEND);
+    if (!ran() && !hasFrontend(ctx)) log(NO_FRONTEND);
   }, delayMs);
   timer.unref();
   return () => clearTimeout(timer);

@@ -288,6 +288,7 @@ export function apply(ctx, config) {
 
   function guard(exec) {
     const since = clock(); // the deadline runs from here, copying and encoding included
+    ran = true;
     try {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
@@ -330,6 +331,7 @@ export function apply(ctx, config) {
   // nothing; any other goes to the worker here without blocking, and its answer is the ask, or
   // the guard's verdict ahead of time (see ahead.js).
   async function preExecute(exec, next) {
+    ran = true;
     const decision = await next();
     if (decision?.kind !== 'allow') return decision;
     const since = clock();
@@ -389,6 +391,7 @@ export function apply(ctx, config) {
   // Each model turn: a user message clears the agent's window; then the turn itself begins (the
   // calls of one turn were sent together, before any of their answers: breaker/core/progress.py).
   function preStep(step, next) {
+    ran = true;
     try {
       const agent = agentOf(step?.agent, { create: false });
       if (agent !== undefined) {
@@ -405,12 +408,13 @@ export function apply(ctx, config) {
     return next();
   }
 
+  let ran = false; // whether any agent step or tool call came: then dsh has a frontend (frontend.js)
   const disposers = [
     ctx.tools.guard(guard),
     ctx.on('tools/pre-execute', preExecute),
     ctx.on('tools/post-execute', postExecute),
     ctx.on('agent/pre-step', preStep),
-    watchFrontend(ctx, log),
+    watchFrontend(ctx, log, () => ran),
   ];
   return () => {
     for (const dispose of disposers) {
