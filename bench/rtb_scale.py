@@ -181,17 +181,17 @@ def main() -> None:
     )
     print(f"median of {options.runs} interleaved run(s). The ratios are of CPU time (user + system), which")
     print("another process on the machine does not stretch; wall time beside it. Load average at the end:")
-    print(f"{' '.join(open('/proc/loadavg').read().split()[:3])}.")
+    print(f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}.")
     print()
     print("| | CPU time | per call | wall time | peak RSS | target |")
     print("|---|---|---|---|---|---|")
-    print(
-        f"| the decisions alone | {decide_cpu:.1f} s | {decide_cpu / total * 1e6:.0f} µs | {decide_s:.1f} s | | |"
-    )
+    per_call = decide_cpu / total * 1e6
+    print(f"| the decisions alone | {decide_cpu:.1f} s | {per_call:.0f} µs | {decide_s:.1f} s | | |")
     ratio = replay_cpu / decide_cpu
     verdict = "ok" if ratio <= 1.5 and replay_mb <= 300 else "MISSED"
     print(
-        f"| `rtb replay` | {replay_cpu:.1f} s ({ratio:.2f}x the decisions) | {replay_cpu / total * 1e6:.0f} µs "
+        f"| `rtb replay` | {replay_cpu:.1f} s ({ratio:.2f}x the decisions) "
+        f"| {replay_cpu / total * 1e6:.0f} µs "
         f"| {replay_s:.1f} s | {replay_mb:.0f} MB | ≤ 1.5x, ≤ 300 MB: {verdict} |"
     )
     ratio = html_cpu / replay_cpu

@@ -61,14 +61,17 @@ class LogReader:
 
     def read_line(self, number: int, raw: bytes | str | BadLine) -> Event | None:
         """The event on one line, if it is one a replay needs (kept too with ``keep``)."""
-        if isinstance(raw, BadLine):
+        if type(raw) is bytes:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                self._problem(number, f"not UTF-8 text ({error.reason})")
+                return None
+        elif isinstance(raw, BadLine):
             self._problem(number, raw.reason)
             return None
-        try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        except UnicodeDecodeError as error:
-            self._problem(number, f"not UTF-8 text ({error.reason})")
-            return None
+        else:
+            text = str(raw)
         try:
             record = load_json(text)
         except json.JSONDecodeError as error:
@@ -78,10 +81,11 @@ class LogReader:
         except Unreadable as error:
             self._problem(number, f"an event {error}")
             return None
-        if not isinstance(record, dict):
+        if type(record) is not dict:
             self._problem(number, "an event must be a JSON object")
             return None
-        if record.get("type") == "session":
+        kind = record.get("type")
+        if kind == "session":
             self._header(record)
             return None
         self.time = _clock(record.get("time"))
@@ -92,7 +96,12 @@ class LogReader:
         if self.position <= self.seed_length:
             return None  # inherited from the parent: the parent's log holds this work
         try:
-            event = self._event(record, number)
+            if kind == "tool/call":  # the most common first
+                event: Event | None = _call_event(record.get("data"), self.agent, number, self.time)
+            elif kind == "tool/result":
+                event = _result_event(record.get("data"), self.agent, number)
+            else:
+                event = self._event(record, number)
         except _BadEvent as bad:
             self._problem(number, str(bad))
             return None
@@ -173,7 +182,7 @@ _EARLIEST_CLOCK = 946_684_800_000
 
 def _clock(value: object) -> float | None:
     """A ``time``/``createdAt`` field as ms since the epoch, if it is one."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= _EARLIEST_CLOCK:
+    if (type(value) is int or type(value) is float) and value >= _EARLIEST_CLOCK:  # not a bool
         return float(value)
     return None
 
