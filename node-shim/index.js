@@ -343,7 +343,7 @@ export function apply(ctx, config) {
       // A large call takes no pass: its answer brings the stand-in the journal keeps.
       if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
       const mark = ahead.preflighting(agent, bridge.generation);
-      journal.sent('preflight', agent.id);
+      journal.sent('preflight', agent.id, message.call);
       const answer = await bridge.ask(message, since);
       if (!answer.ok) throw new Error(answer.error);
       const entry = journaled(message, weight, answer);

@@ -45,30 +45,46 @@ export class Journal {
   }
 
   /**
-   * A request `op` about `agent` was sent. One that makes the agent the worker's most recent (the
-   * worker's operations table, breaker/core/history/agents.py) makes it the journal's most recent too,
-   * and a new agent past maxAgents pushes out the idlest: the journal's agents are the worker's,
-   * in its order. Returns the agent's journal, if it has one.
+   * A request `op` about `agent` (and its `call`) was sent. The journal's agents are the worker's,
+   * in its order, by its rule (the operations table, breaker/core/history/agents.py): a request
+   * the table marks recent makes the agent the most recent, unless it is the guard of a call
+   * whose preflight came before it; a new agent past maxAgents pushes out the idlest that awaits
+   * no result (the idlest of all when each awaits one); a call awaits its result from its first
+   * request on. Returns the agent's journal, if it has one.
    */
-  sent(op, agent) {
+  sent(op, agent, call) {
     let journal = this.agents.get(agent);
-    if (this.operations[op]?.recent === false) return journal;
+    const recent = this.operations[op]?.recent !== false;
     if (journal) {
-      this.agents.delete(agent);
-    } else {
-      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null };
-      if (this.agents.size >= this.maxAgents) this.drop(this.agents.keys().next().value);
+      if (recent && !(call && journal.awaiting.get(call) === true)) {
+        this.agents.delete(agent);
+        this.agents.set(agent, journal);
+      }
+    } else if (recent) {
+      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+      if (this.agents.size >= this.maxAgents) this.drop(this.idlest());
+      this.agents.set(agent, journal);
     }
-    this.agents.set(agent, journal);
+    if (journal && call && op !== 'result') {
+      journal.awaiting.delete(call); // the latest request last: past the window the oldest goes
+      journal.awaiting.set(call, op === 'preflight');
+      if (journal.awaiting.size > this.window) journal.awaiting.delete(journal.awaiting.keys().next().value);
+    }
     return journal;
+  }
+
+  // The agent a new one pushes out: the idlest awaiting no result, else the idlest.
+  idlest() {
+    for (const [agent, journal] of this.agents) if (journal.awaiting.size === 0) return agent;
+    return this.agents.keys().next().value;
   }
 
   /** A guard request the worker answered (or a call let through on a pass, or a kept verdict
    * committed: `op`), as a guard, and about how many bytes it encodes to. */
   guard(message, weight, op = 'guard') {
-    let journal = this.sent(op, message.agent);
+    let journal = this.sent(op, message.agent, message.call);
     if (!journal) {
-      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null };
+      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
       this.agents.set(message.agent, journal);
     }
     this.add(journal, message, weight);
@@ -108,6 +124,7 @@ export class Journal {
   /** A result, kept when it is about a call still in the journal (any other changes nothing). */
   result(message, weight) {
     const journal = this.agents.get(message.agent);
+    journal?.awaiting.delete(message.call); // no longer awaited
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
@@ -116,7 +133,7 @@ export class Journal {
     const journal = this.agents.get(agent);
     if (!journal) return;
     this.bytes -= journal.bytes;
-    Object.assign(journal, { entries: [], bytes: 0, guards: 0, keepFrom: null });
+    Object.assign(journal, { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() });
   }
 
   /** A forgotten agent (or one the worker forgot): the worker drops it whole, so does replay. */

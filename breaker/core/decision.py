@@ -54,7 +54,9 @@ class Breaker:
     def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter = fingerprint_call) -> None:
         self.config = config
         self._counted = re.compile(config.counted_tools_pattern())
-        self._agents: Agents[AgentState] = Agents(config.maxAgents, lambda: AgentState(config.window))
+        self._agents: Agents[AgentState] = Agents(
+            config.maxAgents, lambda: AgentState(config.window), bound=config.window
+        )
         self._analysis = Analysis(config, fingerprinter)
         self._tightest_cap = passes_.tightest_cap(config)
 
@@ -82,7 +84,7 @@ class Breaker:
         call whose ask is pending reaching it means the operator approved."""
         if not self.is_counted(call.name):
             return ALLOW
-        state = self._agents.active(agent)
+        state = self._agents.called(agent, call.call_id, "guard")
         if call.call_id and state.asks.reached_guard(call.call_id):
             state.changed()
         return rules.apply(state, self._plan(state, call), self.config)
@@ -92,7 +94,7 @@ class Breaker:
         kept for ``commit`` (None: nothing kept, the call's ask is pending). Never commits."""
         if not self.is_counted(call.name):
             return ALLOW  # decide changes nothing for it
-        state = self._agents.active(agent)
+        state = self._agents.called(agent, call.call_id, "preflight")
         check = self.preflight(agent, call)
         if isinstance(check, Ask):
             return check
@@ -112,7 +114,7 @@ class Breaker:
         plan = state.kept.take(call_id) if state is not None else None
         if plan is None:
             return None
-        return rules.apply(self._agents.active(agent), plan, self.config)
+        return rules.apply(self._agents.called(agent, call_id, "commit"), plan, self.config)
 
     def record_result(
         self, agent: AgentId, call_id: str, text: str, outcome: Mapping[str, object] | None = None
@@ -124,6 +126,7 @@ class Breaker:
         ``outcome`` holds the plain facts of the result (see ``outcomes.judge``). Returns the
         notices owed to the call: a failure notice first, then the repetition notice.
         """
+        self._agents.returned(agent, call_id)
         state = self._agents.get(agent)
         if state is None or not call_id:
             return ()
@@ -136,6 +139,7 @@ class Breaker:
 
     def human_message(self, agent: AgentId) -> None:
         """A real user turn: a fresh window, no results to quote, no streaks, a fresh ask state."""
+        self._agents.settled(agent)
         state = self._agents.get(agent)
         if state is not None:
             state.new_turn()
@@ -144,7 +148,7 @@ class Breaker:
         """The agent's model began a new turn (a step): the calls it sends now were sent after it
         read every answer before them. Calls of one turn were sent together, so answers alike
         among them are not repetition (``progress``)."""
-        state = self._agents.active(agent)
+        state = self._agents.known(agent)
         state.changed()
         if self.config.sameResultLimit is None:
             return

@@ -61,7 +61,7 @@ for (const [name, config] of [
         const exec = { callId: `c${number++}` };
         const message = { op: 'preflight', agent: agent.id, call: exec.callId, name: 'bash', args: { command: COMMANDS[random.int(3)] } };
         const mark = ahead.preflighting(agent, bridge.generation);
-        journal.sent('preflight', agent.id);
+        journal.sent('preflight', agent.id, message.call);
         const answer = send(message);
         ahead.answered(exec, agent, mark, answer, message, 1);
         if (typeof answer.ask === 'string') journal.asked(message, 1);

@@ -1,8 +1,14 @@
 """The agents a breaker holds state for: at most ``maxAgents``, the idlest forgotten first.
 
-An agent becomes the most recently active when a call of its is decided, prechecked or committed
-(``OPERATIONS``); reading its state (a result, ``passes``) leaves the order alone. Past ``maxAgents`` the
-least recently active agent is dropped whole, as if it had been forgotten.
+One rule orders them, the same for the live worker and for ``rtb replay`` (``OPERATIONS``): a call
+makes its agent the most recently active with the first request about it (its preflight, or its
+guard when it went through on a pass); a guard or commit after that preflight moves nothing, nor
+does a result, a human turn or a new step. From its first request until its result the call is
+awaited, and past ``maxAgents`` the least recently active agent that awaits no result is dropped
+whole, as if it had been forgotten (the least recently active of all when every agent awaits one).
+So the order and what is forgotten change only with a call's first request and its result, the
+two a session's log holds (its guard is not logged): a guard that comes late, after other agents'
+calls began, changes neither (tests/test_agent_recency.py drives one trace both ways).
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ State = TypeVar("State")
 @dataclass(frozen=True, slots=True)
 class Operation:
     """What one request does to its agent: whether it makes the agent the most recently active
-    (``Agents.active``), and whether it can change what a verdict reads, so that verdicts made
-    ahead of the guard (``plans``) no longer hold: always, or only when it asks the operator."""
+    (a guard only when no preflight of its call came before it: ``Agents.called``), and whether
+    it can change
+    what a verdict reads, so that verdicts made ahead of the guard (``plans``) no longer hold:
+    always, or only when it asks the operator."""
 
     recent: bool
     changes: Literal["always", "when it asks"]
@@ -31,22 +39,27 @@ class Operation:
 OPERATIONS: dict[str, Operation] = {
     "preflight": Operation(recent=True, changes="when it asks"),
     "guard": Operation(recent=True, changes="always"),
-    "commit": Operation(recent=True, changes="always"),
+    "commit": Operation(recent=False, changes="always"),
     "result": Operation(recent=False, changes="always"),
     "human": Operation(recent=False, changes="always"),
-    "step": Operation(recent=True, changes="always"),
+    "step": Operation(recent=False, changes="always"),
 }
 
 
 class Agents(Generic[State]):
-    """Agent id -> its state, least recently active first."""
+    """Agent id -> its state, least recently active first; and each agent's calls awaiting their
+    results, each marked while its guard is still to come after its preflight (at most ``bound``
+    calls an agent: one whose result never came is let go)."""
 
-    __slots__ = ("_limit", "_new", "_states")
+    __slots__ = ("_awaiting", "_bound", "_limit", "_new", "_states")
 
-    def __init__(self, limit: int, new: Callable[[], State]) -> None:
+    def __init__(self, limit: int, new: Callable[[], State], bound: int = 1 << 10) -> None:
         self._limit = limit
         self._new = new
+        self._bound = bound
         self._states: dict[AgentId, State] = {}
+        # agent -> call id -> whether its guard is still to come (it was preflighted)
+        self._awaiting: dict[AgentId, dict[str, bool]] = {}
 
     def __len__(self) -> int:
         return len(self._states)
@@ -58,19 +71,59 @@ class Agents(Generic[State]):
         """The agent's state, if it has one; the order is left alone."""
         return self._states.get(agent)
 
-    def active(self, agent: AgentId) -> State:
-        """The agent's state, made if new, now the most recently active; past the limit the idlest
-        agent goes."""
-        state = self._states.pop(agent, None)
+    def called(self, agent: AgentId, call_id: str, op: Literal["preflight", "guard", "commit"]) -> State:
+        """Request ``op`` about ``call_id``: the agent's state, made if new. A preflight, or a guard
+        no preflight of its call came before, makes the agent the most recently active; a guard
+        after its preflight and a commit leave its place alone. The call awaits its result from
+        then on (a call without an id is not followed: its requests always move its agent)."""
+        awaiting = self._awaiting.get(agent)
+        preflighted = awaiting is not None and awaiting.get(call_id, False)
+        state = self._states.get(agent)
         if state is None:
-            state = self._new()
-            if len(self._states) >= self._limit:
-                del self._states[next(iter(self._states))]
-        self._states[agent] = state
+            state = self._states[agent] = self._made()
+        elif OPERATIONS[op].recent and not (call_id and preflighted):
+            del self._states[agent]
+            self._states[agent] = state
+        if call_id:
+            awaiting = self._awaiting.setdefault(agent, {})
+            awaiting.pop(call_id, None)  # the latest request last: the bound lets the oldest go
+            awaiting[call_id] = op == "preflight"
+            if len(awaiting) > self._bound:
+                del awaiting[next(iter(awaiting))]
         return state
+
+    def known(self, agent: AgentId) -> State:
+        """The agent's state, made if new (then the most recently active); a known agent's place
+        is left alone."""
+        state = self._states.get(agent)
+        if state is None:
+            state = self._states[agent] = self._made()
+        return state
+
+    def returned(self, agent: AgentId, call_id: str) -> None:
+        """The result of ``call_id`` arrived: the call is no longer awaited."""
+        awaiting = self._awaiting.get(agent)
+        if awaiting is not None:
+            awaiting.pop(call_id, None)
+            if not awaiting:
+                del self._awaiting[agent]
+
+    def settled(self, agent: AgentId) -> None:
+        """A human turn: whatever the agent's calls were, none is awaited any more."""
+        self._awaiting.pop(agent, None)
 
     def forget(self, agent: AgentId) -> None:
         self._states.pop(agent, None)
+        self._awaiting.pop(agent, None)
 
     def states(self) -> Iterator[State]:
         return iter(self._states.values())
+
+    def _made(self) -> State:
+        """A new agent's state; past the limit, the idlest agent awaiting no result goes first."""
+        if len(self._states) >= self._limit:
+            idlest = next((agent for agent in self._states if agent not in self._awaiting), None)
+            if idlest is None:
+                idlest = next(iter(self._states))
+            self.forget(idlest)
+        return self._new()

@@ -1,0 +1,186 @@
+"""One agent-recency rule for the live worker and ``rtb replay`` (issue 32, finding 8).
+
+Live, dsh runs several agents at once: between one call's pre-execute and its guard, other agents'
+calls begin. The worker orders its agents by the first request about each call and keeps an
+agent whose call awaits its result (``agents.OPERATIONS``, ``Agents``); ``rtb replay`` takes a
+session's agents in the order dsh logged their events. So one trace, sent to the worker as the
+shim sends it and replayed from its log, gets the same verdicts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import msgpack  # type: ignore[import-untyped]
+
+from breaker.core.config import load_config
+from breaker.core.decision import Breaker
+from breaker.core.judging.verdicts import Deny
+from breaker.core.reading.fingerprints import ToolCall
+from breaker.protocol import parse_request
+from breaker.rtb.inputs import load_sessions
+from breaker.rtb.replay import replay_session
+from breaker.worker import RequestHandler
+from tests.rtb_logs import Log
+
+CONFIG: dict[str, Any] = {"maxAgents": 2}
+START = 1_796_000_000_000
+#: One step of a trace: what happens (a call begins: its pre-execute; its guard; its result), to
+#: which agent's which call (``n``: the agent's n-th, each a ``cat`` of the file ``command``).
+Step = tuple[Literal["call", "guard", "result"], str, int, str]
+
+
+def _finding_trace() -> list[Step]:
+    """Agent a repeats one call four times; b runs one call; a's fifth begins; b runs another
+    whole call; c's first call begins before a's fifth reaches its guard."""
+    trace: list[Step] = []
+    for n in range(1, 5):
+        trace += [("call", "a", n, "loop.txt"), ("guard", "a", n, "loop.txt"), ("result", "a", n, "loop.txt")]
+    trace += [("call", "b", 1, "b.txt"), ("guard", "b", 1, "b.txt"), ("result", "b", 1, "b.txt")]
+    trace += [("call", "a", 5, "loop.txt")]
+    trace += [("call", "b", 2, "b2.txt"), ("guard", "b", 2, "b2.txt"), ("result", "b", 2, "b2.txt")]
+    trace += [("call", "c", 1, "c.txt"), ("guard", "a", 5, "loop.txt"), ("guard", "c", 1, "c.txt")]
+    trace += [("result", "a", 5, "loop.txt"), ("result", "c", 1, "c.txt")]
+    return trace
+
+
+def _session(agent: str) -> str:
+    return f"session-{agent * 8}-0000-4000-8000-000000000001"
+
+
+def _call_id(agent: str, n: int) -> str:
+    return f"{_session(agent)}-c{n}"  # as tests.rtb_logs.Log names its calls
+
+
+def _arguments(command: str) -> dict[str, str]:
+    return {"command": f"cat {command}", "description": "read"}
+
+
+def live(trace: list[Step]) -> dict[str, str]:
+    """The trace as the shim sends it to the worker: a preflight at each call's pre-execute, a
+    guard, a result. Each call's verdict, by call id."""
+    handler = RequestHandler()
+    frames = 0
+
+    def send(message: dict[str, Any]) -> dict[str, Any]:
+        nonlocal frames
+        frames += 1
+        reply = handler.handle(parse_request(msgpack.packb({"id": frames, **message})))
+        assert reply["ok"], reply
+        return dict(reply)
+
+    send({"op": "configure", "config": CONFIG})
+    agents = {"a": 1, "b": 2, "c": 3}
+    verdicts: dict[str, str] = {}
+    for kind, agent, n, command in trace:
+        call_id = _call_id(agent, n)
+        call = {"agent": agents[agent], "call": call_id, "name": "bash", "args": _arguments(command)}
+        if kind == "call":
+            send({"op": "preflight", **call})
+        elif kind == "guard":
+            reply = send({"op": "guard", **call})
+            verdicts[call_id] = "denied" if isinstance(reply.get("deny"), str) else "allowed"
+        else:
+            text = "REPEAT_TOOL_BLOCKED" if verdicts[call_id] == "denied" else "ok"
+            send({"op": "result", "agent": agents[agent], "call": call_id, "text": text})
+    return verdicts
+
+
+def replayed(trace: list[Step], folder: Path) -> dict[str, str]:
+    """The trace as dsh logs it (a root session and two subagents, each event at its time),
+    replayed by ``rtb replay``. Each call's verdict, by call id."""
+    logs = {
+        agent: Log(
+            _session(agent), started_ms=START, cwd="/work", parent=None if agent == "a" else _session("a")
+        )
+        for agent in "abc"
+    }
+    pending: dict[tuple[str, int], str] = {}
+    for tick, (kind, agent, n, command) in enumerate(trace):
+        log = logs[agent]
+        log.time = START + 1000 * tick - 50  # the next event is logged at this tick
+        if kind == "call":
+            log.lines.append(
+                {
+                    "type": "tool/call",
+                    "seq": len(log.lines) - 1,
+                    "time": START + 1000 * tick,
+                    "data": {"callId": _call_id(agent, n), "name": "bash", "arguments": _json(command)},
+                }
+            )
+            pending[(agent, n)] = command
+        elif kind == "result":
+            part = {"type": "tool-result", "toolCallId": _call_id(agent, n), "isError": False}
+            part["content"] = [{"type": "text", "text": "ok"}]
+            log.lines.append(
+                {
+                    "type": "tool/result",
+                    "seq": len(log.lines) - 1,
+                    "time": START + 1000 * tick,
+                    "data": {"message": {"content": [part]}},
+                }
+            )
+    for log in logs.values():
+        log.write(folder)
+    sessions, problems = load_sessions([folder])
+    assert problems == [] and len(sessions) == 1
+    replay = replay_session(sessions[0], load_config(CONFIG))
+    return {call.call_id: call.verdict for call in replay.calls}
+
+
+def _json(command: str) -> str:
+    import json
+
+    return json.dumps(_arguments(command))
+
+
+def test_a_trace_gets_the_same_verdicts_from_the_worker_and_from_its_replayed_log(tmp_path: Path) -> None:
+    trace = _finding_trace()
+    from_worker = live(trace)
+    from_log = replayed(trace, tmp_path / "logs")
+    assert from_worker == from_log
+    assert from_worker[_call_id("a", 5)] == "denied", "a's fifth identical call is stopped on both paths"
+
+
+def test_an_agent_whose_call_awaits_its_result_is_not_forgotten_for_a_new_one() -> None:
+    breaker = Breaker(load_config({"maxAgents": 2, "limits": {"exact": 3}}))
+    loop = ToolCall("bash", {"command": "cat loop.txt"}, "")
+    for n in range(2):
+        breaker.decide("a", ToolCall("bash", loop.arguments, f"a{n}"))
+        breaker.record_result("a", f"a{n}", "ok")
+    assert isinstance(breaker.precheck("a", ToolCall("bash", loop.arguments, "a2")), Deny)
+    breaker.decide("b", ToolCall("bash", {"command": "ls"}, "b0"))
+    breaker.record_result("b", "b0", "ok")  # b is now the most recent, and awaits nothing
+    breaker.precheck("c", ToolCall("bash", {"command": "pwd"}, "c0"))  # one agent must go: b
+    assert isinstance(breaker.decide("a", ToolCall("bash", loop.arguments, "a2")), Deny)
+    assert breaker.window_count("b", 'exact:bash:{"command":"ls"}') == 0, "b was forgotten, not a"
+
+
+def test_when_every_agent_awaits_a_result_the_idlest_goes_all_the_same() -> None:
+    breaker = Breaker(load_config({"maxAgents": 2}))
+    breaker.precheck("a", ToolCall("bash", {"command": "ls"}, "a0"))
+    breaker.precheck("b", ToolCall("bash", {"command": "ls"}, "b0"))
+    breaker.precheck("c", ToolCall("bash", {"command": "ls"}, "c0"))
+    assert breaker.stats()["agents"] == 2
+    assert breaker.commit("a", "a0") is None, "a, the idlest, went with its kept verdict"
+
+
+def test_a_guard_after_its_preflight_leaves_the_order_alone_and_one_without_moves_its_agent() -> None:
+    def forgotten(guard_first: bool) -> bool:
+        breaker = Breaker(load_config({"maxAgents": 2}))
+        breaker.decide("a", ToolCall("bash", {"command": "true"}, "a-first"))
+        breaker.record_result("a", "a-first", "ok")
+        breaker.precheck("a", ToolCall("bash", {"command": "ls"}, "a0"))
+        breaker.decide("b", ToolCall("bash", {"command": "ls"}, "b0"))
+        if guard_first:  # a call that went through on a pass: its guard is its first request
+            breaker.decide("a", ToolCall("bash", {"command": "pwd"}, "a1"))
+        else:
+            breaker.decide("a", ToolCall("bash", {"command": "ls"}, "a0"))
+        for agent, call in (("a", "a0"), ("a", "a1"), ("b", "b0")):
+            breaker.record_result(agent, call, "ok")
+        breaker.decide("c", ToolCall("bash", {"command": "ls"}, "c0"))
+        return breaker.window_count("a", 'exact:bash:{"command":"true"}') == 0
+
+    assert forgotten(guard_first=False), "a's guard after its preflight did not make it the most recent"
+    assert not forgotten(guard_first=True)
