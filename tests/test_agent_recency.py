@@ -21,6 +21,7 @@ from breaker.core.reading.fingerprints import ToolCall
 from breaker.protocol import parse_request
 from breaker.rtb.inputs import load_sessions
 from breaker.rtb.replay import replay_session
+from breaker.rtb.sessions import session_sources
 from breaker.worker import RequestHandler
 from tests.rtb_logs import Log
 
@@ -184,3 +185,44 @@ def test_a_guard_after_its_preflight_leaves_the_order_alone_and_one_without_move
 
     assert forgotten(guard_first=False), "a's guard after its preflight did not make it the most recent"
     assert not forgotten(guard_first=True)
+
+
+def test_replay_interleaves_a_sessions_agents_by_when_each_event_was_logged(tmp_path: Path) -> None:
+    root = Log(_session("a"), started_ms=START, cwd="/work")
+    helper = Log(_session("b"), started_ms=START + 75, cwd="/work", parent=_session("a"))
+    for _ in range(2):
+        root.call("bash", _arguments("a.txt"), "ok")
+        helper.call("bash", _arguments("b.txt"), "ok")
+    root.write(tmp_path)
+    helper.write(tmp_path)
+    expected = [  # a's events every 50 ms from +50, b's from +125
+        ("a", "CallEvent"),
+        ("a", "ResultEvent"),
+        ("b", "CallEvent"),
+        ("a", "CallEvent"),
+        ("b", "ResultEvent"),
+        ("a", "ResultEvent"),
+        ("b", "CallEvent"),
+        ("b", "ResultEvent"),
+    ]
+    sessions, _ = load_sessions([tmp_path])
+    assert [(event.agent[8], type(event).__name__) for event in sessions[0].events] == expected
+    (source,) = session_sources(sorted(tmp_path.rglob("session.jsonl")))
+    assert [(event.agent[8], type(event).__name__) for event in source.stream()] == expected
+    assert source.problems == [] and source.about.cwd == "/work"
+
+
+def test_an_agent_idle_between_its_calls_is_forgotten_in_replay_as_it_was_live(tmp_path: Path) -> None:
+    """With maxAgents 2, a's repeats are split by b's and c's calls: live, c's first call made the
+    worker forget a (idle, awaiting nothing), so a's later repeats start a fresh window; its
+    replay, reading the three logs, must forget a at the same point."""
+    trace: list[Step] = []
+    for n in range(1, 4):
+        trace += [("call", "a", n, "loop.txt"), ("guard", "a", n, "loop.txt"), ("result", "a", n, "loop.txt")]
+    for agent in "bc":
+        trace += [("call", agent, 1, "x.txt"), ("guard", agent, 1, "x.txt"), ("result", agent, 1, "x.txt")]
+    for n in range(4, 7):
+        trace += [("call", "a", n, "loop.txt"), ("guard", "a", n, "loop.txt"), ("result", "a", n, "loop.txt")]
+    from_worker = live(trace)
+    assert from_worker[_call_id("a", 5)] == "allowed", "a was forgotten: its 5th repeat is its 2nd"
+    assert replayed(trace, tmp_path / "logs") == from_worker

@@ -18,6 +18,7 @@ class HumanTurn:
 
     agent: str
     line: int
+    time: float | None = None  # when dsh logged it, in ms since the epoch (every event's alike)
 
 
 @dataclass(slots=True)
@@ -27,6 +28,7 @@ class StepStart:
 
     agent: str
     line: int
+    time: float | None = None
 
 
 @dataclass(slots=True)
@@ -49,6 +51,7 @@ class ResultEvent:
     is_error: bool
     line: int
     error_code: str = ""
+    time: float | None = None
 
 
 @dataclass(slots=True)
@@ -59,6 +62,7 @@ class ApprovalEvent:
     call_id: str
     approved: bool
     line: int
+    time: float | None = None
 
 
 Event = HumanTurn | StepStart | CallEvent | ResultEvent | ApprovalEvent
@@ -92,8 +96,8 @@ class SessionLog:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A root session and its subagents' logs: the events of every agent, log after log; ``about``
-    is the root log's."""
+    """A root session and its subagents' logs: the events of every agent, interleaved as dsh logged
+    them (``sessions.interleaved``); ``about`` is the root log's."""
 
     session_id: str
     path: Path

@@ -105,7 +105,10 @@ class LogReader:
         except _BadEvent as bad:
             self._problem(number, str(bad))
             return None
-        if event is not None and self.keep:
+        if event is None:
+            return None
+        event.time = self.time  # a call's is set already; a result's, a turn's... here
+        if self.keep:
             self.events.append(event)
         return event
 

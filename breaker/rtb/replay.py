@@ -1,6 +1,9 @@
 """Running the live gate's ``Breaker`` offline over a recorded session.
 
-The replay follows the live path, one call at a time: ``is_counted`` to skip excluded tools,
+The replay follows the live path, one call at a time, a session's agents interleaved as dsh
+logged their events (``sessions.interleaved``: the order in which the worker forgets its idlest
+agent past ``maxAgents`` is then the live one, by the one rule of ``agents.OPERATIONS``; a guard,
+which the log does not hold, moves no agent after its preflight): ``is_counted`` to skip excluded tools,
 ``precheck`` (the shim's pre-execute: the ask, and the agent made the most recent, as
 ``agents.OPERATIONS`` says) then ``decide`` (the guard; live, the shim commits the verdict
 ``precheck`` kept, which is the verdict ``decide`` gives when nothing came between), and

@@ -17,6 +17,8 @@ naming the file and line, and the reading goes on with the next line and the nex
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,7 +133,7 @@ def group_sessions(logs: Sequence[SessionLog]) -> list[Session]:
                 root.session_id,
                 root.path,
                 tuple(log.agent for log in family),
-                tuple(event for log in family for event in log.events),
+                tuple(interleaved([log.events for log in family])),
                 root.about,
             )
         )
@@ -165,29 +167,53 @@ class SessionSource:
         return tuple(header.agent for header in self.headers)
 
     def stream(self, *, only_lookahead: bool = False) -> Iterator[Event]:
-        """Every event of every log of the session, log after log; unreadable lines go to
-        ``problems``. ``only_lookahead``: only the events read from lines that may hold what a
-        call's verdict needs before the call is decided (approvals, calls never dispatched), fast."""
+        """Every event of every log of the session, interleaved as dsh logged them
+        (``interleaved``); unreadable lines go to ``problems``. ``only_lookahead``: only the
+        events read from lines that may hold what a call's verdict needs before the call is
+        decided (approvals, calls never dispatched), fast, log after log."""
         self.problems = []
-        for header in self.headers:
-            reader = LogReader(header.path, header.session_id, keep=False)
-            try:
-                with header.path.open("rb") as stream:
-                    compressed = header.path.name.endswith(".zstd")
-                    marks = _LOOKAHEAD_MARKS if only_lookahead else ()
-                    for number, raw in log_lines(stream, compressed=compressed, marks=marks):
-                        if only_lookahead and isinstance(raw, bytes) and number > 1 and not _ahead(raw):
-                            continue
-                        event = reader.read_line(number, raw)
-                        if event is not None:
-                            yield event
-            except OSError as error:
-                reader.problems.append(
-                    ReadProblem(header.path, None, f"cannot be read: {error.strerror or error}")
-                )
-            if header is self.headers[0]:
-                self.about = About(reader.started, reader.cwd, reader.prompt)
-            self.problems.extend(reader.all_problems())
+        logs = [self._events(header, only_lookahead) for header in self.headers]
+        yield from (event for log in logs for event in log) if only_lookahead else interleaved(logs)
+
+    def _events(self, header: LogHeader, only_lookahead: bool) -> Iterator[Event]:
+        reader = LogReader(header.path, header.session_id, keep=False)
+        try:
+            with header.path.open("rb") as stream:
+                compressed = header.path.name.endswith(".zstd")
+                marks = _LOOKAHEAD_MARKS if only_lookahead else ()
+                for number, raw in log_lines(stream, compressed=compressed, marks=marks):
+                    if only_lookahead and isinstance(raw, bytes) and number > 1 and not _ahead(raw):
+                        continue
+                    event = reader.read_line(number, raw)
+                    if event is not None:
+                        yield event
+        except OSError as error:
+            reader.problems.append(
+                ReadProblem(header.path, None, f"cannot be read: {error.strerror or error}")
+            )
+        if header is self.headers[0]:
+            self.about = About(reader.started, reader.cwd, reader.prompt)
+        self.problems.extend(reader.all_problems())
+
+
+def interleaved(logs: Sequence[Iterable[Event]]) -> Iterator[Event]:
+    """The events of a session's logs (one per agent) in the order the live worker met them: each
+    log's in its own order, the logs' merged by when dsh logged each event, so that which agent is
+    forgotten past ``maxAgents`` replays as it happened (``agents.OPERATIONS``). An event without a
+    time, or logged before one above it, takes the time before it; ties keep the logs' order, and
+    logs without times are read log after log. One event of each log is held at a time."""
+    if len(logs) == 1:
+        return iter(logs[0])
+    timed = (_timed(index, log) for index, log in enumerate(logs))
+    return (event for *_, event in heapq.merge(*timed))
+
+
+def _timed(index: int, events: Iterable[Event]) -> Iterator[tuple[float, int, int, Event]]:
+    latest = -math.inf
+    for number, event in enumerate(events):
+        if event.time is not None and event.time > latest:
+            latest = event.time
+        yield latest, index, number, event
 
 
 def session_sources(files: Iterable[Path]) -> list[SessionSource]:
