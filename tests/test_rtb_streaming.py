@@ -85,3 +85,28 @@ def test_the_docs_quote_the_pages_limits() -> None:
     docs = (Path(__file__).resolve().parent.parent / "docs" / "rtb.md").read_text(encoding="utf-8")
     assert f"each agent's first {timeline.HEAD_ROWS:,} calls are rows" in docs
     assert f"The page holds at most {timeline.PAGE_ROWS:,} call rows" in docs
+
+
+def test_the_pages_policy_names_its_one_style_and_one_script_by_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+    import hashlib
+
+    _long_session(tmp_path / "logs", 50)
+    page = tmp_path / "page.html"
+    assert main(["replay", "--html", str(page), str(tmp_path / "logs")]) == 0
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    [policy] = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text)
+    [style] = re.findall(r"<style>(.*?)</style>", text, re.DOTALL)
+    scripts = re.findall(r"<script>(.*?)</script>", text, re.DOTALL)
+    assert len(scripts) == 1
+
+    def digest(body: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+
+    assert f"style-src {digest(style)};" in policy
+    assert f"script-src {digest(scripts[0])};" in policy
+    assert policy.startswith("default-src 'none';") and "unsafe" not in policy
+    assert " style=" not in text and " on" + "click=" not in text
