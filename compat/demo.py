@@ -3,7 +3,7 @@ tell what happened, in sentences, from dsh's own session log.
 
     python compat/demo.py --home HOME     # HOME: a DSH_HOME prepared by compat/setup.sh
 
-Exit status: 0 when every loop was stopped at its fifth call and no denied call ran.
+Exit status: 0 when every loop was stopped before it ran a fifth time and no denied call ran.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from run import CLOSED_PROXY, SCENARIOS, Attempt, Outcome, Target, counter_lines
 
 DEMO = next(scenario for scenario in SCENARIOS if scenario.name == "demo")
 HIT = re.compile(r"^- (\w+:.*) (\d+)/(\d+)$")
+#: Why a denied call was not run: the denial's first line after "was not run: ".
+WHY = re.compile(r"was not run: (.*?)(?: \(sameResultLimit: [^)]*\))?\.")
 WIDTH = 100
 
 #: The three loops of the demo session: (first call, title, what the model does, why it is one
@@ -109,12 +111,16 @@ def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str) ->
         print()
         return False
     stopped = denied[0]
+    reason = WHY.search(outcome.attempts[stopped - 1].text)
+    said = f" the breaker's reason: {reason[1]}." if reason else ""
     say(
-        f"Call {stopped} was denied before it ran: it would have been the fifth time this agent did "
-        f"the same thing within its last 12 calls, and the cap is 5. {why} What reached the cap "
-        "(occurrences counting this call / cap):"
+        f"Call {stopped} was denied before it ran, the {ordinal(stopped - first + 1)} call of the loop;"
+        f"{said} {why}"
     )
-    for key, count, cap in hits_of(outcome.attempts[stopped - 1]):
+    hits = hits_of(outcome.attempts[stopped - 1])
+    if hits:
+        say("What it counted (this call's count / the limit):")
+    for key, count, cap in hits:
         print(f"    {key}  {count}/{cap}")
     say(
         "Instead of a result the model received an error that starts as below, quotes what the "
@@ -122,7 +128,11 @@ def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str) ->
     )
     say(first_line(outcome.attempts[stopped - 1].text), indent="    ")
     print()
-    return ran == list(range(first, first + 4)) and denied == [first + 4]
+    return bool(ran) and ran == list(range(first, stopped)) and denied == list(range(stopped, first + 5))
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th') }"
 
 
 def main() -> int:
@@ -135,7 +145,8 @@ def main() -> int:
     say(
         f"Booting dsh {target.version} headless with this plugin as a profile bundle. A scripted model "
         "(a small server on 127.0.0.1) makes 15 tool calls in one session: three loops of five calls. "
-        "Each loop should run four times and be stopped at its fifth call."
+        "Each loop should be stopped before it runs a fifth time: at the 5th call by the caps, or sooner "
+        "when its results show that running it again brings nothing new."
     )
     print()
     outcome = play(target, DEMO, quiet=True)
@@ -150,7 +161,7 @@ def main() -> int:
     lines = counter_lines(outcome.work)
     if all(good) and not outcome.failures:
         say(
-            f"All three loops were stopped at their fifth call, and a denied call never runs: counter.txt "
+            f"All three loops were stopped before a fifth run, and a denied call never runs: counter.txt "
             f"holds {lines} lines, one per call of loop A that ran. The session log is {outcome.session}; "
             "`rtb replay` on it shows the same stops."
         )

@@ -272,6 +272,26 @@ class Outcome:
                 f"attempt {n} should have executed, got isError={a.is_error}: {a.headline}",
             )
 
+    def stopped_at(self, first: int, last: int) -> int | None:
+        """The call of ``first``..``last`` from which every call was denied (None: none)."""
+        denied = [n for n in range(first, last + 1) if self.attempts[n - 1].text.startswith(BLOCKED)]
+        return denied[0] if denied and denied == list(range(denied[0], last + 1)) else None
+
+    def expect_stopped(self, first: int, last: int) -> int:
+        """A loop of calls ``first``..``last``: the calls before its stop ran, every call from the
+        stop on was denied, and the stop came before the loop ran a 5th time (the defaults stop a
+        loop whose results show no progress sooner than the caps). Returns the stop (or last + 1)."""
+        stop = self.stopped_at(first, last)
+        self.expect(stop is not None, f"calls {first}-{last}: not stopped, or a call ran after a denial")
+        if stop is None:
+            return last + 1
+        self.expect(
+            first + 2 <= stop <= first + 4, f"calls {first}-{last}: stopped at {stop}, not the 3rd-5th"
+        )
+        self.expect_executed(range(first, stop))
+        self.expect_denied(range(stop, last + 1), BLOCKED)
+        return stop
+
     def expect_denied(self, numbers: range, prefix: str) -> None:
         for n in numbers:
             a = self.attempts[n - 1]
@@ -307,12 +327,14 @@ def identical_calls(work: Path, port: int) -> list[ScriptedCall]:
     return [bash(f"echo tick >> {work}/counter.txt", "Count one tick")] * 6
 
 
-def check_blocked_at_five(o: Outcome) -> None:
-    """Calls 1-4 ran, 5-6 were denied, and the side-effect counter proves the denied bodies never ran."""
+def check_blocked_by_five(o: Outcome) -> None:
+    """Stopped by the 5th call, every call from the stop denied, and the side-effect counter proves
+    the denied bodies never ran."""
     if o.expect_attempts(6):
-        o.expect_executed(range(1, 5))
-        o.expect_denied(range(5, 7), BLOCKED)
-    o.expect(counter_lines(o.work) == 4, f"counter file has {counter_lines(o.work)} lines, expected 4")
+        ran = o.expect_stopped(1, 6) - 1
+        o.expect(
+            counter_lines(o.work) == ran, f"counter file has {counter_lines(o.work)} lines, expected {ran}"
+        )
 
 
 # --- loop B: the description decoy ---------------------------------------------------------
@@ -350,11 +372,11 @@ def expect_refused_by_closed_proxy(o: Outcome, numbers: range) -> None:
 
 def check_pingpong(o: Outcome) -> None:
     if o.expect_attempts(6):
-        o.expect_executed(range(1, 5))
-        expect_refused_by_closed_proxy(o, range(1, 5))
-        o.expect_denied(range(5, 7), BLOCKED)
-        fifth = o.attempts[4].text
-        o.expect("net:" in fifth or "sink:" in fifth, "the 5th denial names neither net: nor sink:")
+        stop = o.expect_stopped(1, 6)
+        expect_refused_by_closed_proxy(o, range(1, stop))
+        if stop <= 6:
+            denial = o.attempts[stop - 1].text
+            o.expect("net:open.canada.ca/" in denial, "the denial does not name the one folded host (net:)")
 
 
 # --- pagination: one endpoint, a new page each time ----------------------------------------
@@ -404,7 +426,7 @@ def check_local(refusal: str) -> Callable[[Outcome], None]:
 
 
 def demo_calls(work: Path, port: int) -> list[ScriptedCall]:
-    """Five of each loop in a row; the breaker must let four run and stop the fifth each time."""
+    """Five of each loop in a row; the breaker must stop each before it runs a fifth time."""
     loop_a = [bash(f"echo tick >> {work}/counter.txt", "Count one tick")] * 5
     loop_b = [
         bash("echo hello-repeat", ordinal, timeoutMs=timeout)
@@ -418,11 +440,12 @@ def demo_calls(work: Path, port: int) -> list[ScriptedCall]:
 
 def check_demo(o: Outcome) -> None:
     if o.expect_attempts(15):
-        for first in (1, 6, 11):
-            o.expect_executed(range(first, first + 4))
-            o.expect_denied(range(first + 4, first + 5), BLOCKED)
-        expect_refused_by_closed_proxy(o, range(11, 15))
-    o.expect(counter_lines(o.work) == 4, f"counter file has {counter_lines(o.work)} lines, expected 4")
+        stops = [o.expect_stopped(first, first + 4) for first in (1, 6, 11)]
+        expect_refused_by_closed_proxy(o, range(11, stops[2]))
+        ran = stops[0] - 1
+        o.expect(
+            counter_lines(o.work) == ran, f"counter file has {counter_lines(o.work)} lines, expected {ran}"
+        )
 
 
 # --- escalation (opt-in): notices, and the failure gate on a command that keeps failing -------
@@ -496,13 +519,13 @@ SCENARIOS = [
         "loop-a-identical",
         "loop A: 6 identical bash calls appending to a counter",
         identical_calls,
-        check_blocked_at_five,
+        check_blocked_by_five,
     ),
     Scenario(
         "loop-b-decoy",
         "loop B: description 1st/2nd/... and churning timeoutMs, command unchanged",
         decoy_calls,
-        check_blocked_at_five,
+        check_blocked_by_five,
     ),
     Scenario(
         "loop-c-pingpong",

@@ -51,8 +51,8 @@ export class AheadVerdicts {
    * calls committed or let through, and how many may be by then (under which worker).
    */
   static agent(id) {
-    // turnBegun: a model turn began that the worker has not been told of yet (a new agent's first)
-    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: true };
+    // turnBegun: a model turn began (agent/pre-step) that the worker has not been told of yet
+    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false };
   }
 
   /**

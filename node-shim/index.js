@@ -233,12 +233,15 @@ export function apply(ctx, config) {
   }
 
   // A model turn the agent began (agent/pre-step) is told to the worker before the turn's first
-  // counted call, so a turn without one costs no frame (breaker/core/progress.py reads turns).
+  // counted call, so a turn without one costs no frame (breaker/core/history/progress.py reads
+  // turns; a harness that tells none gets each call read as a turn of its own).
   function toldTurn(agent) {
     if (!agent.turnBegun) return;
     agent.turnBegun = false;
+    const message = { op: 'step', agent: agent.id };
     ahead.sending(agent, 'step');
-    bridge.notify({ op: 'step', agent: agent.id });
+    bridge.notify(message);
+    journal.stepped(message);
   }
 
   // The agent of a call that the worker should see, or undefined when it costs no round trip.
@@ -393,15 +396,15 @@ export function apply(ctx, config) {
   function preStep(step, next) {
     ran = true;
     try {
-      const agent = agentOf(step?.agent, { create: false });
-      if (agent !== undefined) {
-        if (step.messages?.some((message) => message?.source?.kind === 'user')) {
-          journal.cleared(agent.id);
-          ahead.sending(agent, 'human');
-          bridge.notify({ op: 'human', agent: agent.id });
-        }
-        agent.turnBegun = true;
+      const human = step?.messages?.some((message) => message?.source?.kind === 'user');
+      const known = agentOf(step?.agent, { create: false });
+      if (known !== undefined && human) {
+        journal.cleared(known.id);
+        ahead.sending(known, 'human');
+        bridge.notify({ op: 'human', agent: known.id });
       }
+      const agent = known ?? agentOf(step?.agent, { create: true }); // no frame: an id of its own
+      if (agent !== undefined) agent.turnBegun = true;
     } catch (error) {
       logOnce(`could not record a new turn: ${error.message}`);
     }

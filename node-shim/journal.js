@@ -8,8 +8,9 @@
 // Bounded by what the window can still see: per agent, the last `window` guard requests (each
 // guard commits one window entry), plus the results and asks that came after the oldest of
 // them; and further back from the call the worker names (`keepFrom`), when the agent's state
-// still depends on it (a failure streak kept alive by denied retries). A human message clears an
-// agent's journal and a forgotten agent drops it, as the worker does with its state. The window
+// still depends on it (a failure streak kept alive by denied retries). A human message is kept in
+// order (the worker's window starts afresh, its workspace does not); a forgotten agent drops its
+// journal, as the worker does with its state. The window
 // size, the agent cap and which requests make an agent the most recent (the order in which the
 // worker forgets its idlest agents) come from the worker's settings: no policy lives here.
 // A large call is journaled by its stand-in when the worker gave one (its long texts by digest,
@@ -128,12 +129,23 @@ export class Journal {
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
-  /** A human message: the worker starts the agent's window afresh where the agent stands. */
+  /** A model turn began (a step request sent before its first call): kept while the agent has a
+   * journal, as the turn decides whether its calls' answers count as repeats. */
+  stepped(message) {
+    let journal = this.sent('step', message.agent);
+    if (!journal) {
+      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+      this.agents.set(message.agent, journal);
+    }
+    this.add(journal, message, 32);
+  }
+
+  /** A human message: the worker starts the agent's window afresh, but not its workspace (what
+   * the calls before it changed still keys the calls after it, identity: state-aware), so the
+   * message is kept in order like any request, and the calls before it leave as the window moves. */
   cleared(agent) {
     const journal = this.agents.get(agent);
-    if (!journal) return;
-    this.bytes -= journal.bytes;
-    Object.assign(journal, { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() });
+    if (journal) this.add(journal, { op: 'human', agent }, 32);
   }
 
   /** A forgotten agent (or one the worker forgot): the worker drops it whole, so does replay. */

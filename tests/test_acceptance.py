@@ -21,7 +21,7 @@ _ids = count()
 
 
 def make(**raw: Any) -> Breaker:
-    return Breaker(load_config(raw or None))
+    return Breaker(load_config({"preset": "seed", **(raw or {})}))
 
 
 def tool(name: str, **arguments: Any) -> ToolCall:
@@ -55,7 +55,9 @@ def allowed(verdicts: list[Allow | Deny]) -> list[bool]:
 
 
 def fingerprint_keys(call: ToolCall, **raw: Any) -> set[str]:
-    return {fp.key for fp in fingerprint_call(call, load_config(raw or None)).fingerprints}
+    return {
+        fp.key for fp in fingerprint_call(call, load_config({"preset": "seed", **(raw or {})})).fingerprints
+    }
 
 
 # --- T1: host-spelling ping-pong -------------------------------------------------------------

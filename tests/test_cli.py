@@ -17,6 +17,8 @@ from breaker.rtb.tables import Progress
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSIONS = FIXTURES / "sessions"
+#: The seed's counting (preset: seed), which rtb sweep's window and cap grid varies.
+SEED = ("--config", str(FIXTURES / "seed-config.yml"))
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -141,7 +143,7 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     assert "recorded: 4 executed, 2 blocked" in blocks["loop-a"]
     assert "replayed     2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
     assert "#5    bash  denied   5/5 +2  executed  cmd:curl:curl open.canada.ca/ -o /tmp/o" in out
-    assert out.rstrip().endswith("6 sessions, 40 calls, 5 stopped under defaults")
+    assert out.rstrip().endswith("6 sessions, 40 calls, 8 stopped under defaults")
     assert "REPEAT_TOOL_BLOCKED" not in out
     assert max(len(line) for line in out.splitlines()) <= 100
 
@@ -169,7 +171,7 @@ def test_an_unreadable_line_is_named_and_the_run_goes_on(capsys: pytest.CaptureF
 
 
 def test_sweep_prints_denials_and_sessions_touched_per_setting(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--window", "8,12", "--cap", "3,5")
+    status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--window", "8,12", "--cap", "3,5", *SEED)
     assert status == 0
     lines = out.splitlines()
     assert lines[0].split() == ["WINDOW", "CAP", "DENIALS", "SESSIONS", "TOUCHED"]
@@ -180,7 +182,7 @@ def test_sweep_prints_denials_and_sessions_touched_per_setting(capsys: pytest.Ca
 def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture[str]) -> None:
     labels = str(FIXTURES / "labels.tsv")
     status, out, _ = _run(
-        capsys, "sweep", str(SESSIONS), "--window", "12", "--cap", "3,5,9", "--labels", labels
+        capsys, "sweep", str(SESSIONS), "--window", "12", "--cap", "3,5,9", "--labels", labels, *SEED
     )
     assert status == 0
     rows = [line.split() for line in out.splitlines()[1:4]]
@@ -189,7 +191,9 @@ def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture
         ["12", "5", "5", "3/6", "3/3", "0", "5.0", "*"],
         ["12", "9", "0", "0/6", "0/3", "0", "-"],
     ]
-    _, out, _ = _run(capsys, "sweep", str(SESSIONS), "--cap", "5", "--labels", labels, "--format", "json")
+    _, out, _ = _run(
+        capsys, "sweep", str(SESSIONS), "--cap", "5", "--labels", labels, "--format", "json", *SEED
+    )
     [setting] = json.loads(out)["settings"]
     assert setting == {
         "window": 12,

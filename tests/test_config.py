@@ -13,7 +13,12 @@ from breaker.core.config import DEFAULTS, BreakerConfig, ConfigError, default_co
 def test_no_config_gives_the_documented_defaults() -> None:
     config = default_config()
     assert config == load_config({})
-    assert config.window == 12
+    assert (config.window, config.identity, config.failLimit, config.sameResultLimit) == (
+        16,
+        "state-aware",
+        3,
+        4,
+    )
     assert config.localHosts == "ask"
     assert (config.previewChars, config.resultPreviewChars) == (400, 800)
     assert config.exclude == ("todo_write",)

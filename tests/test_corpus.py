@@ -99,9 +99,9 @@ def test_each_trajectory_stops_where_expected_in_every_mode(
     assert first_stops[session] == expected
 
 
-def test_the_state_aware_mode_meets_the_targets_and_the_fixed_settings_do_not() -> None:
+def test_the_defaults_meet_the_targets_and_the_seed_preset_does_not() -> None:
     scores = measure.scores()
-    aware = scores["state-aware"]
+    aware = scores["defaults"]
     assert aware.loops is not None and aware.loops_caught is not None and aware.mean_catch is not None
     assert aware.loops_caught >= 0.95 * aware.loops
     assert aware.mean_catch <= 6.0

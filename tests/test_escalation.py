@@ -31,7 +31,7 @@ def fake_fingerprints(call: ToolCall, config: BreakerConfig) -> CallFingerprints
 
 
 def make(**raw: Any) -> Breaker:
-    return Breaker(load_config(raw), fingerprinter=fake_fingerprints)
+    return Breaker(load_config({"preset": "seed", **raw}), fingerprinter=fake_fingerprints)
 
 
 def call(*keys: str, local: bool = False, tool: str = "bash") -> ToolCall:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from breaker.core.config import ConfigError, default_config, load_config
+from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 
 def test_every_escalation_key_is_off_by_default() -> None:
-    config = default_config()
+    config = load_config({"preset": "seed"})
     assert config.onLimit == "deny"
     assert (config.warnAt, config.summarizeAt, config.failWarnAt, config.failLimit) == (None,) * 4
     assert config.includeLocal is False

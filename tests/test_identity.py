@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.core.config import ConfigError, default_config, load_config
+from breaker.core.config import ConfigError, load_config
 from breaker.core.decision import Breaker
 from breaker.core.history.identity import Workspace, effect_of, reverse, succeeded
 from breaker.core.judging.verdicts import Allow, Deny
@@ -35,13 +35,13 @@ class Agent:
 
 
 def test_the_default_is_exact_and_the_key_fails_loud() -> None:
-    assert default_config().identity == "exact"
+    assert load_config({"preset": "seed"}).identity == "exact"
     with pytest.raises(ConfigError, match=r"identity must be one of exact \| state-aware, got .state_aware."):
         load_config({"identity": "state_aware"})
 
 
 def test_an_edit_test_cycle_is_denied_by_exact_identity_but_not_state_aware() -> None:
-    exact, aware = Agent(Breaker(default_config())), Agent(Breaker(STATE_AWARE))
+    exact, aware = Agent(Breaker(load_config({"preset": "seed"}))), Agent(Breaker(STATE_AWARE))
     exact_verdicts, aware_verdicts = [exact.test()], [aware.test()]
     for step in range(6):
         exact.edit(f"v{step}", f"v{step + 1}")

@@ -19,7 +19,7 @@ from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
 
 
 def make(**raw: Any) -> Breaker:
-    return Breaker(load_config(raw or None), fingerprinter=fake_fingerprints)
+    return Breaker(load_config({"preset": "seed", **(raw or {})}), fingerprinter=fake_fingerprints)
 
 
 def test_a_fresh_agent_passes_one_call_fewer_than_the_tightest_cap() -> None:
@@ -187,8 +187,8 @@ def test_a_failed_call_grows_the_streak_of_a_key_it_carries_twice_by_one() -> No
 def test_a_key_a_call_carries_twice_counts_once_everywhere(steps: list[Any], raw: dict[str, Any]) -> None:
     """The one rule for a key repeated within a call (``fingerprints.distinct``): verdicts, denial
     texts, notices and passes are those of the call carrying it once."""
-    once = Breaker(load_config(raw or None), fingerprinter=fake_fingerprints)
-    twice = Breaker(load_config(raw or None), fingerprinter=repeating_fingerprints)
+    once = Breaker(load_config({"preset": "seed", **(raw or {})}), fingerprinter=fake_fingerprints)
+    twice = Breaker(load_config({"preset": "seed", **(raw or {})}), fingerprinter=repeating_fingerprints)
     last_call = ""
     for index, (kind, keys, local) in enumerate(steps):
         if kind in ("call", "ask"):

@@ -1,6 +1,6 @@
 """The README and docs/ say what the code does; this keeps them in step.
 
-* The README quotes the defaults of ``breaker/core/config.py`` (``DEFAULTS``, ``MODE_DEFAULTS``)
+* The README quotes the defaults of ``breaker/core/config.py`` (``DEFAULTS``, ``PRESETS``)
   and the texts the model sees (a denial, an ask, a notice), produced here by the real core.
 * docs/rtb.md's ``$ rtb …`` examples are what ``rtb`` prints for them.
 * Every table stands in one place only; the README stays a plugin README (size, no internal
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from breaker.core.config import DEFAULTS, MODE_DEFAULTS, load_config
+from breaker.core.config import DEFAULTS, PRESETS, load_config
 from breaker.core.decision import Breaker
 from breaker.core.judging.verdicts import Ask, Deny
 from breaker.core.reading.fingerprints import ToolCall
@@ -70,12 +70,12 @@ def render_defaults() -> str:
     return "\n".join(lines)
 
 
-def render_mode_defaults() -> str:
-    """What each identity mode brings, as the keys a row would otherwise restate."""
+def render_presets() -> str:
+    """Each preset, as the keys it sets over the defaults."""
     lines = ["```yaml"]
-    for mode, overrides in MODE_DEFAULTS.items():
-        lines.append(f"# identity: {mode}")
-        lines.extend(f"{key}: {_scalar(value)}" for key, value in overrides.items())
+    for name, values in PRESETS.items():
+        lines.append(f"# preset: {name}")
+        lines.extend(f"{key}: {_scalar(value)}" for key, value in values.items())
     lines.append("```")
     return "\n".join(lines)
 
@@ -90,6 +90,11 @@ TIMED_OUT = "curl: (28) Operation timed out after 30001 milliseconds with 0 byte
 
 def render_denial() -> str:
     """Loop C of the README: the same portal under two host spellings and two timeouts."""
+    return denial_of_loop_c()[1]
+
+
+def denial_of_loop_c() -> tuple[int, str]:
+    """The call of loop C that is denied under the defaults, and the denial the model gets."""
     breaker = Breaker(load_config(None))
     hosts = ("open-data.canada.ca", "open.canada.ca")
     for n in range(5):
@@ -98,7 +103,7 @@ def render_denial() -> str:
         call = ToolCall("bash", arguments, f"c{n}")
         verdict = breaker.decide("agent", call)
         if isinstance(verdict, Deny):
-            return _text_block(verdict.message)
+            return n + 1, _text_block(verdict.message)
         breaker.record_result("agent", call.call_id, TIMED_OUT, {"exitCode": 28})
     raise AssertionError("the fifth call of loop C was not denied")
 
@@ -166,7 +171,7 @@ def _and(items: list[str]) -> str:
 def render_quality() -> str:
     """What the README says of the decision quality, every figure a cell of the quality table (one
     figure per folder of real agent runs the table has a column for)."""
-    recommended, defaults = quality_row("recommended"), quality_row("defaults")
+    recommended, defaults = quality_row("defaults"), quality_row("preset seed")
     sources = [
         c.split(":")[0] for c in recommended if c.startswith("real sessions") and c.endswith("loops caught")
     ]
@@ -184,9 +189,9 @@ def render_quality() -> str:
 
     count = {1: "one set", 2: "two sets", 3: "three sets"}.get(len(sources), f"{len(sources)} sets")
     return (
-        f"In {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) it "
-        f"caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary runs "
-        f"(defaults: {caught(defaults)}; {stopped(defaults, counts=True)} stopped; "
+        f"in {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) the "
+        f"defaults caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary "
+        f"runs (`preset: seed`: {caught(defaults)}; {stopped(defaults, counts=True)} stopped; "
         "[docs/decision-quality.md](docs/decision-quality.md))."
     )
 
@@ -212,7 +217,7 @@ def readme_figures() -> dict[str, str]:
         "the cap": f"a {_ordinal(exact)} identical call (the {_ordinal(exact - 1)} repeat) is not run",
         "the cap in the loop table": f"stopped at the {_ordinal(exact)} call by",
         "the cap of a fingerprint": f"would reach its {_ordinal(exact)} occurrence",
-        "the denial shown": f"The {_ordinal(exact)} call of loop C",
+        "the denial shown": f"The {_ordinal(denial_of_loop_c()[0])} call of loop C",
         "the boot cost": f"a dsh boot ~{boot_cost()}",
     }
 
@@ -255,7 +260,7 @@ def test_readme_states_no_figure_without_a_source() -> None:
 QUOTES = {
     "quality": render_quality,
     "defaults": render_defaults,
-    "mode-defaults": render_mode_defaults,
+    "presets": render_presets,
     "model-denial": render_denial,
     "model-ask": render_ask,
     "model-notice": render_notice,
@@ -283,7 +288,7 @@ def test_readme_quotes_the_code(name: str) -> None:
 def test_the_denial_shown_is_what_the_model_would_get_for_loop_c() -> None:
     """The example is a real loop C: both host spellings, and the timeouts, count as one."""
     denial = render_denial()
-    assert "net:open.canada.ca/ 5/5" in denial and "[exit code: 28]" in denial
+    assert "net:open.canada.ca/ " in denial and "open-data" not in denial and "[exit code: 28]" in denial
 
 
 # --- docs/rtb.md: every `$ rtb …` example is what rtb prints ---------------------------------

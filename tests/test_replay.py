@@ -32,7 +32,7 @@ def _replay(trajectory: Trajectory, **config: object) -> list[CallReplay]:
 def test_loop_a_is_denied_at_the_fifth_identical_call_like_the_recorded_gate() -> None:
     log, _ = read_session(FIXTURES / "sessions" / "loop-a.jsonl")
     [session] = group_sessions([log])
-    replay = replay_session(session, default_config())
+    replay = replay_session(session, load_config({"preset": "seed"}))
     assert [(call.number, call.verdict, call.recorded) for call in replay.calls] == [
         (1, "allowed", "executed"),
         (2, "allowed", "executed"),
@@ -55,7 +55,7 @@ def test_loop_a_is_denied_at_the_fifth_identical_call_like_the_recorded_gate() -
 def test_loop_c_is_caught_on_the_folded_host_despite_volatile_flags() -> None:
     log, _ = read_session(FIXTURES / "sessions" / "loop-c.jsonl")
     [session] = group_sessions([log])
-    replay = replay_session(session, default_config())
+    replay = replay_session(session, load_config({"preset": "seed"}))
     first = replay.first_stop
     assert first is not None and first.number == 5
     assert {hit.fingerprint.key for hit in first.hits} >= {"net:open.canada.ca/", "sink:/tmp/od.html"}
@@ -64,7 +64,7 @@ def test_loop_c_is_caught_on_the_folded_host_despite_volatile_flags() -> None:
 def test_a_human_turn_clears_the_window_and_a_plugin_notice_does_not() -> None:
     log, _ = read_session(FIXTURES / "sessions" / "human-turn.jsonl")
     [session] = group_sessions([log])
-    assert replay_session(session, default_config()).stops == ()
+    assert replay_session(session, load_config({"preset": "seed"})).stops == ()
     without_human = Trajectory()
     for _ in range(5):
         without_human.call("bash", {"command": "pytest -q"}, "1 failed")
@@ -137,7 +137,7 @@ def test_a_local_repeat_whose_recorded_ask_was_approved_runs() -> None:
     call_ids = _local_polls(trajectory, 5)
     log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("t.jsonl"))
     approved = (*log.events, ApprovalEvent("t", call_ids[-1], True, 99))
-    assert replay_events(approved, default_config())[-1].verdict == "allowed"
+    assert replay_events(approved, load_config({"preset": "seed"}))[-1].verdict == "allowed"
 
 
 def test_local_hosts_deny_denies_instead_of_asking() -> None:
@@ -161,7 +161,7 @@ def test_sweep_marks_the_setting_that_catches_every_loop_with_no_false_positive(
     labels, problems = parse_labels((FIXTURES / "labels.tsv").read_text())
     assert problems == []
     grid = [Setting(12, 3), Setting(12, 5), Setting(12, 9)]
-    scores = sweep(sessions, grid, {}, labels)
+    scores = sweep(sessions, grid, {"preset": "seed"}, labels)
     by_cap = {score.setting.cap: score for score in scores}
     assert (by_cap[3].loops_caught, by_cap[3].false_positives) == (3, 2)
     assert (by_cap[5].loops_caught, by_cap[5].false_positives, by_cap[5].mean_catch) == (3, 0, 5.0)
@@ -191,10 +191,10 @@ def test_a_loop_start_counts_catches_from_the_loop_and_stops_before_it_as_false_
         trajectory.call("bash", {"command": "make"}, "make: *** [all] Error 2\n[exit code: 2]")
     session = group_sessions([parse_log(trajectory.to_jsonl().splitlines(), path=Path("late.jsonl"))[0]])
     grid = [Setting(12, 3), Setting(12, 9)]
-    [at_cap_3, at_cap_9] = sweep(session, grid, {}, labels, loop_starts={"late": 6})
+    [at_cap_3, at_cap_9] = sweep(session, grid, {"preset": "seed"}, labels, loop_starts={"late": 6})
     assert (at_cap_3.loops_caught, at_cap_3.mean_catch, at_cap_3.false_positives) == (1, 3.0, 0)
     assert (at_cap_9.loops_caught, at_cap_9.false_positives) == (0, 0)
-    [early] = sweep(session, [Setting(12, 3)], {}, labels, loop_starts={"late": 9})
+    [early] = sweep(session, [Setting(12, 3)], {"preset": "seed"}, labels, loop_starts={"late": 9})
     assert (early.loops_caught, early.mean_catch, early.false_positives) == (1, 1.0, 1)
 
 
@@ -220,7 +220,7 @@ def test_replaying_a_real_dsh_session_gives_the_live_gates_verdicts_and_texts(pa
     [session] = group_sessions([log])
     recorded_texts = {event.call_id: event.text for event in session.events if isinstance(event, ResultEvent)}
     asks = _recorded_ask_reasons(path)
-    replay = replay_session(session, default_config())
+    replay = replay_session(session, load_config({"preset": "seed"}))
     assert replay.calls
     for call in replay.calls:
         if call.recorded == "blocked":

@@ -70,7 +70,7 @@ def test_sessions_are_sorted_by_start_with_directory_and_prompt_and_empty_ones_c
     assert "second session" in summary[2] and "more detail" not in out
     assert "eeeeeeee" not in out and "ffffffff" not in out
     assert out.rstrip().endswith(
-        "3 sessions, 18 calls, 5 stopped under defaults; 2 empty sessions (no tool call) not listed"
+        "3 sessions, 18 calls, 7 stopped under defaults; 2 empty sessions (no tool call) not listed"
     )
     assert max(len(line) for line in out.splitlines()) <= 100
 
@@ -86,14 +86,15 @@ def test_session_and_agent_filters(capsys: pytest.CaptureFixture[str], folder: P
 
 
 def test_calls_lists_the_run_up_to_each_stop(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
-    _, stops_only, _ = _run(capsys, "replay", "--session", "bbbb", str(folder))
-    _, out, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", str(folder))
+    seed = ("--config", str(Path(__file__).parent / "fixtures" / "seed-config.yml"))  # its counting
+    _, stops_only, _ = _run(capsys, "replay", "--session", "bbbb", *seed, str(folder))
+    _, out, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", *seed, str(folder))
     rows = [line.split() for line in out.splitlines() if re.match(r"  #\d", line)]
     assert [row[0] for row in rows] == [f"#{n}" for n in range(1, 8)]
     assert [row[2] for row in rows] == ["allowed"] * 4 + ["denied"] * 3
     assert [row[3] for row in rows[:5]] == ["1/5", "2/5", "3/5", "4/5", "5/5"]
     assert len([line for line in stops_only.splitlines() if re.match(r"  #\d", line)]) == 3
-    _, around, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", "--around", "1", str(folder))
+    _, around, _ = _run(capsys, "replay", "--session", "bbbb", "--calls", "--around", "1", *seed, str(folder))
     numbers = [line.split()[0] for line in around.splitlines() if re.match(r"  (#\d|\u2026)", line)]
     assert numbers == ["\u2026", "#4", "#5", "#6", "#7"]
     assert max(len(line) for line in out.splitlines()) <= 100

@@ -59,7 +59,8 @@ class Agent:
 
 
 def test_it_is_off_in_the_defaults_and_validated() -> None:
-    assert default_config().sameResultLimit is None
+    assert load_config({"preset": "seed"}).sameResultLimit is None
+    assert default_config().sameResultLimit == 4
     assert load_config({"sameResultLimit": 3}).sameResultLimit == 3
     assert load_config({"sameResultLimit": None}).sameResultLimit is None
     for bad in (1, 0, -2, "4", True, float("inf")):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from breaker.core.config import default_config, load_config
+from breaker.core.config import load_config
 from breaker.core.decision import Breaker
 from breaker.core.history.identity import Workspace, succeeded
 from breaker.core.judging.verdicts import Allow, Deny
@@ -49,7 +49,7 @@ def test_five_versions_of_one_script_are_five_writes_under_state_aware() -> None
 
 
 def test_the_seed_still_counts_every_write_of_one_file_as_one_sink() -> None:
-    agent = Agent(Breaker(default_config()))
+    agent = Agent(Breaker(load_config({"preset": "seed"})))
     verdicts = [agent.bash(script(version)) for version in range(5)]
     assert isinstance(verdicts[4], Deny)
     assert [hit.fingerprint.key for hit in verdicts[4].hits] == ["sink:reproduce_issue.py"]

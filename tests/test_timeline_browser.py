@@ -82,7 +82,7 @@ def test_the_timeline_renders_one_row_per_call_with_stops_counts_and_denials(
     rows = browser.evaluate("document.querySelectorAll('tr.call').length")
     assert rows == calls
     verdicts = browser.evaluate("[...document.querySelectorAll('tr.call')].map(row => row.dataset.verdict)")
-    assert verdicts.count("denied") == 3 + 2 + 3
+    assert verdicts.count("denied") == 3 + 2 + 4  # the failing loop stopped from its 4th call (failLimit 3)
     marked = browser.evaluate(
         "[...document.querySelectorAll('tr.call')].filter(row => row.classList.contains('stop'))"
         ".map(row => getComputedStyle(row.cells[0]).boxShadow)"
@@ -148,7 +148,7 @@ def test_a_10000_call_session_is_summed_up_between_its_stops_and_opens_in_a_few_
     log = Log("session-10000000-0000-4000-8000-000000000000", started_ms=1_796_000_000_000, cwd="/work/big")
     log.prompt("a long session")
     for number in range(10_000):
-        if number % 400 < 8:  # a loop of 8 identical calls every 400: 4 stops each
+        if number % 400 < 8:  # 8 identical failing calls every 400: stopped from the 4th (failLimit 3)
             log.call("bash", {"command": f"make check-{number // 400}", "description": "x"}, "[exit code: 2]")
         else:
             log.call("read", {"file_path": f"/work/big/file-{number}.txt"}, "contents")
@@ -165,7 +165,7 @@ def test_a_10000_call_session_is_summed_up_between_its_stops_and_opens_in_a_few_
     )
     assert rows + summed == 10_000
     assert rows < 2_000  # the first 500 calls, and each stop with the 12 calls before it
-    assert browser.evaluate("document.querySelectorAll('tr.call[data-verdict=denied]').length") == 25 * 4
+    assert browser.evaluate("document.querySelectorAll('tr.call[data-verdict=denied]').length") == 25 * 5
     last = browser.evaluate("[...document.querySelectorAll('tr.gap')].pop().textContent")
     assert last.startswith("#9609\u2013#10000: 392 calls (392 ran)")
     assert browser.problems() == []

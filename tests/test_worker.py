@@ -115,7 +115,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "onWorkerFailure": "allow",
                 "guardTimeoutMs": 250,
                 "startTimeoutMs": 10000,
-                "window": 12,
+                "window": 16,
                 "maxAgents": 10000,
                 "logDenials": False,
                 "notices": False,
@@ -184,7 +184,7 @@ async def test_other_ops_before_configure_are_errors() -> None:
 
 
 async def test_the_fifth_identical_call_is_denied_quoting_the_previous_result() -> None:
-    async with configured() as pipe:
+    async with configured({"preset": "seed"}) as pipe:
         for index in range(4):
             call = bash(1, f"c{index}", "cat /etc/hostname", description=f"#{index}")
             reply = await pipe.call("guard", **call)
@@ -218,7 +218,7 @@ async def test_preflight_answers_ask_for_a_local_repeat_only() -> None:
 
 
 async def test_replies_say_how_many_calls_may_pass_and_a_passed_call_is_answered_only_on_error() -> None:
-    async with configured() as pipe:
+    async with configured({"preset": "seed"}) as pipe:
         first = await pipe.call("preflight", **bash(1, "c0", "cat /etc/hostname"))
         assert (first["decided"], first["deny"], first["passes"]) == (True, None, 4)  # c0 not committed yet
         # c0 goes through on a pass: its guard is an event

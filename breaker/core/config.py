@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 LocalHostsPolicy = Literal["ask", "deny", "allow"]
 IdentityMode = Literal["exact", "state-aware"]
+#: A named set of settings over DEFAULTS (``PRESETS``); null: the defaults.
+PresetName = Literal["seed"]
 OnLimitPolicy = Literal["ask", "deny"]
 HostPolicy = Literal["none", "public", "all"]
 WorkerFailurePolicy = Literal["allow", "deny"]
@@ -36,11 +38,13 @@ Choice = TypeVar("Choice", bound=str)
 FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "verb")
 
 DEFAULTS: dict[str, Any] = {
-    "window": 12,
+    # A named set of settings the other keys start from (PRESETS); null: these defaults.
+    "preset": None,
+    "window": 16,
     "localHosts": "ask",
-    # What makes two calls the same action; "state-aware" is opt-in and brings MODE_DEFAULTS
-    # (docs/decision-quality.md).
-    "identity": "exact",
+    # What makes two calls the same action: the same call in the same workspace state
+    # (docs/decision-quality.md); "exact" counts every call verbatim, as the seed did.
+    "identity": "state-aware",
     "previewChars": 400,
     "resultPreviewChars": 800,
     "exclude": ["todo_write"],
@@ -76,10 +80,10 @@ DEFAULTS: dict[str, Any] = {
     "warnAt": None,
     "summarizeAt": None,
     "failWarnAt": None,
-    "failLimit": None,
-    # No progress: after this many identical results in a row from one tool, the same call again
-    # is denied (off here; identity: state-aware brings it).
-    "sameResultLimit": None,
+    "failLimit": 3,
+    # No progress: after this many identical results, the same call again is denied (the rules
+    # of docs/decision-quality.md).
+    "sameResultLimit": 4,
     "includeLocal": False,
     # A backstop against a harness that never reports its agents gone: past this many agents,
     # the one idle the longest is forgotten.
@@ -94,11 +98,11 @@ DEFAULTS: dict[str, Any] = {
     "logDenials": False,
 }
 
-#: What an ``identity`` mode brings with it, over DEFAULTS, unless the row restates the key: the
-#: window and limits measured best for the mode (docs/decision-quality.md), so that one key
-#: switches it on. ``exact`` brings nothing: the defaults are the seed's.
-MODE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "state-aware": {"window": 16, "failLimit": 3, "sameResultLimit": 4},
+#: Named sets of settings over DEFAULTS; keys set beside a preset override it. ``seed`` is the seed
+#: README's defaults table exactly: every call counted verbatim in a window of 12, no failure
+#: track, no reading of results (docs/configuration.md).
+PRESETS: dict[str, dict[str, Any]] = {
+    "seed": {"window": 12, "identity": "exact", "failLimit": None, "sameResultLimit": None},
 }
 
 #: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
@@ -135,6 +139,7 @@ class BreakerConfig:
         "revalidate_instances": "always",
     }
 
+    preset: PresetName | None
     window: int
     localHosts: LocalHostsPolicy
     identity: IdentityMode
@@ -210,15 +215,17 @@ def default_config() -> BreakerConfig:
 
 
 def load_config(raw: Mapping[str, Any] | None, *, type_checked: bool = True) -> BreakerConfig:
-    """Merge ``raw`` over DEFAULTS (and its ``identity`` mode's MODE_DEFAULTS) and validate it,
+    """Merge ``raw`` over DEFAULTS (and the ``preset`` it names, PRESETS) and validate it,
     raising ConfigError naming the bad key; then (unless ``type_checked`` is False: a
     configuration this code accepted before) pydantic's strict check of every field."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(f"config must be a mapping of keys to values, got {_type_name(raw)}")
-    mode = raw.get("identity")
-    base = {**DEFAULTS, **(MODE_DEFAULTS.get(mode, {}) if isinstance(mode, str) else {})}
+    preset = raw.get("preset")
+    if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
+        raise ConfigError(_choice_message("preset", preset, [*PRESETS, "null"]))
+    base = {**DEFAULTS, **(PRESETS[preset] if preset is not None else {})}
     merged: dict[str, Any] = dict(base)
     for key, value in raw.items():
         if not isinstance(key, str):
@@ -279,6 +286,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
     if python is not None and (not isinstance(python, str) or not python.strip()):
         raise ConfigError(f"python must be the path of a Python interpreter or null, got {python!r}")
     return BreakerConfig(
+        preset=merged["preset"],
         window=window,
         localHosts=local_hosts,
         identity=identity,
@@ -345,7 +353,13 @@ def _choice(merged: Mapping[str, Any], key: str, allowed: tuple[Choice, ...]) ->
     for choice in allowed:
         if value == choice and isinstance(value, str):
             return choice
-    raise ConfigError(f"{key} must be one of {' | '.join(allowed)}, got {value!r}")
+    raise ConfigError(_choice_message(key, value, list(allowed)))
+
+
+def _choice_message(key: str, value: object, allowed: list[str]) -> str:
+    message = f"{key} must be one of {' | '.join(allowed)}, got {value!r}"
+    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.5) if isinstance(value, str) else []
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def _patterns(merged: Mapping[str, Any], key: str) -> tuple[str, ...]:

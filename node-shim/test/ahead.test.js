@@ -142,7 +142,7 @@ test('a call that reaches the guard without this preflight gets a blocking round
 // A mount whose agent made `before` calls, then pre-executed `args`; its worker is then killed.
 // Returns how many preflights that pre-execute sent (0: it took a pass).
 async function preExecutedThenKilled(name, before, args) {
-  const { dsh, bridge } = mountWithWorker({});
+  const { dsh, bridge } = mountWithWorker({ preset: 'seed' }); // the caps alone
   const agent = makeAgent(name);
   for (const call of before) await dsh.call(agent, 'bash', call);
   const worker = workerOf(bridge);
@@ -221,7 +221,7 @@ test('an agent whose call awaits its guard is not forgotten for others (maxAgent
 });
 
 test('calls the worker promised to allow ask it nothing: distinct calls send one preflight in three or four', async () => {
-  const dsh = mount({});
+  const dsh = mount({ preset: 'seed' }); // the caps alone: each key counts one a call
   const agent = makeAgent('promised');
   const before = asked;
   const { value, ops } = await blockingDuring(async () => {

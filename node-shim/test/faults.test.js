@@ -202,12 +202,12 @@ async function runSession(dsh, agent, killAt = new Set(), interpreter = undefine
 }
 
 test('replay rebuilds the exact state: verdicts, denial texts and asks match an unbroken session', async () => {
-  const steady = mount({}, { approval: 'allowed-once' });
+  const steady = mount({ preset: 'seed' }, { approval: 'allowed-once' }); // an ask happens under the caps
   const expected = await runSession(steady, makeAgent('steady'));
   assert.ok(expected.some((outcome) => outcome.denied), 'the session has denials');
   assert.equal(steady.asks.length, 1, 'and one approved ask');
   const interpreter = switchableInterpreter();
-  const broken = mount({ python: interpreter.path }, { approval: 'allowed-once' });
+  const broken = mount({ preset: 'seed', python: interpreter.path }, { approval: 'allowed-once' });
   const killAt = new Set([2, 5, 10, 12, 15, 17, 21, 24]);
   const lines = await stderrOf(async () => {
     assert.deepEqual(await runSession(broken, makeAgent('steady'), killAt, interpreter), expected);
@@ -215,6 +215,33 @@ test('replay rebuilds the exact state: verdicts, denial texts and asks match an 
   assert.equal(broken.asks.length, 1, 'a replayed ask is not put to the operator again');
   assert.equal(interpreter.pids().length, killAt.size + 1);
   assert.equal(lines.length, killAt.size, 'one line per lost worker');
+});
+
+test('under the defaults too, with model turns, replay rebuilds the verdicts and denial texts', async () => {
+  const turns = async (dsh, agent, killAt, interpreter) => {
+    const outcomes = [];
+    for (const [index, [tool, args]] of SESSION.entries()) {
+      if (killAt?.has(index)) {
+        const worker = interpreter.pids().at(-1);
+        process.kill(worker, 'SIGKILL');
+        await waitUntil(() => !isAlive(worker));
+      }
+      if (tool === 'user') await dsh.step(agent, [userMessage('start over')]);
+      else {
+        if (index % 3 === 0) await dsh.step(agent, []); // a model turn of up to three calls
+        outcomes.push(await dsh.call(agent, tool, args, { callId: `call-${index}` }));
+      }
+    }
+    return outcomes.map(({ denied, asked, text }) => ({ denied, asked, text }));
+  };
+  const expected = await turns(mount({ localHosts: 'allow' }), makeAgent('steady'));
+  assert.ok(expected.some((outcome) => outcome.denied), 'the session has denials');
+  const interpreter = switchableInterpreter();
+  const broken = mount({ localHosts: 'allow', python: interpreter.path });
+  const killAt = new Set([2, 5, 10, 12, 15, 17, 21, 24]);
+  await stderrOf(async () => {
+    assert.deepEqual(await turns(broken, makeAgent('steady'), killAt, interpreter), expected);
+  });
 });
 
 test('a hung worker: the call gets onWorkerFailure after guardTimeoutMs, once; the worker is replaced', async () => {

@@ -43,7 +43,7 @@ from breaker.rtb.sessions import Session
 
 #: This project's rows: (row name, mode file under modes/). The recommended mode is the one the
 #: README recommends; change this list when it changes.
-PROJECT_ROWS = (("this project, defaults", "seed"), ("this project, recommended", "state-aware"))
+PROJECT_ROWS = (("this project, defaults", "defaults"), ("this project, preset seed", "seed"))
 REFERENCE_ROW = "reference plugin 0.5.2 (its defaults)"
 CORPUS, EVASIONS = "corpus", "evasions"
 README_START, README_END = "<!-- quality-table -->", "<!-- /quality-table -->"

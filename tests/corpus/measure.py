@@ -34,11 +34,11 @@ from breaker.rtb.sweep import (
 )
 
 HERE = Path(__file__).resolve().parent
-MODES = ("seed", "reference", "state-aware")
+MODES = ("seed", "reference", "defaults")
 EXPECTED = HERE / "expected.tsv"
 #: The modes whose first stop on every real session is kept (real-sessions-expected.tsv): the
-#: defaults and the recommended mode.
-REAL_MODES = ("seed", "state-aware")
+#: defaults and the seed preset.
+REAL_MODES = ("seed", "defaults")
 #: Per folder of real runs (sources.REAL_FOLDERS, by name): the file its first stops are kept in.
 REAL_EXPECTED = {name: HERE / f"{folder.name}-expected.tsv" for name, folder in REAL_FOLDERS}
 
