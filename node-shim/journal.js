@@ -132,12 +132,8 @@ export class Journal {
   /** A model turn began (a step request sent before its first call): kept while the agent has a
    * journal, as the turn decides whether its calls' answers count as repeats. */
   stepped(message) {
-    let journal = this.sent('step', message.agent);
-    if (!journal) {
-      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
-      this.agents.set(message.agent, journal);
-    }
-    this.add(journal, message, 32);
+    const journal = this.sent('step', message.agent);
+    if (journal) this.add(journal, message, 32);
   }
 
   /** A human message: the worker starts the agent's window afresh, but not its workspace (what
@@ -145,7 +141,9 @@ export class Journal {
    * message is kept in order like any request, and the calls before it leave as the window moves. */
   cleared(agent) {
     const journal = this.agents.get(agent);
-    if (journal) this.add(journal, { op: 'human', agent }, 32);
+    if (!journal) return;
+    journal.awaiting = new Map(); // as the worker's agent registry forgets them at a human turn
+    this.add(journal, { op: 'human', agent }, 32);
   }
 
   /** A forgotten agent (or one the worker forgot): the worker drops it whole, so does replay. */
