@@ -144,26 +144,21 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
         re.compile(rf"(?i)([\"'])({_SECRET_NAME})\1(\s*(?::|=>)\s*)([\"'])(?:(?!\4)[^\\]|\\.)*+(?:\4|\\?\Z)"),
         r"\1\2\1\3\4" + _REDACTED + r"\4",
     ),
-    # A value on the line after its name: a name and ``:`` or ``=`` ending a line (a prompt, a
-    # YAML block scalar ``secret: |``), the next line's text.
-    (
-        re.compile(
-            rf"(?i)({_SECRET_NAME})([ \t]*(?:=(?!=)|:)[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*)\S[^\r\n]*"
-        ),
-        r"\1\2" + _REDACTED,
-    ),
     # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
     # stay), assignments, options, query and form values, connection strings (token=x,
     # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
-    # _authToken=x), and header lines or "name: value" secrets, to the end of the line or a quote.
+    # _authToken=x), header lines or "name: value" secrets, to the end of the line or a quote;
+    # and a value on the line after its name (a name and ":" or "=" ending a line: a prompt, a
+    # YAML block scalar "secret: |"), the next line's text.
     (
         re.compile(
-            rf"(?i)({_SECRET_NAME})(?:({_ASSIGN})([\"'])(?:(?!\3)[^\\\r\n]|\\.){{0,1024}}+"
-            r"(?:\3|\\?(?=[\r\n]|\Z))"
+            rf"(?i)({_SECRET_NAME})(?:"
+            r"([ \t]*(?:=(?!=)|:)[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*)\S[^\r\n]*"
+            rf"|({_ASSIGN})([\"'])(?:(?!\4)[^\\\r\n]|\\.){{0,1024}}+(?:\4|\\?(?=[\r\n]|\Z))"
             r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
             r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
         ),
-        r"\1\2\3\4\5" + _REDACTED + r"\3",
+        r"\1\2\3\4\5\6" + _REDACTED + r"\4",
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
     # curl -u user:pass, -uuser:pass, -su user:pass (flags before it in one word), -U (the proxy
