@@ -110,3 +110,26 @@ def test_the_pages_policy_names_its_one_style_and_one_script_by_digest(
     assert f"script-src {digest(scripts[0])};" in policy
     assert policy.startswith("default-src 'none';") and "unsafe" not in policy
     assert " style=" not in text and " on" + "click=" not in text
+
+
+def test_agents_whose_events_interleave_keep_one_table_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Log("session-1e0f0000-0000-4000-8000-00000000000a", started_ms=1_796_000_000_000, cwd="/w")
+    child = Log(
+        "session-1e0f0000-0000-4000-8000-00000000000b",
+        started_ms=1_796_000_000_025,  # its events fall between the root's
+        cwd="/w",
+        parent="session-1e0f0000-0000-4000-8000-00000000000a",
+    )
+    for number in range(30):
+        root.call("read", {"file_path": f"/w/a{number}"}, "a")
+        child.call("read", {"file_path": f"/w/b{number}"}, "b")
+    root.write(tmp_path / "logs")
+    child.write(tmp_path / "logs")
+    page = tmp_path / "page.html"
+    assert main(["replay", "--html", str(page), str(tmp_path / "logs")]) == 0
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<h3>agent ") == 2
+    assert len(re.findall(r'<tr class="call', text)) == 60

@@ -25,7 +25,7 @@ from __future__ import annotations
 import html
 import json
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -101,130 +101,43 @@ class TimelineReport:
         self.folded = 0
         self.shown_rows = 0
         self.summed_up = 0
-        self._agent: str | None = None
-        self._head_left = 0
-        self._ring: deque[Pair] = deque()
-        self._stretch = _Stretch()
-        self._block_rows = 0
-        self._last_had_texts = False
+        #: The session's agents' tables, in the order their first calls came.
+        self._tables: dict[str, _AgentTable] = {}
 
     # -- handed the calls -------------------------------------------------------------------
 
     def begin(self, digest: Digest) -> None:
-        self._agent = None
-        self.rows.begin()
+        self._tables = {}
 
     def call(self, call: CallReplay, other: CallReplay | None) -> None:
-        if call.agent != self._agent:
-            self._end_agent()
-            self._begin_agent(call.agent)
-        pair = (call, other)
-        interesting = call.stopped or (other is not None and (other.stopped or other.verdict != call.verdict))
-        if self.shown_rows >= PAGE_ROWS or (interesting and self.shown_rows + len(self._ring) >= PAGE_ROWS):
-            while self._ring:
-                self._to_stretch(self._ring.popleft())
-            self._to_stretch(pair)
-        elif self._head_left > 0:
-            self._head_left -= 1
-            self._show(pair, near=interesting)
-        elif interesting:
-            self._close_stretch()
-            while self._ring:
-                self._show(self._ring.popleft(), near=True)
-            self._show(pair, near=True)
-        else:
-            self._ring.append(pair)
-            if len(self._ring) > self.config.window:
-                self._to_stretch(self._ring.popleft())
+        table = self._tables.get(call.agent)
+        if table is None:
+            table = self._tables[call.agent] = _AgentTable(self, call.agent)
+        table.add((call, other))
 
     def end(self, digest: Digest) -> None:
-        self._end_agent()
+        """The session's tables, agent after agent, into the page's spool."""
+        self.rows.begin()
+        for table in self._tables.values():
+            for chunk in table.close():
+                self.rows.write(chunk)
         self.rows.end(digest.session_id)
+        self._tables = {}
 
-    def _begin_agent(self, agent: str) -> None:
-        self._agent = agent
-        self._head_left = HEAD_ROWS
-        self._last_had_texts = False
-        self.rows.write(
-            f"<h3>agent {_e(shown.inline(agent))}</h3>"
-            f'<div class="calls"><table class="head">{self._columns()}{self._head()}</table>'
-        )
-        self._open_block()
+    def fold(self, parts: list[tuple[str, str]]) -> int:
+        """Keep a call's texts for the script to show when its ``details`` is opened; their index."""
+        self.texts.write(("," if self.folded else "") + _json(parts))
+        self.folded += 1
+        return self.folded - 1
 
-    def _end_agent(self) -> None:
-        if self._agent is None:
-            return
-        while self._ring:
-            self._to_stretch(self._ring.popleft())
-        self._close_stretch()
-        self._close_block()
-        self.rows.write("</div>")
-        self._agent = None
-
-    # -- rows --------------------------------------------------------------------------------
-
-    def _to_stretch(self, pair: Pair) -> None:
-        self._stretch.add(pair)
-        self.summed_up += 1
-        self._last_had_texts = False
-
-    def _close_stretch(self) -> None:
-        stretch = self._stretch
-        if not stretch.calls:
-            return
-        verdicts = ", ".join(f"{count:,} {label}" for label, count in stretch.verdicts.items())
-        span = (
-            f"#{stretch.first}" if stretch.first == stretch.last else f"#{stretch.first}\u2013#{stretch.last}"
-        )
-        self._row(
-            f'<tr class="gap" data-rows="{stretch.calls}"><td colspan="{self._columns_count()}">{span}: '
-            f"{stretch.calls:,} call{'s' if stretch.calls != 1 else ''} ({verdicts}), summed up</td></tr>"
-        )
-        self._stretch = _Stretch()
-
-    def _show(self, pair: Pair, *, near: bool) -> None:
-        self.shown_rows += 1
-        call, other = pair
-        parts = _texts(call)
-        if other is not None and other.message != call.message:
-            parts += _texts(other)
-        row = _row(call, other, near, self._columns_count(), shut=self._last_had_texts and bool(parts))
-        if parts:
-            if self._last_had_texts:
-                self.texts.write(("," if self.folded else "") + _json(parts))
-                self.folded += 1
-                texts = (
-                    f'<details data-t="{self.folded - 1}"><summary>text of #{call.number}</summary></details>'
-                )
-            else:
-                texts = "".join(f'<pre class="{kind}">{_e(text)}</pre>' for kind, text in parts)
-            classes = "text near" if near else "text"
-            row += f'<tr class="{classes}"><td colspan="{self._columns_count()}">{texts}</td></tr>'
-        self._last_had_texts = bool(parts)
-        self._row(row)
-
-    def _row(self, html_row: str) -> None:
-        self.rows.write(html_row)
-        self._block_rows += 1
-        if self._block_rows >= BLOCK_ROWS:
-            self._close_block()
-            self._open_block()
-
-    def _open_block(self) -> None:
-        self._block_rows = 0
-        self.rows.write(f'<div class="block"><table>{self._columns()}<tbody>')
-
-    def _close_block(self) -> None:
-        self.rows.write("</tbody></table></div>")
-
-    def _columns(self) -> str:
+    def columns(self) -> str:
         columns = [*COLUMNS, *(COMPARED if self.other is not None else ()), RECORDED]
         return "<colgroup>" + "".join(f'<col class="{name}">' for name, _ in columns) + "</colgroup>"
 
-    def _columns_count(self) -> int:
+    def columns_count(self) -> int:
         return len(COLUMNS) + (len(COMPARED) if self.other is not None else 0) + 1
 
-    def _head(self) -> str:
+    def head(self) -> str:
         return (
             "<thead><tr><th>#</th><th>tool</th><th>arguments</th>"
             f"<th>{_e(shown.inline(self.setting, 24))}</th><th>window counts / caps</th>"
@@ -295,6 +208,112 @@ class TimelineReport:
             f" \u00b7 {_e(shown.inline(about.prompt or '-'))}"
             f" \u00b7 {digest.calls:,} calls, {digest.stops:,} stopped{differs}</p>"
         )
+
+
+class _AgentTable:
+    """One agent's calls in one session, as rows and stretches, spooled on their own (a session's
+    agents' events come interleaved; each agent keeps one table)."""
+
+    def __init__(self, page: TimelineReport, agent: str) -> None:
+        self.page = page
+        self.window = page.config.window
+        self.spool = Spool()
+        self.spool.begin()
+        self.head_left = HEAD_ROWS
+        self.ring: deque[Pair] = deque()
+        self.stretch = _Stretch()
+        self.block_rows = 0
+        self.last_had_texts = False
+        self.spool.write(
+            f"<h3>agent {_e(shown.inline(agent))}</h3>"
+            f'<div class="calls"><table class="head">{page.columns()}{page.head()}</table>'
+        )
+        self._open_block()
+
+    def add(self, pair: Pair) -> None:
+        call, other = pair
+        page = self.page
+        interesting = call.stopped or (other is not None and (other.stopped or other.verdict != call.verdict))
+        if page.shown_rows >= PAGE_ROWS or (interesting and page.shown_rows + len(self.ring) >= PAGE_ROWS):
+            while self.ring:
+                self._to_stretch(self.ring.popleft())
+            self._to_stretch(pair)
+        elif self.head_left > 0:
+            self.head_left -= 1
+            self._show(pair, near=interesting)
+        elif interesting:
+            self._close_stretch()
+            while self.ring:
+                self._show(self.ring.popleft(), near=True)
+            self._show(pair, near=True)
+        else:
+            self.ring.append(pair)
+            if len(self.ring) > self.window:
+                self._to_stretch(self.ring.popleft())
+
+    def close(self) -> Iterator[str]:
+        """The table's HTML, finished (its spool is removed once read)."""
+        while self.ring:
+            self._to_stretch(self.ring.popleft())
+        self._close_stretch()
+        self._close_block()
+        self.spool.write("</div>")
+        self.spool.end("table")
+        yield from self.spool.chunks("table")
+        self.spool.close()
+
+    def _to_stretch(self, pair: Pair) -> None:
+        self.stretch.add(pair)
+        self.page.summed_up += 1
+        self.last_had_texts = False
+
+    def _close_stretch(self) -> None:
+        stretch = self.stretch
+        if not stretch.calls:
+            return
+        verdicts = ", ".join(f"{count:,} {label}" for label, count in stretch.verdicts.items())
+        span = f"#{stretch.first}"
+        if stretch.last != stretch.first:
+            span += f"\u2013#{stretch.last}"
+        self._row(
+            f'<tr class="gap" data-rows="{stretch.calls}"><td colspan="{self.page.columns_count()}">{span}: '
+            f"{stretch.calls:,} call{'s' if stretch.calls != 1 else ''} ({verdicts}), summed up</td></tr>"
+        )
+        self.stretch = _Stretch()
+
+    def _show(self, pair: Pair, *, near: bool) -> None:
+        page = self.page
+        page.shown_rows += 1
+        call, other = pair
+        parts = _texts(call)
+        if other is not None and other.message != call.message:
+            parts += _texts(other)
+        columns = page.columns_count()
+        row = _row(call, other, near, columns, shut=self.last_had_texts and bool(parts))
+        if parts:
+            if self.last_had_texts:
+                summary = f"<summary>text of #{call.number}</summary>"
+                texts = f'<details data-t="{page.fold(parts)}">{summary}</details>'
+            else:
+                texts = "".join(f'<pre class="{kind}">{_e(text)}</pre>' for kind, text in parts)
+            classes = "text near" if near else "text"
+            row += f'<tr class="{classes}"><td colspan="{columns}">{texts}</td></tr>'
+        self.last_had_texts = bool(parts)
+        self._row(row)
+
+    def _row(self, html_row: str) -> None:
+        self.spool.write(html_row)
+        self.block_rows += 1
+        if self.block_rows >= BLOCK_ROWS:
+            self._close_block()
+            self._open_block()
+
+    def _open_block(self) -> None:
+        self.block_rows = 0
+        self.spool.write(f'<div class="block"><table>{self.page.columns()}<tbody>')
+
+    def _close_block(self) -> None:
+        self.spool.write("</tbody></table></div>")
 
 
 def _json(value: object) -> str:
