@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 
 from breaker.core.config import BreakerConfig
-from breaker.core.deciding import UNLIMITED_PASSES, AgentState, Plan, rules
+from breaker.core.deciding import UNLIMITED_PASSES, AgentState, rules
 from breaker.core.deciding import passes as passes_
 from breaker.core.history import (
     ANALYSED_ARGS,
@@ -81,13 +81,16 @@ class Breaker:
 
     def decide(self, agent: AgentId, call: ToolCall) -> Allow | Deny:
         """The guard: allow (committing every fingerprint) or deny (committing only the hits). A
-        call whose ask is pending reaching it means the operator approved."""
+        call whose ask is pending reaching it means the operator approved. In stage order: the
+        agent's history looked up, the call read, judged and its verdict worded, then committed."""
         if not self.is_counted(call.name):
             return ALLOW
         state = self._agents.called(agent, call.call_id, "guard")
         if call.call_id and state.asks.reached_guard(call.call_id):
-            state.changed()
-        return rules.apply(state, self._plan(state, call), self.config)
+            state.changed()  # the operator approved it
+        raw = state.raw_fingerprints(call, self._analysis, keep=False)  # read once: the preflight's
+        plan = rules.plan(state, call, raw, self.config)
+        return rules.apply(state, plan, self.config)
 
     def precheck(self, agent: AgentId, call: ToolCall) -> Allow | Deny | Ask | None:
         """Before the guard: ``preflight``'s ask, else the verdict ``decide`` would give now,
@@ -100,7 +103,8 @@ class Breaker:
             return check
         if not call.call_id or call.call_id in state.asks.pending:
             return None
-        plan = self._plan(state, call)
+        raw = state.raw_fingerprints(call, self._analysis, keep=False)
+        plan = rules.plan(state, call, raw, self.config)
         state.kept.keep(plan, self.config.window)  # past a window of them: guards that never came
         return plan.verdict
 
@@ -185,6 +189,3 @@ class Breaker:
             "agents": len(self._agents),
             "entries": sum(len(state.window) for state in self._agents.states()),
         }
-
-    def _plan(self, state: AgentState, call: ToolCall) -> Plan:
-        return rules.plan(state, call, state.raw_fingerprints(call, self._analysis, keep=False), self.config)

@@ -12,6 +12,5 @@ from __future__ import annotations
 from breaker.core.deciding import passes, rules
 from breaker.core.deciding.agent import AgentState
 from breaker.core.deciding.passes import UNLIMITED_PASSES
-from breaker.core.deciding.plans import Plan
 
-__all__ = ["UNLIMITED_PASSES", "AgentState", "Plan", "passes", "rules"]
+__all__ = ["UNLIMITED_PASSES", "AgentState", "passes", "rules"]
