@@ -22,14 +22,11 @@ or ``{"ok": false, "step": "venv" | "pip", "detail": "the last lines pip or venv
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import threading
 import time
 import venv
 from collections import deque
@@ -60,32 +57,12 @@ def base_pip_version() -> tuple[int, ...] | None:
     return tuple(int(number) for number in numbers)
 
 
-class Progress:
-    """The progress lines of one step, shared by pips running at once: one count of what is fetched."""
-
-    def __init__(self, prefix: str, steps: tuple[str, str] = ("step 2/3, ", "step 3/3, ")) -> None:
-        self.prefix = prefix
-        self.steps = steps
-        self.fetched = 0
-        self.lock = threading.Lock()
-
-    def pip_said(self, line: str) -> None:
-        with self.lock:
-            if match := FETCHED.match(line):
-                self.fetched += 1
-                verb = VERBS[match[1]]
-                size = f" ({match[3]})" if match[3] else ""
-                say(
-                    self.prefix,
-                    f"{self.steps[0]}fetching packages: {self.fetched} so far, {verb} {match[2]}{size}",
-                )
-            elif match := INSTALLING.match(line):
-                count = len(match[1].split(","))
-                say(self.prefix, f"{self.steps[1]}installing {count} packages into the environment")
-
-
-def run_pip(command: list[str], progress: Progress) -> tuple[int, list[str]]:
-    """Run pip, turning what it fetches into progress lines; its exit status and last lines."""
+def run_pip(
+    command: list[str], prefix: str, steps: tuple[str, str] = ("step 2/3, ", "step 3/3, ")
+) -> tuple[int, list[str]]:
+    """Run pip, turning what it fetches into progress lines (each after its ``steps`` label);
+    its exit status and last lines."""
+    fetched = 0
     last: deque[str] = deque(maxlen=DETAIL_LINES)
     process = subprocess.Popen(
         command,
@@ -101,66 +78,15 @@ def run_pip(command: list[str], progress: Progress) -> tuple[int, list[str]]:
         if not line.strip() or NOISE.match(line):
             continue
         last.append(line)
-        progress.pip_said(line)
+        if match := FETCHED.match(line):
+            fetched += 1
+            verb = VERBS[match[1]]
+            size = f" ({match[3]})" if match[3] else ""
+            say(prefix, f"{steps[0]}fetching packages: {fetched} so far, {verb} {match[2]}{size}")
+        elif match := INSTALLING.match(line):
+            count = len(match[1].split(","))
+            say(prefix, f"{steps[1]}installing {count} packages into the environment")
     return process.wait(), list(last)
-
-
-def distributions(folder: str) -> set[str]:
-    """The distributions installed in ``folder``, by normalised name."""
-    names = (
-        name[: -len(".dist-info")].rsplit("-", 1)[0]
-        for name in os.listdir(folder)
-        if name.endswith(".dist-info")
-    )
-    return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
-
-
-def install_apart(
-    command: list[str], target: str, requirements: list[str], progress: Progress
-) -> tuple[int, list[str]] | None:
-    """Each requirement fetched and installed by its own pip, all at once, each into a folder of its
-    own (``--target``), then moved into the venv at ``target``: pip resolves one requirement at a
-    time, so this is what runs in parallel. Requirements that share a package (which two separate
-    resolutions could pick in two versions) are not merged: None, and one pip installs them all.
-    (exit status, last lines) otherwise."""
-    parts = [os.path.join(target, f".part-{index}") for index in range(len(requirements))]
-    results: list[tuple[int, list[str]]] = [(1, [])] * len(requirements)
-
-    def install(index: int) -> None:
-        results[index] = run_pip([*command, "--target", parts[index], requirements[index]], progress)
-
-    threads = [threading.Thread(target=install, args=(index,)) for index in range(len(requirements))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    try:
-        failed = next((result for result in results if result[0] != 0), None)
-        if failed is not None:
-            return failed
-        seen: set[str] = set()
-        for part in parts:
-            names = distributions(part)
-            if names & seen:
-                return None
-            seen |= names
-        site = next(iter(glob.glob(os.path.join(target, "lib", "python*", "site-packages"))), None)
-        site = site or os.path.join(target, "Lib", "site-packages")
-        scripts = os.path.join(target, "Scripts" if os.name == "nt" else "bin")
-        for part in parts:
-            for name in os.listdir(part):
-                if name in ("bin", "Scripts"):
-                    folder = os.path.join(part, name)
-                    moves = [(os.path.join(folder, e), os.path.join(scripts, e)) for e in os.listdir(folder)]
-                else:
-                    moves = [(os.path.join(part, name), os.path.join(site, name))]
-                for source, destination in moves:
-                    if not os.path.lexists(destination):
-                        os.rename(source, destination)
-        return 0, []
-    finally:
-        for part in parts:
-            shutil.rmtree(part, ignore_errors=True)
 
 
 def install_packages(python: str, target: str, prefix: str, requirements: list[str]) -> int:
@@ -173,7 +99,7 @@ def install_packages(python: str, target: str, prefix: str, requirements: list[s
     else:
         command = [python, "-m", "pip", "install", "--target", target, *flags]  # the venv's own (ensurepip)
     say(prefix, f"fetching packages: {len(requirements)} requirements and what they need")
-    status, last = run_pip([*command, *requirements], Progress(prefix, ("", "")))
+    status, last = run_pip([*command, *requirements], prefix, ("", ""))
     if status != 0:
         print(json.dumps({"ok": False, "step": "pip", "detail": "\n".join(last)}))
         return 1
@@ -221,12 +147,7 @@ def main(argv: list[str]) -> int:
     if requirements:
         step = time.monotonic()
         say(prefix, f"step 2/3, fetching packages: {len(requirements)} requirements and what they need")
-        outcome = None
-        if pip == "base" and len(requirements) > 1:
-            outcome = install_apart(command, target, requirements, Progress(prefix))
-            if outcome is None:
-                say(prefix, "step 2/3, the requirements share a package: fetching them again, together")
-        status, last = outcome or run_pip([*command, *requirements], Progress(prefix))
+        status, last = run_pip([*command, *requirements], prefix)
         if status != 0:
             print(json.dumps({"ok": False, "step": "pip", "detail": "\n".join(last)}))
             return 1

@@ -124,32 +124,6 @@ test('the preparation says how far it is: its steps and each package fetched', (
   assert.match(steps.at(-1), /^P: step 3\/3, installing 1 packages into the environment$/);
 });
 
-test('several requirements are fetched by a pip each, at once, and merged; ones sharing a package by one pip (issue 31)', () => {
-  const prepared = (dependencies) => {
-    const env = offline();
-    const root = fakePackage('1.0.0', dependencies);
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', `
-      import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
-      console.log(JSON.stringify(workerInterpreter({ root: ${JSON.stringify(root)}, log: () => {}, prefix: 'P: ' })));`], { env, encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    return { python: JSON.parse(run.stdout), steps: run.stderr.split('\n').filter((line) => line.startsWith('P: ')), env };
-  };
-  const apart = prepared(['pip', 'setuptools']);
-  assert.equal(apart.steps.filter((line) => /fetching packages: \d so far/.test(line)).length, 2, apart.steps.join('\n'));
-  assert.ok(apart.steps.some((line) => /fetching packages: 2 so far/.test(line)), 'one count across both pips');
-  assert.ok(!apart.steps.some((line) => /share a package/.test(line)));
-  for (const module of ['pip', 'setuptools']) {
-    const found = spawnSync(apart.python.command, ['-c', `import ${module}, sys; print(${module}.__file__)`], { env: apart.env, encoding: 'utf8' });
-    assert.equal(found.status, 0, found.stderr);
-    assert.ok(found.stdout.startsWith(join(apart.python.dir, 'lib')), `${module} from the environment: ${found.stdout}`);
-  }
-  assert.deepEqual(readdirSync(apart.python.dir).filter((name) => name.startsWith('.part-')), [], 'no folder of a pip left');
-  // Two requirements of one package: two resolutions could disagree, so one pip installs both.
-  const shared = prepared(['pip', 'pip>=1']);
-  assert.ok(shared.steps.some((line) => /^P: step 2\/3, the requirements share a package: fetching them again, together$/.test(line)), shared.steps.join('\n'));
-  assert.equal(spawnSync(shared.python.command, ['-c', 'import pip'], { env: shared.env }).status, 0);
-});
-
 test('package versions with one dependency list share one environment', () => {
   const env = offline();
   const { lines, log } = recorder();
