@@ -5,8 +5,9 @@ distinct ``read`` calls, and every 250 calls a loop of 8 identical failing ``bas
 them stopped). Then, interleaved so that a change in the machine's load touches all of them alike:
 
 - the decisions alone: the same calls and results through ``Breaker`` (precheck, decide,
-  record_result) in this process, made as they are decided (no log, no report);
-- ``rtb replay`` (the text report) of the log, a process of its own: time and peak RSS;
+  record_result), made as they are decided (no log, no report), in a process of its own;
+- ``rtb replay`` (the text report) of the log, a process of its own started at the same moment
+  (so both meet the same load from the rest of the machine): time and peak RSS;
 - ``rtb replay --html``: time, peak RSS, the page's size, and (with Chromium installed) how long
   headless Chromium takes to load the page and paint it.
 
@@ -116,21 +117,30 @@ def decisions_alone(total: int) -> tuple[float, float]:
 
 def run_rtb(argv: list[str]) -> tuple[float, float, float]:
     """(seconds, CPU seconds, peak RSS in MB) of one ``rtb`` process."""
+    [measured] = run_together([[sys.executable, "-m", "breaker", *argv]])
+    return measured
+
+
+def run_together(commands: list[list[str]]) -> list[tuple[float, float, float]]:
+    """Start ``commands`` at once and wait for all: (seconds, CPU seconds, peak RSS in MB) of
+    each. Run side by side, two processes meet the same load from the rest of the machine."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "breaker", *argv],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    err = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - started
-    if process.returncode != 0:
-        raise SystemExit(f"rtb {' '.join(argv)} exited {process.returncode}: {err.decode()[-2000:]}")
-    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    processes = [
+        subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for command in commands
+    ]
+    measured = []
+    for process, command in zip(processes, commands, strict=True):
+        assert process.stderr is not None
+        err = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} exited {process.returncode}: {err.decode()[-2000:]}")
+        measured.append(
+            (time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+        )
+    return measured
 
 
 def open_in_chromium(page: Path) -> float | None:
@@ -153,8 +163,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--decisions-only", action="store_true", help="time the decisions alone, print nothing"
+    )
     options = parser.parse_args()
     total = options.calls
+    if options.decisions_only:
+        decisions_alone(total)
+        return
     with tempfile.TemporaryDirectory(prefix="rtb-scale-") as scratch:
         folder = Path(scratch)
         started = time.perf_counter()
@@ -165,9 +181,13 @@ def main() -> None:
         alone: list[tuple[float, float]] = []
         replay: list[tuple[float, float, float]] = []
         html: list[tuple[float, float, float]] = []
+        decisions = [sys.executable, str(Path(__file__).resolve()), "--calls", str(total), "--decisions-only"]
         for _ in range(options.runs):
-            alone.append(decisions_alone(total))
-            replay.append(run_rtb(["replay", str(log.parent)]))
+            by_itself, replayed = run_together(
+                [decisions, [sys.executable, "-m", "breaker", "replay", str(log.parent)]]
+            )
+            alone.append(by_itself[:2])
+            replay.append(replayed)
             html.append(run_rtb(["replay", "--html", str(page), str(log.parent)]))
         opened = open_in_chromium(page)
         size_mb = page.stat().st_size / 1e6
@@ -179,8 +199,9 @@ def main() -> None:
     print(
         f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written in {written:.0f} s);"
     )
-    print(f"median of {options.runs} interleaved run(s). The ratios are of CPU time (user + system), which")
-    print("another process on the machine does not stretch; wall time beside it. Load average at the end:")
+    print(f"median of {options.runs} run(s); the decisions alone and `rtb replay` run side by side.")
+    print("The ratios are of CPU time (user + system), which waiting for the CPU does not stretch;")
+    print("wall time beside it (those two share the machine with each other). Load average at the end:")
     print(f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}.")
     print()
     print("| | CPU time | per call | wall time | peak RSS | target |")

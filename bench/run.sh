@@ -9,7 +9,7 @@
 # BENCH_FIRST_BOOTS of first-boot preparations each way (default 2; each fetches every package
 # from the index); BENCH_SESSION_CALLS the longest session of the scaling table (default 1000000);
 # BENCH_RTB_CALLS the session `rtb replay` and `--html` are timed on (default 1000000: about
-# 5 minutes of the run on a 2-core machine).
+# 10 minutes of the run on a loaded 2-core machine).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
