@@ -176,3 +176,29 @@ def test_an_answer_that_changes_is_progress() -> None:
         agent.turn()
         verdicts.append(agent.run("bash", {"command": "cat progress.txt"}, f"{percent}% done"))
     assert all(allowed(verdicts))
+
+
+def test_a_rerun_after_other_calls_is_stopped_at_its_fourth_run() -> None:
+    """One call a turn: the same answer on the 4th run with other calls between (a poll in a row
+    keeps its 5th)."""
+    agent = Agent()
+    verdicts: list[Allow | Deny] = []
+    for other in ("a", "b", "c", "d"):
+        agent.turn()
+        verdicts.append(agent.run("bash", {"command": "ls -lha /bin/bash"}, "-rwxr-xr-x 1 root bash"))
+        agent.turn()
+        agent.search(other, "Found 2 snippets")
+    assert allowed(verdicts) == [True, True, True, False]
+
+
+def test_a_command_the_shell_cannot_parse_is_not_run_a_third_time() -> None:
+    agent = Agent()
+    parse_error = (
+        "/bin/bash: -c: line 1: unexpected EOF while looking for matching `)'\n"
+        "/bin/bash: -c: line 2: syntax error: unexpected end of file\n[exit code: 2]"
+    )
+    verdicts: list[Allow | Deny] = []
+    for _ in range(3):
+        agent.turn()
+        verdicts.append(agent.run("bash", {"command": "users=$(w -h | cut -f1"}, parse_error))
+    assert allowed(verdicts) == [True, True, False]

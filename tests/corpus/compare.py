@@ -36,6 +36,7 @@ from pathlib import Path
 from anchors import ANCHORS, Anchor, Step, session_steps
 from measure import mode_config
 from sources import HERE, ROOT, Source, corpus, evasions, real_sessions, real_sources
+from timing import timing_table
 
 from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.rtb.replay import CallReplay, replay_session
@@ -391,6 +392,8 @@ def main() -> None:
     print()
     text = report(systems, sources, note, absent)
     print(text, end="")
+    modes = [(name, load_config(mode_config(mode))) for name, mode in PROJECT_ROWS]
+    print("\n" + "\n".join(timing_table(modes, sources)))
     if args.write_readme:
         write_readme_table(text.split("\n\n", 1)[0])
 

@@ -236,12 +236,13 @@ class Evidence:
             )
         if _together(previous.round, ran.round):
             return previous  # sent together, before either answer: not a repeat
-        # A call once sent together with others, rerun in a later turn after other calls ran,
-        # is stopped soonest (as a file tool's error is): its answer came back the same.
+        # A rerun after other calls ran (not a poll in a row) whose answer came back the same is
+        # stopped one sooner; soonest (as a file tool's error is) for a call once sent together
+        # with others in a turn (an agent rerunning a batch of lookups).
         apart = previous.apart or previous.serial < ran.serial - 1
         batched = batched or previous.batched
-        if apart and batched and not key.startswith(ITEM_KEY):
-            sooner = max(sooner, SOONEST)
+        if apart and not key.startswith(ITEM_KEY):
+            sooner = max(sooner, SOONEST if batched else 1)
         times = previous.times + 1
         return _Seen(
             result, times, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, apart, batched, call
@@ -312,13 +313,25 @@ class Evidence:
 #: invalid option``, ``/bin/bash: -c: line 1: syntax error ...``, ``sh: 1: foo: not found``.
 _SHELL_COMPLAINT = re.compile(r"^[\w/.-]{0,64}sh: (?:-c: )?(?:line \d{1,9}: |\d{1,9}: )?\S", re.MULTILINE)
 
+#: The shell could not parse the command line (bash's ``-c: line N: syntax error ...`` and
+#: ``unexpected EOF while looking for matching``, whatever it names itself; dash's ``Syntax error``):
+#: the same line fails the same way whatever the workspace holds.
+_PARSE_ERROR = re.compile(
+    r"^[^\n]{0,256}?: (?:-c: )?line \d{1,9}: (?:syntax error|unexpected EOF while looking for matching)"
+    r"|^[\w/.-]{0,64}sh: \d{1,9}: Syntax error",
+    re.MULTILINE,
+)
+
 
 def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
     """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
-    a file tool's error (an edit the linter rejected), 1 for any other failure, a complaint of the
-    shell, no output at all (nothing the agent can read anything new from) or a ``settled`` call's
-    answer (it cannot change), else 0."""
+    a file tool's error (an edit the linter rejected) and a command line the shell could not parse
+    (it fails the same way every time), 1 for any other failure, a complaint of the shell, no
+    output at all (nothing the agent can read anything new from) or a ``settled`` call's answer
+    (it cannot change), else 0."""
     if failure == "tool":
+        return SOONEST
+    if tool.lower() in SHELL_TOOLS and _PARSE_ERROR.search(text[:4096]) is not None:
         return SOONEST
     if failure is not None or settled or says_nothing(text):
         return 1
