@@ -96,8 +96,11 @@ def test_a_patch_of_the_users_own_is_left_as_it_is(tmp_path: Path, text: str, sa
 
 
 def install_dsh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Run as from a shell in ``cwd``: under `npm test` the environment carries npm's INIT_CWD (the
+    # clone), which the script prefers for a relative PREFIX, as `npm run install-dsh` needs.
+    env = {name: value for name, value in os.environ.items() if name != "INIT_CWD"}
     return subprocess.run(
-        ["bash", str(INSTALL_DSH), *args], cwd=cwd, capture_output=True, text=True, check=False
+        ["bash", str(INSTALL_DSH), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
 
 
