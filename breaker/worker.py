@@ -46,6 +46,7 @@ from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.judging.verdicts import Ask, Deny
 from breaker.core.reading.canonical import CONDENSED_CHARS
+from breaker.core.reading.counted import counted_tools_pattern
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
 from breaker.core.wording.messages import WORKER_FAILURE_DENIAL, redact
 from breaker.protocol import (
@@ -227,7 +228,7 @@ class RequestHandler:
         if not self._defer_core:
             self.start()
         settings = {
-            "countedTools": config.counted_tools_pattern(),
+            "countedTools": counted_tools_pattern(config),
             "onWorkerFailure": config.onWorkerFailure,
             "guardTimeoutMs": config.guardTimeoutMs,
             "startTimeoutMs": config.startTimeoutMs,

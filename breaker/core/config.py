@@ -196,18 +196,6 @@ class BreakerConfig:
         """Whether results must be judged at all: the failure track has a stage switched on."""
         return self.failWarnAt is not None or self.failLimit is not None
 
-    def counted_tools_pattern(self) -> str:
-        """A regex, valid in Python and JavaScript alike, that fully matches the counted tool names.
-
-        ``include`` (when non-empty) and ``exclude`` take ``*`` wildcards. The Node shim compiles
-        the same source, so it can skip the round trip for excluded tools without a second copy
-        of the matching rules.
-        """
-        excluded = "|".join(_wildcard_regex(pattern) for pattern in self.exclude)
-        included = "|".join(_wildcard_regex(pattern) for pattern in self.include) or "[\\s\\S]*"
-        guard = f"(?!(?:{excluded})$)" if excluded else ""
-        return f"^{guard}(?:{included})$"
-
 
 def default_config() -> BreakerConfig:
     """The configuration a row mounted with no ``config:`` gets."""
@@ -330,11 +318,8 @@ def _integer(merged: Mapping[str, Any], key: str, *, minimum: int) -> int:
 
 
 def _stage(merged: Mapping[str, Any], key: str) -> int | None:
-    """An advisory stage: a positive whole number switches it on; null, 0 or below switch it off.
-
-    The off values are accepted silently because they are the reference plugin's documented
-    off-switch; anything else that is not a whole number is a mistake and fails loud.
-    """
+    """An advisory stage: a positive whole number switches it on; null, 0 or below (the reference
+    plugin's documented off-switch) switch it off; anything else fails loud."""
     value = merged[key]
     if value is None:
         return None
@@ -408,22 +393,6 @@ def fold_host_name(spelled: str) -> str:
     ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
     name = spelled.lower().rstrip(".")
     return name[4:] if name.startswith("www.") and "." in name[4:] else name
-
-
-def _wildcard_regex(pattern: str) -> str:
-    """``*`` matches any run of characters; ASCII punctuation is escaped as ``\\xHH``.
-
-    Letters, digits and non-ASCII characters stand for themselves: none is special in either
-    regex dialect, and a literal astral character matches in both (as two UTF-16 code units in
-    JavaScript, as one code point in Python).
-    """
-    return "".join(_wildcard_char(char) for char in pattern)
-
-
-def _wildcard_char(char: str) -> str:
-    if char == "*":
-        return "[\\s\\S]*"
-    return f"\\x{ord(char):02x}" if char.isascii() and not char.isalnum() else char
 
 
 def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:

@@ -31,7 +31,7 @@ from breaker.core.history import (
     Fingerprinter,
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
-from breaker.core.reading import ToolCall, fingerprint_call
+from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -53,7 +53,7 @@ class Breaker:
 
     def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter = fingerprint_call) -> None:
         self.config = config
-        self._counted = re.compile(config.counted_tools_pattern())
+        self._counted = re.compile(counted_tools_pattern(config))
         self._agents: Agents[AgentState] = Agents(
             config.maxAgents, lambda: AgentState(config.window), bound=config.window
         )

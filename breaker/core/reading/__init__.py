@@ -10,6 +10,7 @@ same call always reads the same. Later stages take what they use from here.
 from __future__ import annotations
 
 from breaker.core.reading.canonical import CONDENSED_CHARS, canonical_json, condensed
+from breaker.core.reading.counted import counted_tools_pattern
 from breaker.core.reading.fetchers import FETCHERS
 from breaker.core.reading.findings import Findings
 from breaker.core.reading.fingerprints import (
@@ -41,6 +42,7 @@ __all__ = [
     "ToolCall",
     "canonical_json",
     "condensed",
+    "counted_tools_pattern",
     "distinct",
     "fingerprint_call",
     "judge",
