@@ -202,3 +202,15 @@ def test_a_command_the_shell_cannot_parse_is_not_run_a_third_time() -> None:
         agent.turn()
         verdicts.append(agent.run("bash", {"command": "users=$(w -h | cut -f1"}, parse_error))
     assert allowed(verdicts) == [True, True, False]
+
+
+def test_a_command_that_is_one_substitution_is_aimed_at_the_program_it_runs() -> None:
+    """`` `cal 2021-12 2120-12` `` reworded keeps one target, cal: the identical usage error ends it."""
+    agent = Agent()
+    usage = "Usage: cal [general options] [-jy] [[month] year]"
+    orders = ("2021-12 2120-12", "2120-12 2021-12", "2021-12 2021-12", "2120-12 2120-12", "2021-12 x", "x y")
+    verdicts: list[Allow | Deny] = []
+    for order in orders:
+        agent.turn()
+        verdicts.append(agent.run("bash", {"command": f"`cal {order}`"}, usage))
+    assert allowed(verdicts) == [True] * 5 + [False]

@@ -90,8 +90,9 @@ def failed_keys(call: ToolCall, ignored: frozenset[str] = frozenset()) -> frozen
     return frozenset(keys)
 
 
-def _program(command: str) -> str:
-    """The program a command line runs first (wrappers left out), or the line itself when long."""
+def _program(command: str, depth: int = 2) -> str:
+    """The program a command line runs first (wrappers left out), or the line itself when long;
+    for a command that is a substitution (`` `cal 2021` ``, ``$(cal 2021)``), the program it runs."""
     if len(command) > TARGET_CHARS:
         return command
     for part in lex_shell(command).parts:
@@ -99,8 +100,21 @@ def _program(command: str) -> str:
             continue
         _, verb = strip_prefix(list(part.words), Findings({}))
         if verb < len(part.words):
-            return part.words[verb].rsplit("/", 1)[-1]
+            word = part.words[verb]
+            inner = _substituted(word)
+            if inner is not None and depth > 0:
+                return _program(inner, depth - 1)
+            return word.rsplit("/", 1)[-1]
     return command.strip()
+
+
+def _substituted(word: str) -> str | None:
+    """The command of a word that is one whole command substitution, else None."""
+    if len(word) > 2 and word[0] == "`" and word[-1] == "`" and "`" not in word[1:-1]:
+        return word[1:-1]
+    if word.startswith("$(") and word.endswith(")") and not word.startswith("$(("):
+        return word[2:-1]
+    return None
 
 
 def _digest(tool: str, text: str) -> bytes:
