@@ -113,13 +113,19 @@ const SHAPES = [
 
 const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
 
-/** One pipeline per mount; its body answers with the shape's result after one loop turn. */
+/**
+ * One pipeline per mount; its body answers with the shape's result after one loop turn, marked
+ * with a serial: distinct calls get distinct answers, as they do in use (the defaults read
+ * results: a run of identical answers on one target is no progress, and would be stopped).
+ */
 function mount(plugin, config) {
   let result = '';
+  let served = 0;
   const fake = new FakeDsh({
     body: async () => {
       await yieldOnce();
-      return result;
+      served++;
+      return result === '' ? `#${served}` : `${result}\n#${served}`;
     },
   });
   const dispose = plugin ? plugin.apply(fake.ctx, config) : () => {};
