@@ -60,7 +60,12 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     watched = config.sameResultLimit is not None
     ignored = ignored_args(config, call.name) if watched else frozenset()
     target = target_of(call, raw, ignored) if watched else ""
-    failing = failed_keys(call, ignored) if watched else frozenset()
+    # What failed, asked again: read only once something failed (the cost of every call otherwise).
+    failing = (
+        failed_keys(call, ignored)
+        if state.progress is not None and state.progress.failed_any
+        else frozenset()
+    )
     if not hits and not failures:
         stall = _stall(state, call.name, fingerprints, target, failing, config)
         if stall is not None:
@@ -101,7 +106,7 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
             plan.target,
             workspace_state(state),
             settled=is_settled(call),
-            failing=plan.failing,
+            asked=(call, ignored_args(config, call.name)),
         )
     if call.call_id:
         state.results.allowed(call.call_id)

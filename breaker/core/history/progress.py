@@ -34,10 +34,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY
+from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, failed_keys
 from breaker.core.reading import (
     SHELL_TOOLS,
     Failure,
+    ToolCall,
     judge,
     says_nothing,
 )
@@ -91,7 +92,7 @@ class _Ran:
     serial: int
     settled: bool  # its answer depends on nothing but the call itself (``settled``)
     round: int
-    failing: frozenset[str]  # keys of what the call asks that only a failure counts (``failed_keys``)
+    asked: tuple[ToolCall, frozenset[str]] | None  # the call and its notes, for ``failed_keys``
 
 
 @dataclass(slots=True)
@@ -108,6 +109,7 @@ class Evidence:
     target_run: int = 0
     target_quote: str = ""
     target_round: int = 0
+    failed_any: bool = False  # a key of what failed (``failed_keys``) was recorded since the restart
     # The previous call that ran (its tool and keys) and its tool's identical results in a row.
     last_tool: str = ""
     last_keys: frozenset[str] = frozenset()
@@ -159,11 +161,11 @@ class Evidence:
         state: int,
         *,
         settled: bool = False,
-        failing: frozenset[str] = frozenset(),
+        asked: tuple[ToolCall, frozenset[str]] | None = None,
     ) -> None:
         """A call was allowed: its result will be evidence (a change of state starts over).
-        ``settled``: its answer cannot change (``settled.is_settled``); ``failing``: keys of it
-        that count only when it fails (``failed_keys``)."""
+        ``settled``: its answer cannot change (``settled.is_settled``); ``asked``: the call and the
+        argument names that are notes, whose ``failed_keys`` count when it fails (read then)."""
         if state != self.state:
             self.restart(state)
         self.serial += 1
@@ -174,9 +176,7 @@ class Evidence:
         self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
         if call_id:
             self.running.pop(call_id, None)
-            self.running[call_id] = _Ran(
-                tool, keys | failing, target, self.serial, settled, self.round, failing
-            )
+            self.running[call_id] = _Ran(tool, keys, target, self.serial, settled, self.round, asked)
             self.recent.append((keys, None, call_id, self.round))
             del self.recent[: -2 * MAX_PERIOD]
             if len(self.running) > MAX_CALLS:  # a result that never came
@@ -195,11 +195,15 @@ class Evidence:
         for at, (keys, _, ran_id, turn) in enumerate(self.recent):
             if ran_id == call_id:
                 self.recent[at] = (keys, result, ran_id, turn)
-        for key in ran.keys:
+        failing: frozenset[str] = frozenset()
+        if ran.asked is not None and (failure is not None or self.failed_any):
+            failing = failed_keys(*ran.asked)  # read only when it failed or something had failed
+            self.failed_any = self.failed_any or (failure is not None and bool(failing))
+        for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
-            if key in ran.failing and failure is None:
+            if key in failing and failure is None:
                 continue  # what failed before worked now
-            if key in ran.failing and previous is not None and previous.call == ran.keys - ran.failing:
+            if key in failing and previous is not None and previous.call == ran.keys:
                 self.repeats[key] = previous  # the same call failing again: counted by its own keys
                 continue
             self.repeats[key] = self._seen(key, previous, ran, result, sooner, call_id)
@@ -225,7 +229,7 @@ class Evidence:
         self, key: str, previous: _Seen | None, ran: _Ran, result: bytes, sooner: int, call_id: str
     ) -> _Seen:
         """What ``key`` returned now, after ``previous``: one more of the same, or news."""
-        call = ran.keys - ran.failing
+        call = ran.keys
         batched = self.sizes.get(ran.round, 0) > 1
         if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
             sooner = min(sooner, 1)
@@ -307,6 +311,7 @@ class Evidence:
         self.recent.clear()
         self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
         self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
+        self.failed_any = False
 
 
 #: A line the shell itself printed about the command (bash, dash, zsh): ``bash: line 1: pwd: -p:
