@@ -25,7 +25,7 @@ class Plan:
     commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
     peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
     target: str = ""  # what the call works on, for the evidence of results (sameResultLimit only)
-    failing: frozenset[str] = frozenset()  # what it asks that counts only if it fails (likewise)
+    ignored: frozenset[str] = frozenset()  # its argument names that are notes (``ignoreArgs``; likewise)
 
 
 class KeptPlans:

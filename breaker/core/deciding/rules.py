@@ -74,16 +74,16 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
             return Plan(
-                call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target, failing
+                call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target, ignored
             )
         stage = notices.stage(state.window, fingerprints, config)
         verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
-        return Plan(call, verdict, fingerprints, raw, (), peak, target, failing)
+        return Plan(call, verdict, fingerprints, raw, (), peak, target, ignored)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
     previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
     message = messages.denial(call.name, hits, previous, config, failures, refused)
-    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target, failing)
+    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target, ignored)
 
 
 def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
@@ -106,7 +106,7 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
             plan.target,
             workspace_state(state),
             settled=is_settled(call),
-            asked=(call, ignored_args(config, call.name)),
+            asked=(call, plan.ignored),
         )
     if call.call_id:
         state.results.allowed(call.call_id)
