@@ -148,6 +148,21 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
+def test_replay_says_under_its_tables_what_count_figures_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    """`6/5` and `+2` in the COUNT column come with a legend: once after the session tables, in
+    text (wrapped to the width) and in markdown; not when no session table is printed."""
+    _, out, _ = _run(capsys, "replay", str(SESSIONS))
+    legend = " ".join(out.split("\n\n")[-2].splitlines())
+    assert legend.startswith("COUNT: how many calls in the agent's window share the fingerprint ON")
+    assert "(5/5, 6/5)" in legend and "+2: two more of its fingerprints reached their caps" in legend
+    assert "-: no cap reached" in legend
+    assert out.count("COUNT: ") == 1 and max(len(line) for line in out.splitlines()) <= 100
+    _, out, _ = _run(capsys, "replay", "--format", "markdown", str(SESSIONS))
+    assert "\n\nCOUNT: how many calls" in out and out.count("COUNT: ") == 1
+    _, out, _ = _run(capsys, "replay", str(SESSIONS / "ok-pagination.jsonl"))
+    assert "COUNT:" not in out
+
+
 def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> None:
     loop_a = str(SESSIONS / "loop-a.jsonl")
     _, out, _ = _run(capsys, "replay", "--show-denials", loop_a)

@@ -33,6 +33,13 @@ _GAP = "\u2026"
 _HEADER = ["CALL", "AGENT", "TOOL", "VERDICT", "COUNT", "RECORDED", "ON", "ARGUMENTS"]
 #: After a stop, how many calls of its agent ``--calls`` lists.
 _AFTER = 2
+#: What the ``COUNT`` column's figures mean, said under the session tables.
+LEGEND = (
+    "COUNT: how many calls in the agent's window share the fingerprint ON, this one included, "
+    "against that fingerprint's cap: a call that reaches its cap is stopped (5/5, 6/5). "
+    "+2: two more of its fingerprints reached their caps too. "
+    "-: no cap reached (a stop by another rule: --show-denials says which)."
+)
 
 
 class TextReport:
@@ -118,9 +125,11 @@ class TextReport:
         ]
         out.write(f"config: {shown.inline(self.config)}\n\n")
         out.write(table(header, rows, flex={5: 24}))
-        for digest in digests:
-            if digest.stops or (self.calls and digest.calls):
-                self._session(out, digest)
+        detailed = [digest for digest in digests if digest.stops or (self.calls and digest.calls)]
+        for digest in detailed:
+            self._session(out, digest)
+        if detailed:
+            out.write("\n" + (LEGEND if self.markdown else textwrap.fill(LEGEND, WIDTH)) + "\n")
         total_calls = sum(digest.calls for digest in digests)
         total_stops = sum(digest.stops for digest in digests)
         footer = (
