@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
 from breaker.core.decision import UNLIMITED_PASSES
+from breaker.core.history.peaked import Peaked
 from breaker.core.history.streaks import Streaks
 from breaker.core.reading.outcomes import Failure
 from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
@@ -261,3 +262,34 @@ def test_no_call_within_its_passes_is_stopped_for_no_progress(steps: list[Any], 
         elif kind == "step":
             breaker.new_step(1)
         promises.append(breaker.passes(1))
+
+
+_RECORD_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), st.sampled_from("abcd"), st.tuples(st.integers(0, 6), st.integers(0, 6))),
+        st.tuples(st.just("pop"), st.sampled_from("abcde"), st.just((0, 0))),
+        st.tuples(st.just("del"), st.sampled_from("abcd"), st.just((0, 0))),
+        st.tuples(st.just("clear"), st.just(""), st.just((0, 0))),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=_RECORD_OPS)
+def test_the_highest_measures_are_those_of_the_records_held(ops: list[Any]) -> None:
+    """``passes`` reads the evidence's highest measures from tallies kept as records come and go
+    (``Peaked``): after any sets, pops, deletions and clears they are those of what is held."""
+    records: Peaked[tuple[int, int]] = Peaked(lambda record: record)
+    for op, key, record in ops:
+        if op == "set":
+            records[key] = record
+        elif op == "pop":
+            records.pop(key)
+        elif op == "del" and key in records:
+            del records[key]
+        elif op == "clear":
+            records.clear()
+        held = list(records.values())
+        expected = (max(a for a, _ in held), max(b for _, b in held)) if held else None
+        assert records.highest() == expected

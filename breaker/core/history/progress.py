@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, failed_keys
+from breaker.core.history.peaked import Peaked
 from breaker.core.reading import (
     SHELL_TOOLS,
     Failure,
@@ -84,6 +85,13 @@ class _Seen:
     call: frozenset[str]  # the keys of the call that returned it
 
 
+def _measures(seen: _Seen) -> tuple[int, int]:
+    """What ``passes`` reads of a key's record: how close it could come to its limit (times seen
+    plus the most results sooner it could be stopped), and how close it is (plus how many sooner
+    it is stopped now)."""
+    return seen.times + seen.worst, seen.times + seen.sooner
+
+
 @dataclass(frozen=True, slots=True)
 class _Ran:
     tool: str
@@ -102,7 +110,7 @@ class Evidence:
     window: int = 16  # a repeat counts while the one before it is at most this many calls back
     state: int = 0  # the workspace state the evidence belongs to
     serial: int = 0  # calls allowed so far
-    repeats: dict[str, _Seen] = field(default_factory=dict)  # by call key
+    repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures))  # by call key
     recent: list[_Recent] = field(default_factory=list)
     target: str = ""  # the target of the last result's call, its result and how often in a row
     target_result: bytes = b""
@@ -266,11 +274,12 @@ class Evidence:
         room = min(self._cycle_room(), limit - self.target_run - awaited, limit - self.tool_run - awaited)
         fresh = limit - SOONEST - awaited
         room = min(room, max(1, fresh) if not awaited else fresh)
-        for seen in self.repeats.values():
-            later = limit - seen.worst - seen.times - awaited
+        highest = self.repeats.highest()  # the most any key could be at, and is at, against its limit
+        if highest is not None:
+            later = limit - highest[0] - awaited
             if awaited:
                 room = min(room, later)
-            elif seen.times >= limit - seen.sooner:
+            elif highest[1] >= limit:  # a key stopped already
                 room = 0
             else:
                 room = min(room, max(1, later))

@@ -1,0 +1,74 @@
+"""Records by key that know their highest measures at once: what ``passes`` reads, asked after
+every answer, without a walk over every record.
+
+Each record has two small whole-number measures (``progress``: how many times a call key came back
+the same plus how much sooner it could yet be stopped, and plus how much sooner it is stopped
+now). The map counts how many records hold each value of each measure, so the highest of either
+is a look over the few distinct values, however many records there are.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import TypeVar
+
+Record = TypeVar("Record")
+
+
+class Peaked(MutableMapping[str, Record]):
+    """Records by key (in the order they were last set) that tally ``measure(record)`` (two
+    numbers) over the records held."""
+
+    __slots__ = ("_measure", "_records", "_tallies")
+
+    def __init__(self, measure: Callable[[Record], tuple[int, int]]) -> None:
+        self._measure = measure
+        self._records: dict[str, Record] = {}
+        self._tallies: tuple[Counter[int], Counter[int]] = (Counter(), Counter())
+
+    def __getitem__(self, key: str) -> Record:
+        return self._records[key]
+
+    def get(self, key: str, default: Record | None = None) -> Record | None:  # type: ignore[override]
+        return self._records.get(key, default)
+
+    def __setitem__(self, key: str, record: Record) -> None:
+        self.pop(key)
+        self._records[key] = record
+        for tally, value in zip(self._tallies, self._measure(record), strict=True):
+            tally[value] += 1
+
+    def __delitem__(self, key: str) -> None:
+        self._untally(self._records.pop(key))
+
+    def pop(self, key: str, default: Record | None = None) -> Record | None:  # type: ignore[override]
+        if key not in self._records:
+            return default
+        record = self._records.pop(key)
+        self._untally(record)
+        return record
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def clear(self) -> None:
+        self._records.clear()
+        for tally in self._tallies:
+            tally.clear()
+
+    def highest(self) -> tuple[int, int] | None:
+        """The highest value of each measure over the records held (None: there are none)."""
+        if not self._records:
+            return None
+        first, second = self._tallies
+        return max(first), max(second)
+
+    def _untally(self, record: Record) -> None:
+        for tally, value in zip(self._tallies, self._measure(record), strict=True):
+            tally[value] -= 1
+            if not tally[value]:
+                del tally[value]
