@@ -361,13 +361,77 @@ def test_t12_the_guard_denies_quotes_survives_a_notice_and_resets_on_a_human_tur
 
 def test_t12_the_denial_says_why_and_what_to_do() -> None:
     breaker = make()
-    verdict = [guard(breaker, bash("echo hi", description="try")) for _ in range(5)][-1]
+    verdict = [guard(breaker, bash("echo hi", description=f"try {n}")) for n in range(5)][-1]
     assert isinstance(verdict, Deny)
     assert "`bash`" in verdict.message
     assert "5/5" in verdict.message
     for phrase in ("description", "timeoutMs", "--max-time", "spelling of the host", "tell the user"):
         assert phrase in verdict.message
     assert "<tool_call" not in verdict.message
+
+
+COSMETIC = "does not make this a new action"
+
+
+def _fifth(*calls: ToolCall, **raw: Any) -> Deny:
+    """The verdict on the last of ``calls`` (the 5th at a cap of 5), a denial."""
+    breaker = make(**raw)
+    verdicts = [guard(breaker, call, result="ok") for call in calls]
+    assert allowed(verdicts) == [True] * (len(calls) - 1) + [False]
+    verdict = verdicts[-1]
+    assert isinstance(verdict, Deny)
+    return verdict
+
+
+def test_t12_a_repeat_that_changed_nothing_is_not_told_that_changing_a_description_does_not_help() -> None:
+    same = [bash("curl -sS https://open.canada.ca/ -o /tmp/od.html", description="fetch") for _ in range(5)]
+    verdict = _fifth(*same)
+    assert "it repeats an action this agent already took" in verdict.message
+    assert COSMETIC not in verdict.message and "spelling of the host" not in verdict.message
+    assert COSMETIC not in _fifth(*(tool("read", file_path="/w/a.md") for _ in range(5))).message
+
+
+@pytest.mark.parametrize(
+    ("changed", "last"),
+    [
+        ("its description", bash("curl -sS https://open.canada.ca/ -o /tmp/od.html", description="again")),
+        (
+            "a decoy argument",
+            bash("curl -sS https://open.canada.ca/ -o /tmp/od.html", description="fetch", timeoutMs=9),
+        ),
+        (
+            "a volatile flag",
+            bash("curl -sS --max-time 60 https://open.canada.ca/ -o /tmp/od.html", description="fetch"),
+        ),
+        (
+            "the host's spelling",
+            bash("curl -sS https://OPEN.Canada.ca/ -o /tmp/od.html", description="fetch"),
+        ),
+        ("a host alias", bash("curl -sS https://open-data.canada.ca/ -o /tmp/od.html", description="fetch")),
+    ],
+)
+def test_t12_a_repeat_that_changed_only_what_is_stripped_is_told_it_does_not_help(
+    changed: str, last: ToolCall
+) -> None:
+    same = [bash("curl -sS https://open.canada.ca/ -o /tmp/od.html", description="fetch") for _ in range(4)]
+    verdict = _fifth(*same, last)
+    assert COSMETIC in verdict.message, changed
+    for phrase in ("description", "timeoutMs", "--max-time", "spelling of the host"):
+        assert phrase in verdict.message
+
+
+def test_t12_a_repeat_on_the_same_target_that_changed_the_call_itself_is_not_told_so() -> None:
+    """Only the sink repeats: the URL changed, which is no cosmetic change; a web fetch whose host
+    is spelled otherwise is (its net: key is the same)."""
+    writes = [
+        bash(f"curl -sS https://open.canada.ca/p{n} -o /tmp/od.html", description="fetch") for n in range(5)
+    ]
+    verdict = _fifth(*writes)
+    assert {hit.fingerprint.kind for hit in verdict.hits} == {"sink"}
+    assert COSMETIC not in verdict.message
+    fetches = [tool("web_fetch", url="https://open.canada.ca/x") for _ in range(4)]
+    verdict = _fifth(*fetches, tool("web_fetch", url="https://Open.Canada.CA/x"))
+    assert COSMETIC in verdict.message
 
 
 def test_t12c_the_config_fails_loud() -> None:

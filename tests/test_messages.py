@@ -19,6 +19,7 @@ from breaker.core.reading.outcomes import Failure
 from breaker.core.wording.messages import (
     NOTICE_PREFIX,
     PREFIX,
+    RESPELLED,
     ask_reason,
     denial,
     failure_notice,
@@ -309,11 +310,15 @@ def test_the_denial_names_the_tool_each_hit_and_its_count_over_cap() -> None:
     assert "5.0" not in text
 
 
-def test_the_denial_says_cosmetic_changes_are_not_a_new_action() -> None:
-    text = denial("bash", (NET_HIT,), None, CONFIG)
+def test_the_denial_says_cosmetic_changes_are_not_a_new_action_only_for_a_respelled_call() -> None:
+    text = denial("bash", (NET_HIT,), None, CONFIG, respelled=True)
     for decoy in ("description", "timeoutMs", "--max-time", "spelling of the host"):
         assert decoy in text
     assert "not make this a new action" in text
+    unchanged = denial("bash", (NET_HIT,), None, CONFIG)
+    assert "not make this a new action" not in unchanged and "description" not in unchanged
+    assert unchanged.replace(RESPELLED + "\n", "") == unchanged
+    assert text.replace(RESPELLED + "\n", "") == unchanged
 
 
 def test_the_denial_quotes_the_previous_result_line_by_line() -> None:

@@ -220,7 +220,7 @@ def test_replaying_a_real_dsh_session_gives_the_live_gates_verdicts_and_texts(pa
     [session] = group_sessions([log])
     recorded_texts = {event.call_id: event.text for event in session.events if isinstance(event, ResultEvent)}
     asks = _recorded_ask_reasons(path)
-    replay = replay_session(session, load_config({"preset": "seed"}))
+    replay = replay_session(session, default_config())
     assert replay.calls
     for call in replay.calls:
         if call.recorded == "blocked":

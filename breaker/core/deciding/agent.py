@@ -12,7 +12,17 @@ from collections.abc import Iterable
 
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.plans import KeptPlans
-from breaker.core.history import Analysis, Asks, Evidence, Failures, Repeats, Results, Window, Workspace
+from breaker.core.history import (
+    Analysis,
+    Asks,
+    Evidence,
+    Failures,
+    Repeats,
+    Results,
+    Spellings,
+    Window,
+    Workspace,
+)
 from breaker.core.judging import Notice
 from breaker.core.reading import Fingerprint, ToolCall
 from breaker.core.wording import messages
@@ -21,11 +31,22 @@ from breaker.core.wording import messages
 class AgentState:
     """One agent's parts."""
 
-    __slots__ = ("asks", "failures", "kept", "preflighted", "progress", "repeats", "results", "workspace")
+    __slots__ = (
+        "asks",
+        "failures",
+        "kept",
+        "preflighted",
+        "progress",
+        "repeats",
+        "results",
+        "spellings",
+        "workspace",
+    )
 
     def __init__(self, window: int) -> None:
         self.repeats = Repeats(window)
         self.results = Results(messages.quotable)
+        self.spellings = Spellings()  # how each entry's call was spelled, in step with the window
         self.asks = Asks()
         self.failures: Failures[Notice] = Failures()
         # What results say about progress since the last change (sameResultLimit only, else None).
@@ -74,11 +95,14 @@ class AgentState:
             fingerprints = tuple(fp for fp in fingerprints if fp.key not in exempt)
         return fingerprints
 
-    def commit(self, call_id: str, keys: Iterable[str], peak: int) -> None:
-        """One window entry; what its call left behind leaves with the entry it pushed out."""
+    def commit(self, call_id: str, keys: Iterable[str], peak: int, spelling: bytes) -> None:
+        """One window entry (its call spelled ``spelling``); what its call left behind leaves with
+        the entry it pushed out."""
         evicted = self.repeats.commit(call_id, keys, peak)
+        self.spellings.append(spelling)
         if evicted is None:
             return
+        self.spellings.drop_oldest()
         evicted_id, evicted_digests = evicted
         if not self.window.holds_call(evicted_id):
             self.results.left(evicted_id)
@@ -89,6 +113,7 @@ class AgentState:
         (the workspace stays: a human turn undoes no change)."""
         self.changed()
         self.repeats.clear()
+        self.spellings.clear()
         self.results.clear()
         self.asks = Asks()
         self.failures.clear()

@@ -24,6 +24,7 @@ class Plan:
     raw: tuple[Fingerprint, ...]  # before the workspace rewrote them (identity: state-aware)
     commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
     peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
+    spelling: bytes  # how the call was spelled (``history.spellings``), kept with its entry
     target: str = ""  # what the call works on, for the evidence of results (sameResultLimit only)
     ignored: frozenset[str] = frozenset()  # its argument names that are notes (``ignoreArgs``; likewise)
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.deciding.plans import Plan
-from breaker.core.history import CALL_KINDS, Evidence, call_keys, failed_keys, target_of
+from breaker.core.history import CALL_KINDS, Evidence, call_keys, failed_keys, spelling, target_of
 from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
 from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
 from breaker.core.wording import messages
@@ -56,6 +56,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     fingerprints = state.counted(call, raw, config)
     hits, peak = state.repeats.hits(fingerprints, config.limits)
     failures = state.failures.hits(fingerprints, config.failLimit)
+    spelled = spelling(call, fingerprints, config)
     preview = config.resultPreviewChars
     watched = config.sameResultLimit is not None
     ignored = ignored_args(config, call.name) if watched else frozenset()
@@ -73,17 +74,20 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
             previous = state.results.of(stall.quote, preview)
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
-            return Plan(
-                call, Deny(message, (), stall=stall), fingerprints, raw, stopped, peak, target, ignored
-            )
+            deny = Deny(message, (), stall=stall)
+            return Plan(call, deny, fingerprints, raw, stopped, peak, spelled, target, ignored)
         stage = notices.stage(state.window, fingerprints, config)
         verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
-        return Plan(call, verdict, fingerprints, raw, (), peak, target, ignored)
+        return Plan(call, verdict, fingerprints, raw, (), peak, spelled, target, ignored)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
-    previous = state.results.previous(state.window, (hit.fingerprint.key for hit in hits), preview)
-    message = messages.denial(call.name, hits, previous, config, failures, refused)
-    return Plan(call, Deny(message, hits, failures), fingerprints, raw, hit_keys, peak, target, ignored)
+    repeated = [hit.fingerprint.key for hit in hits]
+    previous = state.results.previous(state.window, repeated, preview)
+    # Said only when the repeat changed what reading strips (its notes, flags, host spelling).
+    respelled = state.spellings.respelled(state.window, repeated, spelled)
+    message = messages.denial(call.name, hits, previous, config, failures, refused, respelled=respelled)
+    deny = Deny(message, hits, failures)
+    return Plan(call, deny, fingerprints, raw, hit_keys, peak, spelled, target, ignored)
 
 
 def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
@@ -94,9 +98,9 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
     if isinstance(verdict, Deny):
         if call.call_id:
             state.results.denied.add(call.call_id)
-        state.commit(call.call_id, plan.commits, plan.peak)
+        state.commit(call.call_id, plan.commits, plan.peak, plan.spelling)
         return verdict
-    state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak)
+    state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak, plan.spelling)
     if state.progress is not None:
         keys = call_keys(plan.fingerprints)
         state.progress.ran(

@@ -3,7 +3,8 @@
 The agents held (``agents``) and each agent's parts: its sliding window and the calls a cap stops
 (``window``, ``repeats``), the results a denial may quote (``results``), its failure streaks and
 the results awaited (``streaks``, ``failures``), what results say about progress (``progress``),
-the workspace its changes made (``identity``), the turn's asks (``asks``); the fingerprints of
+the workspace its changes made (``identity``), the turn's asks (``asks``), how each call in
+its window was spelled (``spellings``); the fingerprints of
 recent calls (``analysis``) and a call's stand-in for the shim's journal (``standin``). Each part
 answers what it holds (a hit, a failure streak, a stall); it judges no call and words nothing.
 """
@@ -25,6 +26,7 @@ from breaker.core.history.identity import Workspace, text_argument
 from breaker.core.history.progress import Evidence, Stall, fresh_evidence_passes
 from breaker.core.history.repeats import Hit, Repeats
 from breaker.core.history.results import Results
+from breaker.core.history.spellings import Spellings, spelling
 from breaker.core.history.window import Window
 
 __all__ = [
@@ -43,12 +45,14 @@ __all__ = [
     "Hit",
     "Repeats",
     "Results",
+    "Spellings",
     "Stall",
     "Window",
     "Workspace",
     "call_keys",
     "failed_keys",
     "fresh_evidence_passes",
+    "spelling",
     "target_of",
     "text_argument",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "NOTICE_PREFIX",
     "PREFIX",
     "REDACTION_MARGIN",
+    "RESPELLED",
     "ask_reason",
     "denial",
     "failure_notice",
@@ -59,6 +60,13 @@ WORKER_FAILURE_DENIAL = (
 )
 
 
+#: Said in a denial whose call changed only what reading strips from the earlier attempt.
+RESPELLED = (
+    "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
+    "this a new action: it is still the same action on the same resource."
+)
+
+
 def format_number(value: float) -> str:
     """A cap or count as a person writes it: ``5`` rather than ``5.0``, ``2.5`` as is."""
     return str(int(value)) if float(value).is_integer() else repr(value)
@@ -71,12 +79,16 @@ def denial(
     config: BreakerConfig,
     failures: Sequence[FailureHit] = (),
     refused: bool = False,
+    *,
+    respelled: bool = False,
 ) -> str:
     """The text a denied call returns to the model; it starts with ``REPEAT_TOOL_BLOCKED:``.
 
     ``previous_result`` is already :func:`quotable` (it is prepared when it is recorded). A call
     stopped by the failure track alone gets :func:`_failure_denial`; ``refused`` says an operator
-    was asked this turn to exempt what hit and did not.
+    was asked this turn to exempt what hit and did not; ``respelled``, that the call changed only
+    what reading strips from the earlier one (``history.spellings``): then, and only then, it is
+    told that such changes do not make a new action.
     """
     if not hits:
         return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
@@ -86,9 +98,9 @@ def denial(
         f"within its last {config.window} tool calls.",
         "Repeated (occurrences including this call / cap):",
         *(f"- {_hit_line(hit, config)}" for hit in hits),
-        "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
-        "this a new action: it is still the same action on the same resource.",
     ]
+    if respelled:
+        lines.append(RESPELLED)
     lines.extend(_quoted("The earlier attempt returned", previous_result))
     source = "what the earlier attempts returned" if previous_result is None else "that result"
     lines.append(
