@@ -143,7 +143,7 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     assert "recorded: 4 executed, 2 blocked" in blocks["loop-a"]
     assert "replayed     2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
     assert "#5    bash  denied   5/5 +2  executed  cmd:curl:curl open.canada.ca/ -o /tmp/o" in out
-    assert out.rstrip().endswith("6 sessions, 40 calls, 8 stopped under defaults")
+    assert out.rstrip().endswith("6 sessions, 40 calls, 9 stopped under defaults")
     assert "REPEAT_TOOL_BLOCKED" not in out
     assert max(len(line) for line in out.splitlines()) <= 100
 

@@ -108,6 +108,17 @@ def denial_of_loop_c() -> tuple[int, str]:
     raise AssertionError("the fifth call of loop C was not denied")
 
 
+def stop_of_loop_b() -> int:
+    """The call of loop B (``echo hello-repeat``, a new description each time) the defaults deny."""
+    breaker = Breaker(load_config(None))
+    for n, description in enumerate(("1st", "2nd", "3rd", "4th", "5th")):
+        call = ToolCall("bash", {"command": "echo hello-repeat", "description": description}, f"c{n}")
+        if isinstance(breaker.decide("agent", call), Deny):
+            return n + 1
+        breaker.record_result("agent", call.call_id, "hello-repeat", {"exitCode": 0})
+    raise AssertionError("the fifth call of loop B was not denied")
+
+
 def render_ask() -> str:
     """Five different commands against one local URL: only the local target repeats."""
     breaker = Breaker(load_config(None))
@@ -218,6 +229,7 @@ def readme_figures() -> dict[str, str]:
         "the cap in the loop table": f"stopped at the {_ordinal(exact)} call by",
         "the cap of a fingerprint": f"would reach its {_ordinal(exact)} occurrence",
         "the denial shown": f"The {_ordinal(denial_of_loop_c()[0])} call of loop C",
+        "loop B's stop": f"is a decoy); the {_ordinal(stop_of_loop_b())}:",
         "the boot cost": f"a dsh boot ~{boot_cost()}",
     }
 

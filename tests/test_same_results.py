@@ -89,11 +89,14 @@ def test_a_failure_an_empty_result_or_a_shell_complaint_stops_the_fourth() -> No
         assert kinds(verdicts) == [Allow, Allow, Allow, Deny, Deny], result
 
 
-def test_a_settled_answer_stops_the_fourth_a_status_that_could_change_the_fifth() -> None:
+def test_a_settled_answer_stops_the_third_a_status_that_could_change_the_fifth() -> None:
     """Literal text through text filters prints the same every time (a weak model's trim
-    pipeline sent ten times); a status query's answer could change between two polls."""
+    pipeline sent ten times): two alike answers say all a third run could; a status query's
+    answer could change between two polls."""
     trim = "echo \"hello world!\" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'"
-    for command, expected in ((trim, 4), ('echo "Session closed."', 4), ("fly status -a acme-web", 5)):
+    calendar = "cal 12 2120 | grep -v \"^$\" | awk '{print $1}' | uniq -c | sort -r | head -n 1"
+    cases = ((trim, 3), ('echo "Session closed."', 3), (calendar, 3), ("fly status -a acme-web", 5))
+    for command, expected in cases:
         agent = Agent(Breaker(ONLY_SAME_RESULTS))
         verdicts = [agent.run("bash", {"command": command}, "hello") for _ in range(6)]
         assert kinds(verdicts).index(Deny) + 1 == expected, command

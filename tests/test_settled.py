@@ -1,5 +1,6 @@
 """Settled answers (breaker/core/judging/settled.py): a command line whose output depends on nothing but
-its own text, read conservatively: literal text from ``echo``/``printf``, alone or through text
+its own text, read conservatively: what ``echo``/``printf``/``seq``/``expr`` (``cal`` given numbers)
+make of their arguments alone, alone or through text
 filters, with nothing the shell expands, no redirection, no other operator, no file of a filter's
 own."""
 
@@ -19,6 +20,10 @@ SETTLED = [
     "echo x | grep -i X",  # grep's -i is no file
     "echo '{\"a\": 1}' | jq .a",
     "echo a b | awk '{print $2}'",
+    "seq 1 10 | paste -sd+",
+    "expr 6 '*' 7",
+    "cal 12 2120",  # a calendar of a month named by numbers: the same every time
+    'cal 2120 | grep -v "^$" | wc -l',  # a "$" that closes double quotes is only a dollar sign
 ]
 
 NOT_SETTLED = {
@@ -42,6 +47,10 @@ NOT_SETTLED = {
     "cat <<EOF | sed s/a/b/\nhello\nEOF": "a heredoc: read as not examined",
     "echo 'unterminated": "a quote never closed",
     "": "nothing",
+    "cal": "the current month: the clock decides",
+    "cal -3": "the months around today",
+    "cal 12 $YEAR": "a variable",
+    'echo "^$HOME"': "a dollar that starts a name inside double quotes",
 }
 
 

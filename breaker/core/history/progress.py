@@ -339,15 +339,15 @@ _PARSE_ERROR = re.compile(
 
 def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
     """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
-    a file tool's error (an edit the linter rejected) and a command line the shell could not parse
-    (it fails the same way every time), 1 for any other failure, a complaint of the shell, no
-    output at all (nothing the agent can read anything new from) or a ``settled`` call's answer
-    (it cannot change), else 0."""
-    if failure == "tool":
+    a file tool's error (an edit the linter rejected), a command line the shell could not parse
+    and a ``settled`` call's answer (each comes back the same every time), 1 for any other
+    failure, a complaint of the shell or no output at all (nothing the agent can read anything new
+    from), else 0."""
+    if failure == "tool" or settled:
         return SOONEST
     if tool.lower() in SHELL_TOOLS and _PARSE_ERROR.search(text[:4096]) is not None:
         return SOONEST
-    if failure is not None or settled or says_nothing(text):
+    if failure is not None or says_nothing(text):
         return 1
     if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
         return 1

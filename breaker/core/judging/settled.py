@@ -6,11 +6,13 @@ call brings nothing new once its answer has come back the same a few times, so t
 rules (``progress``) stop it one result sooner than a call whose answer could change, as a status
 query's can.
 
-Settled, read conservatively: a pipeline whose first stage prints literal text (``echo``,
-``printf``), alone or into text filters only (``sed`` not in place, ``awk``, ``tr``, ``cut``,
+Settled, read conservatively: a pipeline whose first stage prints text computed from its own
+arguments alone (``echo``, ``printf``, ``seq``, ``expr``; ``cal`` given its month and year as
+numbers), alone or into text filters only (``sed`` not in place, ``awk``, ``tr``, ``cut``,
 ``grep``, ``sort``, ..., none given a file of its own to read or write), with no redirection, no
 other operator, and nothing the shell would expand outside single quotes (no ``$``, backquote,
-glob or ``~``). Pure: text in, a yes or no out.
+glob or ``~``; a ``$`` that closes double quotes, as in ``grep -v "^$"``, is only a dollar sign).
+Pure: text in, a yes or no out.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from breaker.core.reading import COMMAND_ARGS, SHELL_TOOLS, SimpleCommand, ToolC
 
 #: Longer command lines are not examined: they are not settled.
 MAX_CHARS = 1024
-#: What a settled pipeline starts with: programs that print the literal text they are given.
-LITERAL_SOURCES = frozenset({"echo", "printf"})
-_SOURCE_PREFIXES = tuple(LITERAL_SOURCES)
+#: What a settled pipeline starts with: programs that print what their arguments alone make.
+LITERAL_SOURCES = frozenset({"echo", "printf", "seq", "expr"})
+#: Programs that print the same only when every argument is a number (``cal 12 2120``; a bare
+#: ``cal`` or one with options shows the current month, which the clock decides).
+NUMERIC_SOURCES = frozenset({"cal"})
+_SOURCE_PREFIXES = tuple(LITERAL_SOURCES | NUMERIC_SOURCES)
 #: What it may send that text through: programs that only transform their input into output.
 TEXT_FILTERS = frozenset(
     {
@@ -69,7 +74,17 @@ def settled_command(command: str) -> bool:
     if any(operator != "|" for operator in operators) or len(stages) != len(operators) + 1:
         return False
     programs = [_program(stage) for stage in stages]
-    return programs[0] in LITERAL_SOURCES and all(program in TEXT_FILTERS for program in programs[1:])
+    return _source(stages[0], programs[0]) and all(program in TEXT_FILTERS for program in programs[1:])
+
+
+def _source(stage: SimpleCommand | str, program: str) -> bool:
+    """Whether the first stage prints what its own arguments alone make."""
+    if program in LITERAL_SOURCES:
+        return True
+    if program not in NUMERIC_SOURCES or isinstance(stage, str):
+        return False
+    arguments = stage.words[1:]
+    return bool(arguments) and all(word.isdecimal() for word in arguments)
 
 
 def _program(stage: SimpleCommand | str) -> str:
@@ -90,13 +105,14 @@ def _literal(command: str) -> bool:
     """No expansion and no redirection anywhere in ``command``, quoting read as the shell reads it."""
     quote = ""
     escaped = False
-    for char in command:
+    for at, char in enumerate(command):
+        following = command[at + 1 : at + 2]
         if escaped:
             escaped = False
         elif quote == "'":
             quote = "" if char == "'" else quote
         elif quote == '"':
-            if char in _EXPANDING_IN_DOUBLE_QUOTES:
+            if char in _EXPANDING_IN_DOUBLE_QUOTES and not (char == "$" and following == '"'):
                 return False
             escaped = char == "\\"
             quote = "" if char == '"' else quote
