@@ -10,6 +10,10 @@
 // measures every shape on every mount, in rotating order; one warm-up run is dropped) and the
 // figures are medians over runs:
 //   wall       per call, one agent calling back to back; "+" is the extra over no plugin
+//   paused     the same, with PAUSE_MS between one call's end and the next one's start, as a model
+//              takes between an answer and its next call (far longer in use): only the calls are
+//              timed, never the pause. Ours lets a call through on a pass when the worker's answer
+//              to the previous result has come (node-shim/ahead.js); back to back it waits for it
 //   busy       event-loop active time per call (performance.eventLoopUtilization()): what no
 //              other agent, the model stream or the UI can use meanwhile; "+" over no plugin
 //   calls/s    16 agents calling concurrently, each back to back
@@ -25,6 +29,8 @@ const [referencePath, runsArgument] = process.argv.slice(2);
 const reference = await loadReference(referencePath, 'bench/pipeline.mjs');
 const RUNS = Number(runsArgument ?? 5);
 const AGENTS = 16;
+const PAUSE_MS = 5;
+const PAUSED_CALLS = 100;
 
 const PYTHON_LINE = (n) => `    total = sum(value * value for value in values if value % 3)  # line ${n}\n`;
 const lines = (count) => Array.from({ length: count }, (_, n) => PYTHON_LINE(n)).join('');
@@ -140,12 +146,20 @@ const mounts = {
 let nextCall = 0;
 let nextAgent = 0;
 
-async function callsInARow(fake, shape, agent, count) {
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `count` calls of `agent`, each `pauseMs` after the one before; the ms spent in the calls. */
+async function callsInARow(fake, shape, agent, count, pauseMs = 0) {
+  let spent = 0;
   for (let index = 0; index < count; index++) {
+    if (pauseMs > 0) await pause(pauseMs);
     const n = nextCall++;
+    const started = performance.now();
     const outcome = await fake.call(agent, shape.tool, shape.args(n), { callId: `call-${n}` });
+    spent += performance.now() - started;
     if (outcome.denied !== undefined) throw new Error(`a distinct call was denied: ${outcome.denied.slice(0, 300)}`);
   }
+  return spent;
 }
 
 /** One agent back to back: wall and event-loop busy microseconds per call. */
@@ -157,6 +171,13 @@ async function alone(fake, shape) {
   const wall = performance.now() - started;
   const { active } = performance.eventLoopUtilization(loop);
   return { wall: (wall * 1000) / shape.calls, busy: (active * 1000) / shape.calls };
+}
+
+/** One agent with a pause before each call: wall microseconds per call, the pauses left out. */
+async function paused(fake, shape) {
+  const agent = makeAgent(`paused-${nextAgent++}`);
+  const count = Math.min(shape.calls, PAUSED_CALLS);
+  return { paused: ((await callsInARow(fake, shape, agent, count, PAUSE_MS)) * 1000) / count };
 }
 
 /** 16 agents at once: calls per second, and the event-loop delay p99 meanwhile (ms). */
@@ -179,7 +200,7 @@ for (let run = 0; run <= RUNS; run++) {
     for (const name of order) {
       const { fake, setResult } = mounts[name];
       setResult(shape.result);
-      const figures = { ...(await alone(fake, shape)), ...(await crowd(fake, shape)) };
+      const figures = { ...(await alone(fake, shape)), ...(await paused(fake, shape)), ...(await crowd(fake, shape)) };
       if (run > 0) samples[index][name].push(figures); // run 0 warms up every path
     }
   }
@@ -195,7 +216,7 @@ const medians = samples.map((bySample) =>
   Object.fromEntries(
     names.map((name) => [
       name,
-      Object.fromEntries(['wall', 'busy', 'perSecond', 'delayP99'].map((key) => [key, median(bySample[name].map((s) => s[key]))])),
+      Object.fromEntries(['wall', 'paused', 'busy', 'perSecond', 'delayP99'].map((key) => [key, median(bySample[name].map((s) => s[key]))])),
     ]),
   ),
 );
@@ -205,9 +226,12 @@ const plus = (value) => `${value >= 0 ? '+' : '−'}${us(Math.abs(value))}`;
 const ratio = (a, b) => (b > 0 ? `${(a / b).toFixed(2)}×` : '–');
 const rate = (value) => Math.round(value).toLocaleString('en');
 
-console.log(`${RUNS} interleaved runs (medians), ${AGENTS} agents for calls/s and delay; "+" is the extra over no plugin.\n`);
-console.log('| call shape | wall, ours | wall, reference | ours / ref | busy, ours | busy, reference | ours / ref | calls/s ×16: none / ours / ref | delay p99 ×16: none / ours / ref |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log(
+  `${RUNS} interleaved runs (medians), ${AGENTS} agents for calls/s and delay; "+" is the extra over no plugin; ` +
+    `back to back: one agent's next call starts as its last ends; paused: ${PAUSE_MS} ms between them (the pauses not timed).\n`,
+);
+console.log('| call shape | wall back to back, ours | reference | ours / ref | wall paused, ours | reference | ours / ref | busy, ours | busy, reference | ours / ref | calls/s ×16: none / ours / ref | delay p99 ×16: none / ours / ref |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 const sums = { ours: 0, reference: 0 };
 for (const [index, shape] of SHAPES.entries()) {
   const { none, ours: o, reference: r } = medians[index];
@@ -216,10 +240,11 @@ for (const [index, shape] of SHAPES.entries()) {
   sums.reference += extra(r, 'busy');
   console.log(
     `| ${shape.label.replaceAll('|', '\\|')} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ${ratio(extra(o, 'wall'), extra(r, 'wall'))} | ` +
+      `${plus(o.paused - none.paused)} | ${plus(r.paused - none.paused)} | ${ratio(extra(o, 'paused'), extra(r, 'paused'))} | ` +
       `${plus(o.busy - none.busy)} | ${plus(r.busy - none.busy)} | ${ratio(extra(o, 'busy'), extra(r, 'busy'))} | ` +
       `${rate(none.perSecond)} / ${rate(o.perSecond)} / ${rate(r.perSecond)} | ` +
       `${none.delayP99.toFixed(1)} / ${o.delayP99.toFixed(1)} / ${r.delayP99.toFixed(1)} ms |`,
   );
 }
-console.log(`| **event-loop busy, summed over the shapes** | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
+console.log(`| **event-loop busy, summed over the shapes** | | | | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
 console.log('\nBaseline, no plugin, per call: ' + SHAPES.map((shape, index) => `${shape.tool} ${us(medians[index].none.wall)} wall / ${us(medians[index].none.busy)} busy`).join('; '));

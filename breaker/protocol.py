@@ -33,7 +33,7 @@ Requests (shim → worker)
                                                        kept verdict of that call takes effect;
                                                        an error when none is kept)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
-                  outcome: map | nil                   some are owed (``record_result``)
+                  outcome: map | nil                   some are owed (``record_result``); passes
     human         agent: int                           -                 (``human_message``)
     forget        agent: int                           -
     stats         -                                    stats: map
@@ -58,6 +58,9 @@ Requests (shim → worker)
     will surely be allowed. The shim lets that many through at pre-execute without asking,
     counting every call it has committed or let through since it sent the request, and sends
     each as a ``guard`` event (``reply: "errors"``) when its guard runs (node-shim/ahead.js).
+    A ``result`` whose reply is awaited (not an event) brings ``passes`` too, as of once it is
+    recorded: the shim sends each result that way where its event loop reads the replies, so the
+    agent's next call usually finds a pass waiting for it.
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
     call's arguments with each long text condensed, when that is the same call to ``Breaker``

@@ -186,9 +186,12 @@ class RequestHandler:
                     return error_reply(request.id, f"commit: no verdict kept for call {request.call[:80]!r}")
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
+                if request.reply == "errors":
+                    return ok_reply(request.id)  # an event: nobody reads the reply
+                reply = ok_reply(request.id, passes=breaker.passes(request.agent))
                 if notices:
-                    owed = [{"text": notice.text, "summary": notice.summary} for notice in notices]
-                    return ok_reply(request.id, notices=owed)
+                    reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
+                return reply
             case Human():
                 breaker.human_message(request.agent)
             case Step():

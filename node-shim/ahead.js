@@ -30,6 +30,12 @@
 // fewer than the latest answer allows; when other calls' guards ran first and used that room up,
 // this call's guard asks the worker like any other. A pass belongs to the worker that gave it;
 // one reserved by a call that never reaches its guard stays spent, which only wastes it.
+//
+// A result brings passes too. Under the defaults an answer promises little while results are
+// awaited (each may turn out one more of the same), so the shim sends each result with its reply
+// awaited on the event loop, and the worker answers with the passes as of once it is recorded:
+// an agent whose model takes any time over its next call finds a pass waiting for it. A
+// pre-execute that finds none while such an answer is on its way waits for it rather than ask.
 
 export class AheadVerdicts {
   /**
@@ -52,7 +58,22 @@ export class AheadVerdicts {
    */
   static agent(id) {
     // turnBegun: a model turn began (agent/pre-step) that the worker has not been told of yet
-    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false };
+    // refresh: the answer to the agent's latest result while it is on its way (see refreshing)
+    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, refresh: null };
+  }
+
+  /**
+   * A result of `agent` went to worker `generation` after `committed` committed calls, its reply
+   * awaited (`reply`, a promise): the passes it brings are granted when it comes. Until then it
+   * is the agent's `refresh`, for a pre-execute to wait for; a lost worker's brings nothing.
+   */
+  refreshing(agent, reply, committed, generation) {
+    const settle = (answer) => {
+      if (agent.refresh === pending) agent.refresh = null;
+      if (answer?.ok) this.granted(agent, committed, answer.passes, generation);
+    };
+    const pending = reply.then(settle, () => settle(undefined));
+    agent.refresh = pending;
   }
 
   /**

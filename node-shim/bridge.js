@@ -144,11 +144,11 @@ export class WorkerBridge {
 
   /**
    * One request whose reply arrives through the event loop: a promise of the reply, rejected with
-   * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (a
-   * missed deadline also replaces it, as in `call`). Where the worker has no fd 3 (no FIFO, or
-   * not known yet for a worker still starting) this is a blocking `call`, its result a promise.
+   * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (which
+   * also replaces it, as in `call`, unless the request is `patient`: one no call depends on). No
+   * fd 3 (no FIFO, or a worker still starting): a blocking `call`, its result a promise.
    */
-  ask(message, since = clock()) {
+  ask(message, since = clock(), patient = false) {
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
@@ -161,7 +161,7 @@ export class WorkerBridge {
     const deadline = this.deadline(id, since, timeoutMs);
     const awaiting = this.awaiting;
     return awaiting.wait(id, deadline - clock(), timeoutMs, (error) => {
-      if (awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
+      if (!patient && awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
     });
   }
 

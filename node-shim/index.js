@@ -345,6 +345,10 @@ export function apply(ctx, config) {
       const { message, weight, large } = callMessage('preflight', exec, agent.id);
       // A large call takes no pass: its answer brings the stand-in the journal keeps.
       if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
+      if (!large && agent.refresh) {
+        await agent.refresh; // the answer to its latest result, on its way, may bring a pass
+        if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+      }
       const mark = ahead.preflighting(agent, bridge.generation);
       journal.sent('preflight', agent.id, message.call);
       const answer = await bridge.ask(message, since);
@@ -373,11 +377,17 @@ export function apply(ctx, config) {
           outcome: outcomeOf(result, factFields, factTextChars),
         };
         ahead.sending(agent, 'result');
+        const committed = agent.committed; // what the passes its answer brings count from
         if (notices) {
-          // Only when advisories are switched on does a result wait for its reply.
+          // Only when advisories are switched on does a result block for its reply.
           const answer = bridge.call(message);
           if (!answer.ok) throw new Error(answer.error);
+          ahead.granted(agent, committed, answer.passes, bridge.generation);
           owed = answer.notices ?? [];
+        } else if (bridge.later) {
+          // Its answer, read on the event loop, brings the agent's passes (ahead.js); a worker
+          // slow to give it is left to the next request that cannot wait.
+          ahead.refreshing(agent, bridge.ask(message, clock(), true), committed, bridge.generation);
         } else {
           bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
         }

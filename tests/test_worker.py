@@ -227,6 +227,19 @@ async def test_replies_say_how_many_calls_may_pass_and_a_passed_call_is_answered
         assert (second["deny"], second["passes"]) == (None, 2)  # the passed c0 was counted before it
 
 
+async def test_an_awaited_result_brings_the_passes_as_of_once_it_is_recorded() -> None:
+    async with configured() as pipe:
+        await pipe.call("guard", **bash(1, "c0", "make test"))
+        guarded = await pipe.call("guard", **bash(1, "c1", "make test"))
+        assert guarded["passes"] == 0  # two results still to come, each maybe the same again
+        recorded = await pipe.call("result", agent=1, call="c0", text="2 passed")
+        assert recorded == {"id": recorded["id"], "ok": True, "passes": 0}  # c1's still to come
+        recorded = await pipe.call("result", agent=1, call="c1", text="2 passed")
+        assert recorded == {"id": recorded["id"], "ok": True, "passes": 1}  # the next call, whatever it is
+        await pipe.send("result", reply="errors", agent=1, call="c0", text="again")
+        assert (await pipe.call("stats"))["ok"]  # an event's reply is written only when it fails
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime

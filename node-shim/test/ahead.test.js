@@ -48,12 +48,12 @@ WorkerBridge.prototype.call = function countBlocking(message, ...rest) {
   blocking.push(message.op);
   return call.call(this, message, ...rest);
 };
-// Requests answered through the event loop (preflights), counted at WorkerBridge.ask.
+// Preflights (answered through the event loop), counted at WorkerBridge.ask.
 let asked = 0;
 const ask = WorkerBridge.prototype.ask;
-WorkerBridge.prototype.ask = function countAsked(...args) {
-  asked++;
-  return ask.apply(this, args);
+WorkerBridge.prototype.ask = function countAsked(message, ...rest) {
+  if (message.op === 'preflight') asked++;
+  return ask.call(this, message, ...rest);
 };
 
 function blockingDuring(run) {
@@ -139,31 +139,36 @@ test('a call that reaches the guard without this preflight gets a blocking round
   assert.deepEqual(ops, ['guard', 'guard', 'guard', 'guard', 'guard']);
 });
 
-// A mount whose agent made `before` calls, then pre-executed `args`; its worker is then killed.
-// Returns how many preflights that pre-execute sent (0: it took a pass).
-async function preExecutedThenKilled(name, before, args) {
+// A mount whose agent made `before` calls, then pre-executed `alongside` (each took a pass or was
+// preflighted) and `args`, together as the calls of one model turn; its worker is then killed.
+// Returns how many preflights the pre-execute of `args` sent (0: it took a pass).
+async function preExecutedThenKilled(name, before, args, alongside = []) {
   const { dsh, bridge } = mountWithWorker({ preset: 'seed' }); // the caps alone
   const agent = makeAgent(name);
   for (const call of before) await dsh.call(agent, 'bash', call);
   const worker = workerOf(bridge);
+  const others = alongside.map((call) => dsh.execution(agent, 'bash', call));
+  const othersDecided = others.map((other) => dsh.preExecute(other));
   const exec = dsh.execution(agent, 'bash', args);
   const preflightsBefore = asked;
   const decision = await dsh.preExecute(exec);
   const preflights = asked - preflightsBefore;
+  const turn = await Promise.all(othersDecided);
   process.kill(worker, 'SIGKILL');
   assert.ok(await waitUntil(() => !isAlive(worker)));
-  return { dsh, worker, agent, exec, decision, preflights };
+  return { dsh, worker, agent, exec, decision, preflights, others: others.map((other, index) => [other, turn[index]]) };
 }
 
 test('a worker killed between a preflight and its guard: the verdict stands and the window survives', async () => {
-  // Three repeats and one other call spend the passes of the first answer (4): the next call is
-  // preflighted, and its verdict kept.
-  const before = [...Array(3).fill(bash('cat survive.txt')), bash('ls')];
-  const { dsh, worker, agent, exec, decision, preflights } =
-    await preExecutedThenKilled('killed-between', before, bash('cat survive.txt'));
+  // After three repeats the answer to the last result promises one more call; another call of
+  // the turn takes that pass, so the repeat is preflighted, and its verdict kept.
+  const before = Array(3).fill(bash('cat survive.txt'));
+  const { dsh, worker, agent, exec, decision, preflights, others } =
+    await preExecutedThenKilled('killed-between', before, bash('cat survive.txt'), [bash('ls')]);
   assert.equal(preflights, 1, 'no pass was left: the call was preflighted');
   const fourth = await dsh.afterPreExecute(exec, decision);
   assert.equal(fourth.denied, undefined, 'the 4th call ran on the verdict its preflight carried');
+  for (const [other, otherDecision] of others) assert.equal((await dsh.afterPreExecute(other, otherDecision)).denied, undefined);
   const fifth = await dsh.call(agent, 'bash', bash('cat survive.txt'));
   assert.match(fifth.denied ?? '', /^REPEAT_TOOL_BLOCKED:/, 'the replacement counted all four');
   assert.ok(!workerPids().includes(worker));
@@ -220,7 +225,7 @@ test('an agent whose call awaits its guard is not forgotten for others (maxAgent
   assert.equal(typeof value.denied, 'string', 'the worker kept this agent (its call awaits a result): denied, as rtb replay says');
 });
 
-test('calls the worker promised to allow ask it nothing: distinct calls send one preflight in three or four', async () => {
+test('calls the worker promised to allow ask it nothing: distinct calls one after another send one preflight', async () => {
   const dsh = mount({ preset: 'seed' }); // the caps alone: each key counts one a call
   const agent = makeAgent('promised');
   const before = asked;
@@ -231,8 +236,9 @@ test('calls the worker promised to allow ask it nothing: distinct calls send one
   });
   assert.ok(allowed(value).every(Boolean));
   assert.deepEqual(ops, []);
-  // The first answer promises 4 (an empty window), each later one 3 (every key counts 1).
-  assert.equal(asked - before, 4, 'preflights at calls 1, 5, 8 and 11');
+  // The first call is preflighted; the answer to each result promises more, so each later call
+  // finds a pass.
+  assert.equal(asked - before, 1, 'the first call alone was preflighted');
   const repeats = await repeat(dsh, agent, 5, bash('cat promised-11.txt'));
   assert.deepEqual(allowed(repeats), [true, true, true, false, false], 'passes never let a fifth repeat through');
 });
@@ -269,6 +275,26 @@ test('a pass is spent in order: another call committed before its guard uses up 
   assert.ok(ahead.reserve(second, agent, 7));
   ahead.committing(agent, 'guard');
   assert.ok(ahead.usePass(second, agent, 7), 'two promised after the first: the second call and this one');
+});
+
+test("a result's answer brings passes counted from the calls committed when it was sent; a lost worker's brings none", async () => {
+  const ahead = new AheadVerdicts(100, SETTINGS.operations);
+  const agent = AheadVerdicts.agent(1);
+  ahead.committing(agent, 'guard');
+  let answer;
+  ahead.refreshing(agent, new Promise((resolve) => (answer = resolve)), agent.committed, 7);
+  const waiting = agent.refresh;
+  assert.ok(waiting, 'on its way: a pre-execute that finds no pass waits for it');
+  assert.ok(!ahead.reserve({}, agent, 7), 'no pass before it comes');
+  answer({ ok: true, passes: 1 });
+  await waiting;
+  assert.equal(agent.refresh, null);
+  assert.ok(ahead.reserve({}, agent, 7), 'one more call than the one committed when it was sent');
+  assert.ok(!ahead.reserve({}, agent, 7));
+  ahead.refreshing(agent, Promise.reject(new Error('the worker was stopped')), agent.committed, 7);
+  await agent.refresh;
+  assert.equal(agent.refresh, null, 'a lost answer is waited for no more');
+  assert.ok(!ahead.reserve({}, agent, 7), 'and grants nothing');
 });
 
 test('a pass belongs to the worker that gave it', () => {
