@@ -14,8 +14,9 @@ First boot (``--first-boot N [--before HOME]``): N interleaved rounds, each from
 an empty pip cache (every package fetched from the index as on a fresh machine): a real first boot
 of dsh, timed by its own progress line (``worker environment ready after … s``); the same with
 ``--before``, a DSH_HOME (``compat/setup.sh``, ``PLUGIN_DIR`` an earlier checkout) mounting an
-earlier version; this version's recipe alone (prepare_environment.py: a venv without pip, the base
-Python's pip installs the worker's packages into it, no byte-compilation); and ``python -m venv``
+earlier version; this version's recipe alone (prepare_environment.py: a venv without pip, the
+worker's pinned wheels fetched at once and unpacked into it, else the base Python's pip installs
+the worker's packages into it; no byte-compilation); and ``python -m venv``
 (with pip) + that pip installing the same packages. Then the lines a first boot prints.
 """
 
@@ -32,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,8 +165,9 @@ def identity() -> dict[str, list[str]]:
     return found
 
 
-def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float:
-    """One preparation from nothing: an empty target and an empty pip cache."""
+def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str], pins: Sequence[str] = ()) -> float:
+    """One preparation from nothing: an empty target and an empty pip cache (``pins``: this
+    version's recipe tries the pinned wheels first, as a first boot does)."""
     target = scratch / f"{recipe}-env"
     pip_cache = scratch / f"{recipe}-pip-cache"
     shutil.rmtree(target, ignore_errors=True)
@@ -183,7 +185,8 @@ def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str]) -> float
         )
     else:
         script = str(ROOT / "node-shim" / "prepare_environment.py")
-        command = ["python3", "-I", script, str(target), "", *dependencies]
+        pinned = ["--pinned", ",".join(pins)] if pins else []
+        command = ["python3", "-I", script, *pinned, str(target), "", *dependencies]
         subprocess.run(command, env=env, check=True, capture_output=True)
     return time.monotonic() - started
 
@@ -216,7 +219,8 @@ def first_boots(home: Path, runs: int, before: Path | None) -> None:
     """Interleaved, `runs` rounds: a real first boot (its own progress line's figure), the same with
     `before` (a DSH_HOME mounting an earlier version), this version's recipe alone, and
     `python -m venv` + its pip installing the same packages."""
-    packages = identity()["worker"]
+    found = identity()
+    packages, pins = found["worker"], found["pinned"]
     seconds: dict[str, list[float]] = {}
     said = ""
     with tempfile.TemporaryDirectory(prefix="rtb-bench-first-boot-") as folder:
@@ -225,7 +229,7 @@ def first_boots(home: Path, runs: int, before: Path | None) -> None:
         for round_number in range(runs):
             steps: list[tuple[str, Callable[[], float]]] = [
                 ("first boot, its own line", lambda: first_boot(home, scratch, "after")[0]),
-                ("this version's recipe alone", lambda: recipe_seconds("this", scratch, packages)),
+                ("this version's recipe alone", lambda: recipe_seconds("this", scratch, packages, pins)),
                 (
                     "`python -m venv` + its pip, the same packages",
                     lambda: recipe_seconds("venv+pip", scratch, packages),
@@ -242,7 +246,7 @@ def first_boots(home: Path, runs: int, before: Path | None) -> None:
         said = first_boot(home, scratch, "shown")[2]
         print(f"load average after: {load()}")
     print()
-    print(f"Worker packages: {' '.join(packages)}")
+    print(f"Worker packages: {' '.join(packages)}; pinned: {' '.join(pins)}")
     print()
     print(f"| first boot from an empty cache and pip cache ({runs} interleaved rounds) | median | runs |")
     print("|---|---|---|")

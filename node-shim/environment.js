@@ -94,7 +94,8 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
     );
   }
   try {
-    const outcome = runPrepare(base.command, [partial, prefix, ...identity.worker], env, progress, retry);
+    const pinned = identity.pinned.length ? ['--pinned', identity.pinned.join(',')] : [];
+    const outcome = runPrepare(base.command, [...pinned, partial, prefix, ...identity.worker], env, progress, retry);
     if (!outcome.ok && outcome.step === 'pip') {
       throw new EnvironmentUnavailable(
         `installing the worker's Python packages (${identity.worker.join(' ')}) failed:\n${outcome.detail}\n${retry}`,

@@ -93,14 +93,23 @@ export function readWorkerDependencies(pyproject, dependencies = readDependencie
 /**
  * This package's version and Python runtime dependencies (what identifies its environment), and
  * of those the worker's (`worker`: what a first boot installs) and the rest (`later`: what only
- * `rtb` uses, installed by the first `rtb`).
+ * `rtb` uses, installed by the first `rtb`); `pinned`, the worker's packages and what they need at
+ * one exact version each (`[tool.dsh-repeat-tool-breaker] worker-pins`, empty without it): the
+ * wheels a first boot fetches at once when it can.
  */
 export function packageIdentity(root = PACKAGE_ROOT) {
   const { name, version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const pyproject = readFileSync(join(root, 'pyproject.toml'), 'utf8');
   const dependencies = readDependencies(pyproject);
   const worker = readWorkerDependencies(pyproject, dependencies);
-  return { name, version, dependencies, worker, later: dependencies.filter((requirement) => !worker.includes(requirement)) };
+  const pinned = readStrings(pyproject, 'tool.dsh-repeat-tool-breaker', 'worker-pins', { optional: true }) ?? [];
+  const unpinned = pinned.find((pin) => !/^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+$/.test(pin));
+  if (unpinned !== undefined) {
+    throw new EnvironmentUnavailable(
+      `cannot read [tool.dsh-repeat-tool-breaker].worker-pins of pyproject.toml: ${JSON.stringify(unpinned)} is not name==version`,
+    );
+  }
+  return { name, version, dependencies, worker, later: dependencies.filter((requirement) => !worker.includes(requirement)), pinned };
 }
 
 /** What an environment is made for, besides its interpreter: a digest of the dependency list. */

@@ -2,12 +2,17 @@
 
 Run by node-shim/environment.js with the base interpreter the venv is made from, in isolated mode
 (``python -I prepare_environment.py TARGET PREFIX [REQUIREMENT ...]``); standard library only.
+``python -I prepare_environment.py --pinned PINS TARGET PREFIX REQUIREMENT ...`` tries the pinned
+wheels first (step 0 below).
 ``python -I prepare_environment.py --packages VENV_PYTHON TARGET PREFIX REQUIREMENT ...`` installs
 requirements into the folder TARGET instead (``pip install --target``), for the venv of
 VENV_PYTHON made from this interpreter: what only ``rtb`` needs, at the first ``rtb``.
 
 It is the one slow step of a first boot, so it takes the short way and says how far it is:
 
+0. ``--pinned PIN,PIN,...`` (the worker's ``worker-pins``): when pip's configuration allows it, the
+   pinned wheels are fetched at once and unpacked into the venv (pinned_wheels.py), with no pip run
+   at all; whenever that way does not apply (it says why), the steps below;
 1. ``venv`` without pip (a fraction of a second; making pip inside the venv, as ``python -m venv``
    does by default, takes longer than the whole install that follows);
 2. the base interpreter's own pip installs the requirements into the venv (``pip --python``, pip
@@ -16,7 +21,7 @@ It is the one slow step of a first boot, so it takes the short way and says how 
    inside the venv, then that pip.
 
 Progress goes to stderr, one line per step and per package fetched, each starting with PREFIX.
-The last line of stdout is JSON: ``{"ok": true, "pip": "base" | "ensurepip", "seconds": {...}}``
+The last line of stdout is JSON: ``{"ok": true, "pip": "pinned" | "base" | "ensurepip", "seconds": {...}}``
 or ``{"ok": false, "step": "venv" | "pip", "detail": "the last lines pip or venv said"}``.
 """
 
@@ -25,8 +30,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from collections import deque
@@ -107,9 +114,29 @@ def install_packages(python: str, target: str, prefix: str, requirements: list[s
     return 0
 
 
+def install_pinned(target: str, prefix: str, pins: list[str], requirements: list[str]) -> bool:
+    """The short way (pinned_wheels.py): True when the pins are installed, False when pip is to
+    install the requirements (said on a progress line, with the reason). Raises Tampered."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pinned_wheels
+
+    scratch = tempfile.mkdtemp(prefix="rtb-wheels-")
+    try:
+        pinned_wheels.install(target, pins, requirements, scratch, lambda text: say(prefix, text))
+    except pinned_wheels.Unpinnable as why:
+        say(prefix, f"step 2/3, the pinned wheels do not apply here: {why}; pip resolves them instead")
+        return False
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return True
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--packages"]:
         return install_packages(argv[1], argv[2], argv[3], argv[4:])
+    pins: list[str] = []
+    if argv[:1] == ["--pinned"]:
+        pins, argv = [pin for pin in argv[1].split(",") if pin], argv[2:]
     target, prefix, requirements = argv[0], argv[1], argv[2:]
     seconds: dict[str, float] = {}
     started = time.monotonic()
@@ -123,6 +150,17 @@ def main(argv: list[str]) -> int:
     python = os.path.join(target, "Scripts" if os.name == "nt" else "bin", "python")
     flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off"]
     version = base_pip_version()
+    if pins and requirements and version is not None and version >= PIP_WITH_PYTHON_OPTION:
+        step = time.monotonic()
+        try:
+            pinned = install_pinned(target, prefix, pins, requirements)
+        except Exception as error:  # Tampered, or unpacking failed: the caller reports it
+            print(json.dumps({"ok": False, "step": "pip", "detail": f"{type(error).__name__}: {error}"}))
+            return 1
+        if pinned:
+            seconds["pinned"] = round(time.monotonic() - step, 2)
+            print(json.dumps({"ok": True, "pip": "pinned", "seconds": seconds}))
+            return 0
     if version is not None and version >= PIP_WITH_PYTHON_OPTION:
         pip = "base"
         command = [sys.executable, "-m", "pip", "--python", python, "install", "--no-compile", *flags]

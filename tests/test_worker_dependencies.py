@@ -56,3 +56,25 @@ def test_the_first_boot_installs_exactly_what_the_worker_imports() -> None:
         if "rtb" not in path.relative_to(PACKAGE).parts:
             imported |= third_party_imports(path)
     assert imported == {IMPORT_NAMES.get(name, name) for name in worker}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def test_the_pinned_wheels_meet_the_worker_requirements_one_version_each() -> None:
+    """``worker-pins`` (what a first boot unpacks without pip) pins every worker requirement at a
+    version its lower bound allows, and each package once; what the wheels themselves require is
+    checked when they are unpacked (node-shim/pinned_wheels.py), and pip takes over if unmet."""
+    identity = shim_identity()
+    pins = dict(pin.split("==") for pin in identity["pinned"])
+    assert len(pins) == len(identity["pinned"])
+    pinned = {distribution(name): version for name, version in pins.items()}
+    for requirement in identity["worker"]:
+        form = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)>=([\d.]+)", requirement)
+        assert form is not None, f"{requirement}: this check reads name>=version only"
+        name = distribution(form[1])
+        assert name in pinned, f"{requirement} is not pinned"
+        assert _version(pinned[name]) >= _version(form[2]), f"{name}=={pinned[name]}: {requirement}"
+    later = {distribution(text) for text in identity["later"]}
+    assert not later & set(pinned), "only the worker's packages are pinned"

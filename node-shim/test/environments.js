@@ -27,13 +27,17 @@ export function scratch(prefix) {
  * A package root like this one, whose Python dependency list is only `pip` (or `dependencies`), of
  * which the worker's are `worker` (when given: [tool.dsh-repeat-tool-breaker] worker-dependencies).
  */
-export function fakePackage(version = '1.0.0', dependencies = ['pip'], worker = undefined) {
+export function fakePackage(version = '1.0.0', dependencies = ['pip'], worker = undefined, pins = undefined) {
   const root = scratch('package');
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'dsh-repeat-tool-breaker', version }));
+  const table = [
+    ...(worker ? [`worker-dependencies = ${JSON.stringify(worker)}`] : []),
+    ...(pins ? [`worker-pins = ${JSON.stringify(pins)}`] : []),
+  ];
   writeFileSync(
     join(root, 'pyproject.toml'),
     `[project]\nname = "x"\ndependencies = [\n${dependencies.map((d) => `  "${d}",\n`).join('')}]\n` +
-      (worker ? `\n[tool.dsh-repeat-tool-breaker]\nworker-dependencies = ${JSON.stringify(worker)}\n` : ''),
+      (table.length ? `\n[tool.dsh-repeat-tool-breaker]\n${table.join('\n')}\n` : ''),
   );
   return root;
 }

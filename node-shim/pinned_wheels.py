@@ -1,0 +1,305 @@
+"""The short way to a first environment: the worker's pinned wheels, fetched at once and unpacked.
+
+pip spends most of a first boot choosing: it reads every file an index lists for each package
+(pydantic-core lists over ten thousand) and checks each against the interpreter's tags, one
+package after another. The worker's packages are pinned (``[tool.dsh-repeat-tool-breaker]
+worker-pins`` in pyproject.toml: every package and dependency, one exact version each), so there is
+nothing to choose but the wheel: this module asks the index for each pinned package at once (the
+JSON simple API, PEP 691), takes the wheel of the pinned version that suits this interpreter best
+(the order of its tags, as pip ranks them), downloads them at once, checks each against the
+SHA-256 the index gives (a mismatch fails the preparation), checks that the pins satisfy every
+requirement the wheels declare, and unpacks them into the venv (no byte-compilation, as before).
+
+It follows pip's own configuration where it matters (read by pip's code): the index (``index-url``),
+the certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
+with the reason) whenever it could not do what pip would: no index (``no-index``), a client
+certificate, ``no-binary``, a constraint on a pinned package, an index that does not answer JSON, a
+pinned version without a wheel for this interpreter, a wheel with a ``.data`` folder, pins that do
+not satisfy a requirement, or an index it cannot reach. Standard library and the base interpreter's
+pip only; run by prepare_environment.py.
+"""
+
+from __future__ import annotations
+
+import email.message
+import email.parser
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import ssl
+import sys
+import sysconfig
+import threading
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+PYPI = "https://pypi.org/simple/"
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+#: pip's own default, when no ``timeout`` is configured.
+TIMEOUT_S = 15.0
+CHUNK = 1 << 20
+#: Written into each installed distribution's ``INSTALLER`` file.
+INSTALLER = "dsh-repeat-tool-breaker"
+
+
+class Unpinnable(Exception):
+    """The short way does not apply here: pip takes the long one. The message says why."""
+
+
+class Tampered(Exception):
+    """A download is not what the index said it is: the preparation fails."""
+
+
+@dataclass(frozen=True)
+class Wheel:
+    name: str  # canonical
+    version: str
+    filename: str
+    url: str
+    sha256: str
+    size: int | None
+
+
+def pip_settings() -> dict[str, str]:
+    """pip's configuration as an ``install`` would read it (files, then ``PIP_*`` variables)."""
+    from pip._internal.configuration import Configuration
+
+    configuration = Configuration(isolated=False)
+    configuration.load()
+    by_section: dict[str, dict[str, str]] = {}
+    for key, value in configuration.items():
+        section, _, name = key.partition(".")
+        by_section.setdefault(section, {})[name] = value
+    settings: dict[str, str] = {}
+    for section in ("global", "install", ":env:"):  # pip's order: each overrides the one before
+        settings.update(by_section.get(section, {}))
+    return settings
+
+
+def _true(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in {"1", "true", "yes", "on", "y"}
+
+
+def _constrained(settings: dict[str, str], names: set[str]) -> str | None:
+    """A configured constraint naming a pinned package (or one it cannot read), else None."""
+    from pip._vendor.packaging.utils import canonicalize_name
+
+    for path in (settings.get("constraint") or "").split():
+        try:
+            with open(path, encoding="utf-8") as constraints:
+                lines = constraints.read().splitlines()
+        except OSError as error:
+            return f"its constraint file {path} cannot be read ({error.strerror})"
+        for line in lines:
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            if text.startswith("-"):
+                return f"its constraint file {path} includes another ({text})"
+            name = text.split(";")[0]
+            for mark in "<>=!~[ @":
+                name = name.split(mark)[0]
+            if canonicalize_name(name) in names:
+                return f"its constraint file {path} constrains {name}"
+    return None
+
+
+class Index:
+    """One package index as pip is configured to use it."""
+
+    def __init__(self, settings: dict[str, str], names: set[str]) -> None:
+        if _true(settings.get("no-index")):
+            raise Unpinnable("pip is configured to use no index")
+        for key in ("client-cert", "no-binary"):
+            if settings.get(key):
+                raise Unpinnable(f"pip is configured with {key}")
+        constrained = _constrained(settings, names)
+        if constrained:
+            raise Unpinnable(f"pip's configuration has {constrained}")
+        self.url = (settings.get("index-url") or PYPI).split()[0].rstrip("/") + "/"
+        self.timeout = float(settings.get("timeout") or settings.get("default-timeout") or TIMEOUT_S)
+        handlers: list[urllib.request.BaseHandler] = []
+        cert = settings.get("cert")
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert or None)))
+        proxy = settings.get("proxy")
+        if proxy:
+            handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def open(self, url: str, accept: str = "*/*") -> http.client.HTTPResponse:
+        request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": INSTALLER})
+        response: http.client.HTTPResponse = self._opener.open(request, timeout=self.timeout)
+        return response
+
+    def wheel(self, name: str, version: str, ranks: dict[Any, int]) -> Wheel:
+        """The wheel of ``name==version`` that suits this interpreter best, from the index's page."""
+        from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from pip._vendor.packaging.utils import InvalidWheelFilename, parse_wheel_filename
+        from pip._vendor.packaging.version import Version
+
+        page = urllib.parse.urljoin(self.url, f"{name}/")
+        with self.open(page, SIMPLE_JSON) as response:
+            kind = response.headers.get("Content-Type", "")
+            if not kind.startswith(SIMPLE_JSON):
+                raise Unpinnable(f"the index {self.url} does not answer in JSON (PEP 691)")
+            files = json.loads(response.read())["files"]
+        wanted = Version(version)
+        python = ".".join(map(str, sys.version_info[:3]))
+        best: tuple[int, Wheel] | None = None
+        for entry in files:
+            filename = entry.get("filename", "")
+            if not filename.endswith(".whl"):
+                continue
+            try:
+                found, found_version, _, tags = parse_wheel_filename(filename)
+            except InvalidWheelFilename:
+                continue
+            if found != name or found_version != wanted:
+                continue
+            requires = entry.get("requires-python")
+            try:
+                if requires and python not in SpecifierSet(requires):
+                    continue
+            except InvalidSpecifier:
+                continue
+            rank = min((ranks[tag] for tag in tags if tag in ranks), default=None)
+            sha256 = (entry.get("hashes") or {}).get("sha256")
+            if rank is None or not sha256:
+                continue
+            if best is None or rank < best[0]:
+                url = urllib.parse.urljoin(page, entry["url"])
+                best = (rank, Wheel(name, version, filename, url, sha256, entry.get("size")))
+        if best is None:
+            raise Unpinnable(f"the index has no wheel of {name} {version} for this Python")
+        return best[1]
+
+    def download(self, wheel: Wheel, folder: str) -> str:
+        """``wheel`` into ``folder``, checked against its SHA-256."""
+        path = os.path.join(folder, wheel.filename)
+        digest = hashlib.sha256()
+        with self.open(wheel.url) as response, open(path, "wb") as out:
+            while chunk := response.read(CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != wheel.sha256:
+            raise Tampered(
+                f"{wheel.filename} from {wheel.url} has SHA-256 {digest.hexdigest()}, "
+                f"not the {wheel.sha256} the index gives: not installed"
+            )
+        return path
+
+
+def _metadata(archive: zipfile.ZipFile, filename: str) -> tuple[str, email.message.Message]:
+    """The wheel's one ``.dist-info`` folder and its METADATA; Unpinnable for what pip alone handles."""
+    tops = {PurePosixPath(name).parts[0] for name in archive.namelist() if name}
+    infos = [top for top in tops if top.endswith(".dist-info")]
+    if len(infos) != 1:
+        raise Unpinnable(f"{filename} has {len(infos)} .dist-info folders")
+    if any(top.endswith(".data") for top in tops):
+        raise Unpinnable(f"{filename} has a .data folder")
+    for name in archive.namelist():
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or "\\" in name or ".." in parts:
+            raise Tampered(f"{filename} holds a path outside its folder: {name!r}")
+    text = archive.read(f"{infos[0]}/METADATA").decode("utf-8", "replace")
+    return infos[0], email.parser.Parser().parsestr(text)
+
+
+def _check_requirements(pins: dict[str, str], metadata: list[tuple[str, email.message.Message]]) -> None:
+    """Every requirement a wheel declares (for this interpreter) is met by a pin."""
+    from pip._vendor.packaging.requirements import Requirement
+    from pip._vendor.packaging.utils import canonicalize_name
+
+    for filename, message in metadata:
+        for text in message.get_all("Requires-Dist") or []:
+            requirement = Requirement(text)
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            name = canonicalize_name(requirement.name)
+            if name not in pins or not requirement.specifier.contains(pins[name], prereleases=True):
+                raise Unpinnable(f"the pins do not meet {filename}'s requirement {text}")
+
+
+def _size(size: int | None) -> str:
+    if not size:
+        return ""
+    return f" ({size / 1e6:.1f} MB)" if size >= 1e6 else f" ({size / 1e3:.0f} kB)"
+
+
+def install(
+    target: str,
+    pins: list[str],
+    requirements: list[str],
+    scratch: str,
+    say: Callable[[str], None],
+) -> int:
+    """The pinned wheels into the venv at ``target``; the number of packages installed. Raises
+    Unpinnable before anything is unpacked (pip is to take over: what this way cannot do, or an
+    index it cannot reach), Tampered (a download was not what the index said) or OSError (while
+    unpacking)."""
+    from pip._vendor.packaging.requirements import Requirement
+    from pip._vendor.packaging.tags import sys_tags
+    from pip._vendor.packaging.utils import canonicalize_name
+
+    versions: dict[str, str] = {}
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        versions[canonicalize_name(name)] = version.strip()
+    for text in requirements:
+        requirement = Requirement(text)
+        pinned = versions.get(canonicalize_name(requirement.name))
+        if pinned is None or not requirement.specifier.contains(pinned, prereleases=True):
+            raise Unpinnable(f"the pins do not meet the requirement {text}")
+    index = Index(pip_settings(), set(versions))
+    ranks = {tag: rank for rank, tag in enumerate(sys_tags())}
+    fetched = [0]
+    counting = threading.Lock()
+
+    def fetch(item: tuple[str, str]) -> tuple[Wheel, str]:
+        try:
+            wheel = index.wheel(item[0], item[1], ranks)
+            path = index.download(wheel, scratch)
+        except (OSError, http.client.HTTPException, ValueError, KeyError) as error:
+            raise Unpinnable(
+                f"{item[0]} {item[1]} could not be fetched from {index.url} ({error})"
+            ) from error
+        with counting:
+            fetched[0] += 1
+            what = f"{wheel.name}-{wheel.version}{_size(wheel.size)}"
+            say(f"step 2/3, fetching packages: {fetched[0]} so far, downloaded {what}")
+        return wheel, path
+
+    say(f"step 2/3, fetching packages: {len(versions)} pinned wheels at once")
+    with ThreadPoolExecutor(max_workers=len(versions) or 1) as pool:
+        downloads = list(pool.map(fetch, versions.items()))
+    archives = [(wheel, zipfile.ZipFile(path)) for wheel, path in downloads]
+    try:
+        infos = [(wheel, *_metadata(archive, wheel.filename)) for wheel, archive in archives]
+        _check_requirements(versions, [(wheel.filename, message) for wheel, _, message in infos])
+        say(f"step 3/3, installing {len(archives)} packages into the environment")
+        scheme = (
+            "venv" if "venv" in sysconfig.get_scheme_names() else {"nt": "nt"}.get(os.name, "posix_prefix")
+        )
+        paths = sysconfig.get_paths(scheme, vars={"base": target, "platbase": target})
+        for (_, archive), (_, info, _) in zip(archives, infos, strict=True):
+            tags = email.parser.Parser().parsestr(archive.read(f"{info}/WHEEL").decode("utf-8", "replace"))
+            pure = tags.get("Root-Is-Purelib", "").strip().lower() == "true"
+            root = paths["purelib" if pure else "platlib"]
+            archive.extractall(root)
+            with open(os.path.join(root, info, "INSTALLER"), "w", encoding="utf-8") as out:
+                out.write(f"{INSTALLER}\n")
+            with open(os.path.join(root, info, "RECORD"), "a", encoding="utf-8") as out:
+                out.write(f"{info}/INSTALLER,,\n")
+    finally:
+        for _, archive in archives:
+            archive.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return len(archives)

@@ -1,0 +1,137 @@
+// @ts-check
+// The first boot's short way (node-shim/pinned_wheels.py): the pinned wheels fetched at once from
+// the configured index and unpacked, each checked against the index's SHA-256; pip takes over,
+// saying why, where that way does not apply; a download that is not what the index said fails the
+// preparation. The index is a server on 127.0.0.1 serving the pip wheel Python bundles.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import test from 'node:test';
+
+import { BUNDLED_WHEELS, ENVIRONMENT_MODULE, fakePackage, folderOf, offline } from './environments.js';
+
+const WHEEL = readdirSync(BUNDLED_WHEELS).find((name) => name.startsWith('pip-') && name.endsWith('.whl'));
+assert.ok(WHEEL, `no pip wheel in ${BUNDLED_WHEELS}`);
+const PIP_VERSION = WHEEL.split('-')[1];
+const BYTES = readFileSync(join(BUNDLED_WHEELS, WHEEL));
+
+/**
+ * A package index on 127.0.0.1 listing the pip wheel under `/simple/pip/` (PEP 691 JSON); `page`
+ * changes what it answers there ('json', 'missing': 404) and `sha256` the digest it gives.
+ * @param {{ page?: 'json' | 'missing', sha256?: string }} options
+ */
+async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex') } = {}) {
+  const asked = [];
+  const server = createServer((request, response) => {
+    asked.push(request.url);
+    if (request.url === '/simple/pip/' && page === 'json') {
+      response.writeHead(200, { 'Content-Type': 'application/vnd.pypi.simple.v1+json' });
+      response.end(JSON.stringify({
+        meta: { 'api-version': '1.0' },
+        name: 'pip',
+        files: [
+          { filename: `pip-${PIP_VERSION}.tar.gz`, url: `../../files/pip-${PIP_VERSION}.tar.gz`, hashes: { sha256: '0'.repeat(64) } },
+          { filename: WHEEL, url: `../../files/${WHEEL}`, hashes: { sha256 }, size: BYTES.length },
+        ],
+      }));
+    } else if (request.url === `/files/${WHEEL}`) {
+      response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      response.end(BYTES);
+    } else {
+      response.writeHead(404);
+      response.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+  return { url: `http://127.0.0.1:${address.port}/simple`, asked, close: () => server.close() };
+}
+
+/** A first preparation in a child process (the index answers meanwhile); its outcome and stderr. */
+function prepareWith(env, root) {
+  const script = `import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    try {
+      process.stdout.write(JSON.stringify(workerInterpreter({ root: ${JSON.stringify(root)}, log: (l) => console.error(l), prefix: 'P: ' })));
+    } catch (error) { process.stdout.write(JSON.stringify({ error: error.message })); }`;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => { out += chunk; });
+    child.stderr.on('data', (chunk) => { err += chunk; });
+    child.on('close', () => resolve({ ...JSON.parse(out), stderr: err }));
+  });
+}
+
+/** The environment of a test: no pip configuration file, the index on loopback. */
+function online(url, extra = {}) {
+  const env = offline({ PIP_INDEX_URL: url, PIP_RETRIES: '0', PIP_TIMEOUT: '5', ...extra });
+  delete env.PIP_NO_INDEX;
+  return env;
+}
+
+const pinnedPackage = () => fakePackage('1.0.0', ['pip>=20'], ['pip'], [`pip==${PIP_VERSION}`]);
+
+test('the pinned wheels are fetched from the configured index, checked and unpacked, with no pip run', async () => {
+  const served = await index();
+  try {
+    const env = online(served.url, { PIP_FIND_LINKS: '' });
+    const result = await prepareWith(env, pinnedPackage());
+    assert.equal(result.error, undefined, result.stderr);
+    const marker = JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8'));
+    assert.equal(marker.pip, 'pinned');
+    assert.deepEqual(served.asked, ['/simple/pip/', `/files/${WHEEL}`], 'one page, one wheel: no source archive');
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('P: '));
+    assert.ok(lines.includes('P: step 2/3, fetching packages: 1 pinned wheels at once'), lines.join('\n'));
+    assert.ok(lines.some((line) => line.startsWith(`P: step 2/3, fetching packages: 1 so far, downloaded pip-${PIP_VERSION} (`)), lines.join('\n'));
+    assert.ok(lines.includes('P: step 3/3, installing 1 packages into the environment'), lines.join('\n'));
+    const shown = spawnSync(result.command, ['-c', 'import pip, importlib.metadata as m; print(pip.__version__, m.distribution("pip").read_text("INSTALLER").strip())'], { encoding: 'utf8' });
+    assert.equal(shown.stdout.trim(), `${PIP_VERSION} dsh-repeat-tool-breaker`);
+    assert.equal(existsSync(join(env.XDG_CACHE_HOME, 'pip')), false, "pip's cache is not written");
+  } finally {
+    served.close();
+  }
+});
+
+test('a wheel whose SHA-256 is not the index\'s fails the preparation, naming both digests', async () => {
+  const served = await index({ sha256: 'f'.repeat(64) });
+  try {
+    const env = online(served.url);
+    const result = await prepareWith(env, pinnedPackage());
+    assert.match(result.error, /installing the worker's Python packages \(pip>=20\) failed:/);
+    assert.match(result.error, new RegExp(`${WHEEL.replace(/[.+]/g, '\\$&')} .* has SHA-256 [0-9a-f]{64}, not the f{64} the index gives: not installed`));
+    assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing half-made is left');
+  } finally {
+    served.close();
+  }
+});
+
+test('where the pinned wheels cannot be had, pip installs the requirements and the reason is said', async () => {
+  const served = await index({ page: 'missing' });
+  try {
+    // pip finds the wheel in the bundled folder (find-links) once the index has no page for it.
+    const result = await prepareWith(online(served.url), pinnedPackage());
+    assert.equal(result.error, undefined, result.stderr);
+    const marker = JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8'));
+    assert.equal(marker.pip, 'base');
+    assert.match(result.stderr, /P: step 2\/3, the pinned wheels do not apply here: pip .* could not be fetched from http:\/\/127\.0\.0\.1:\d+\/simple\/ \(HTTP Error 404: Not Found\); pip resolves them instead/);
+  } finally {
+    served.close();
+  }
+  // pip told to use no index: the short way is not tried at all.
+  const result = await prepareWith(offline(), pinnedPackage());
+  assert.equal(result.error, undefined, result.stderr);
+  assert.match(result.stderr, /the pinned wheels do not apply here: pip is configured to use no index;/);
+});
+
+test('no reachable index at all: the preparation fails with pip\'s reason and the fix', async () => {
+  const env = online('http://127.0.0.1:9/simple', { PIP_FIND_LINKS: '' });
+  const result = await prepareWith(env, pinnedPackage());
+  assert.match(result.stderr, /the pinned wheels do not apply here: pip .* could not be fetched from http:\/\/127\.0\.0\.1:9\/simple\/ \(<urlopen error \[Errno 111\] Connection refused>\)/);
+  assert.match(result.error, /installing the worker's Python packages \(pip>=20\) failed:/);
+  assert.match(result.error, /With network access, run `node .*node-shim\/setup\.js`/);
+  assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing half-made is left');
+});
