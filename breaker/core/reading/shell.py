@@ -58,12 +58,30 @@ class ShellScript:
     heredocs: list[str]
 
 
+#: The command lines lexed last and their scripts, oldest first: one call's command line is read
+#: by several stages (its fingerprints, its workspace effect, its target, whether its answer is
+#: settled), each lexing it, so those after the first find it here. A script is read, never
+#: changed, by whoever is given it.
+_LEXED: dict[str, ShellScript] = {}
+_LEXED_KEPT = 2
+
+
 def lex_shell(text: str) -> ShellScript:
     """Split a POSIX-ish command line into simple commands; linear, and total on any text.
 
     Substitutions (``$(…)``, backticks, ``${…}``) stay inside their word verbatim; comments are
-    dropped; heredoc bodies are set aside as data.
+    dropped; heredoc bodies are set aside as data. The script is shared: read it, never change it.
     """
+    script = _LEXED.get(text)
+    if script is None:
+        script = _lex(text)
+        _LEXED[text] = script
+        if len(_LEXED) > _LEXED_KEPT:
+            del _LEXED[next(iter(_LEXED))]
+    return script
+
+
+def _lex(text: str) -> ShellScript:
     parts: list[SimpleCommand | str] = []
     heredocs: list[str] = []
     pending_heredocs: list[_Heredoc] = []
