@@ -99,7 +99,7 @@ def run_pip(
 def install_packages(python: str, target: str, prefix: str, requirements: list[str]) -> int:
     """``--packages``: the requirements into the folder ``target``, for the venv of ``python``."""
     started = time.monotonic()
-    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off", "--no-compile"]
+    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off", "--no-compile", "--no-cache-dir"]
     version = base_pip_version()
     if version is not None and version >= PIP_WITH_PYTHON_OPTION:  # for the venv's Python, whatever ours is
         command = [sys.executable, "-m", "pip", "--python", python, "install", "--target", target, *flags]
@@ -148,7 +148,7 @@ def main(argv: list[str]) -> int:
         return 1
     seconds["venv"] = round(time.monotonic() - started, 2)
     python = os.path.join(target, "Scripts" if os.name == "nt" else "bin", "python")
-    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off"]
+    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off", "--no-cache-dir"]
     version = base_pip_version()
     if pins and requirements and version is not None and version >= PIP_WITH_PYTHON_OPTION:
         step = time.monotonic()

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import test from 'node:test';
@@ -20,8 +20,9 @@ const BYTES = readFileSync(join(BUNDLED_WHEELS, WHEEL));
 
 /**
  * A package index on 127.0.0.1 listing the pip wheel under `/simple/pip/` (PEP 691 JSON); `page`
- * changes what it answers there ('json', 'missing': 404) and `sha256` the digest it gives.
- * @param {{ page?: 'json' | 'missing', sha256?: string }} options
+ * changes what it answers there ('json', 'html': PEP 503 HTML only, 'missing': 404) and `sha256`
+ * the digest it gives.
+ * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string }} options
  */
 async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex') } = {}) {
   const asked = [];
@@ -37,6 +38,9 @@ async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES
           { filename: WHEEL, url: `../../files/${WHEEL}`, hashes: { sha256 }, size: BYTES.length },
         ],
       }));
+    } else if (request.url === '/simple/pip/' && page === 'html') {
+      response.writeHead(200, { 'Content-Type': 'text/html' });
+      response.end(`<!DOCTYPE html><html><body><a href="../../files/${WHEEL}#sha256=${sha256}">${WHEEL}</a></body></html>`);
     } else if (request.url === `/files/${WHEEL}`) {
       response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
       response.end(BYTES);
@@ -90,7 +94,6 @@ test('the pinned wheels are fetched from the configured index, checked and unpac
     assert.ok(lines.includes('P: step 3/3, installing 1 packages into the environment'), lines.join('\n'));
     const shown = spawnSync(result.command, ['-c', 'import pip, importlib.metadata as m; print(pip.__version__, m.distribution("pip").read_text("INSTALLER").strip())'], { encoding: 'utf8' });
     assert.equal(shown.stdout.trim(), `${PIP_VERSION} dsh-repeat-tool-breaker`);
-    assert.equal(existsSync(join(env.XDG_CACHE_HOME, 'pip')), false, "pip's cache is not written");
   } finally {
     served.close();
   }
@@ -110,13 +113,24 @@ test('a wheel whose SHA-256 is not the index\'s fails the preparation, naming bo
 });
 
 test('where the pinned wheels cannot be had, pip installs the requirements and the reason is said', async () => {
+  const html = await index({ page: 'html' });
+  try {
+    // An index that answers only in HTML: pip downloads the wheel from it.
+    const env = online(html.url, { PIP_FIND_LINKS: '' });
+    const result = await prepareWith(env, pinnedPackage());
+    assert.equal(result.error, undefined, result.stderr);
+    const marker = JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8'));
+    assert.equal(marker.pip, 'base');
+    assert.equal(html.asked.filter((url) => url === `/files/${WHEEL}`).length, 1, html.asked.join(' '));
+    assert.match(result.stderr, /P: step 2\/3, the pinned wheels do not apply here: the index http:\/\/127\.0\.0\.1:\d+\/simple\/ does not answer in JSON \(PEP 691\); pip resolves them instead/);
+  } finally {
+    html.close();
+  }
   const served = await index({ page: 'missing' });
   try {
     // pip finds the wheel in the bundled folder (find-links) once the index has no page for it.
     const result = await prepareWith(online(served.url), pinnedPackage());
     assert.equal(result.error, undefined, result.stderr);
-    const marker = JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8'));
-    assert.equal(marker.pip, 'base');
     assert.match(result.stderr, /P: step 2\/3, the pinned wheels do not apply here: pip .* could not be fetched from http:\/\/127\.0\.0\.1:\d+\/simple\/ \(HTTP Error 404: Not Found\); pip resolves them instead/);
   } finally {
     served.close();
