@@ -2,18 +2,19 @@
 
 A dsh-shaped log (``session.jsonl.zstd``, a zstd frame per flushed batch) of N calls by one agent:
 distinct ``read`` calls, and every 250 calls a loop of 8 identical failing ``bash`` calls (four of
-them stopped). Then, interleaved so that a change in the machine's load touches all of them alike:
+them stopped). Then three processes, each timed by the CPU time it spent:
 
 - the decisions alone: the same calls and results through ``Breaker`` (precheck, decide,
-  record_result), made as they are decided (no log, no report), in a process of its own;
-- ``rtb replay`` (the text report) of the log, a process of its own started at the same moment
-  (so both meet the same load from the rest of the machine): time and peak RSS;
-- ``rtb replay --html``: time, peak RSS, the page's size, and (with Chromium installed) how long
-  headless Chromium takes to load the page and paint it.
+  record_result), made as they are decided (no log, no report), over and over;
+- ``rtb replay`` (the text report) of the log: CPU time and peak RSS;
+- ``rtb replay --html``: CPU time, peak RSS, the page's size, and (with Chromium installed) how
+  long headless Chromium takes to load the page and paint it.
 
-Each figure is the median of ``--runs``; the targets are printed beside them. The ratios are of CPU
-time (what the process itself spent), so other work on a shared machine does not skew them; the
-wall time is printed beside it.
+They take turns on one CPU, ``SLICE`` seconds each, the others stopped meanwhile
+(``run_sliced``): each meets the same load from the rest of a shared machine, spread over the same
+minutes, and none of them waits behind another. The decisions go on until the replay is done and
+are counted per call. Each of ``--runs`` runs gives a ratio; their median is printed beside
+each run's and the target. ``--html`` runs in the first only (its target is far off).
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +43,8 @@ from breaker.core.reading.fingerprints import ToolCall  # noqa: E402
 
 LOOP_EVERY = 250
 LOOP_LENGTH = 8
+#: How long each process of a sliced run runs at a turn (s).
+SLICE = 0.2
 SESSION = "session-5ca1e000-0000-4000-8000-000000000001"
 START_MS = 1_796_000_000_000
 
@@ -68,7 +74,10 @@ def write_log(folder: Path, total: int) -> Path:
     path.parent.mkdir(parents=True)
     compressor = zstandard.ZstdCompressor(level=3)
     header = {"type": "session", "id": SESSION, "createdAt": START_MS, "cwd": "/work/project"}
-    prompt = {"content": [{"type": "text", "text": "a very long session"}], "source": {"kind": "user"}}
+    prompt: dict[str, object] = {
+        "content": [{"type": "text", "text": "a very long session"}],
+        "source": {"kind": "user"},
+    }
     seq = 0
     batch: list[str] = []
     with path.open("wb") as out:
@@ -98,79 +107,135 @@ def write_log(folder: Path, total: int) -> Path:
     return path
 
 
-def decisions_alone(total: int) -> tuple[float, float]:
-    """(seconds, CPU seconds) the decisions take alone: precheck, decide and record_result of
-    every call, made as they are decided."""
-    breaker = Breaker(default_config())
-    started, cpu = time.perf_counter(), time.process_time()
-    for call, text, failed in calls(total):
-        breaker.precheck("main", call)
-        verdict = breaker.decide("main", call)
-        facts: dict[str, object] = {"isError": failed or isinstance(verdict, Deny)}
-        if isinstance(verdict, Deny):
-            text = "Error: " + verdict.message
-        elif call.name == "bash":
-            facts["exitCode"] = 2
-        breaker.record_result("main", call.call_id, text, facts)
-    return time.perf_counter() - started, time.process_time() - cpu
+class _Stop(Exception):
+    """Raised in the decisions' loop when the bench asks it to stop (SIGTERM)."""
 
 
-def run_rtb(argv: list[str]) -> tuple[float, float, float]:
-    """(seconds, CPU seconds, peak RSS in MB) of one ``rtb`` process."""
-    [measured] = run_together([[sys.executable, "-m", "breaker", *argv]])
+def decisions_alone(total: int, *, until_stopped: bool = False) -> int:
+    """The decisions alone: precheck, decide and record_result of every call, made as they are
+    decided; how many calls were decided. ``until_stopped``: the session again and again (each
+    time a fresh ``Breaker``) until SIGTERM, so that the decisions go on as long as what they are
+    compared with does."""
+
+    def stop(*_: object) -> None:
+        raise _Stop
+
+    decided = 0
+    if until_stopped:
+        signal.signal(signal.SIGTERM, stop)
+    try:
+        while True:
+            breaker = Breaker(default_config())
+            for call, text, failed in calls(total):
+                breaker.precheck("main", call)
+                verdict = breaker.decide("main", call)
+                facts: dict[str, object] = {"isError": failed or isinstance(verdict, Deny)}
+                if isinstance(verdict, Deny):
+                    text = "Error: " + verdict.message
+                elif call.name == "bash":
+                    facts["exitCode"] = 2
+                breaker.record_result("main", call.call_id, text, facts)
+                decided += 1
+            if not until_stopped:
+                return decided
+    except _Stop:
+        return decided
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One process of a sliced run: CPU seconds (user + system), peak RSS in MB, what it printed."""
+
+    cpu: float
+    peak_mb: float
+    printed: str
+
+
+def run_sliced(commands: dict[str, list[str]], endless: str, until: str, folder: Path) -> dict[str, Measured]:
+    """Run ``commands`` taking turns, one at a time, each for ``SLICE`` seconds while the others are
+    stopped (SIGSTOP): so each meets the same load from the rest of the machine, spread over the
+    same minutes, and none waits for the CPU behind another of them. ``endless`` runs until
+    ``until`` has ended, then is told to stop (SIGTERM); the rest run to their end."""
+    processes: dict[str, subprocess.Popen[bytes]] = {}
+    measured: dict[str, Measured] = {}
+
+    def reap(name: str) -> None:
+        _, status, usage = os.wait4(processes[name].pid, 0)
+        processes[name].returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            error = (folder / f"{name}.err").read_text()[-2000:]
+            raise SystemExit(f"{' '.join(commands[name])} exited {code}: {error}")
+        printed = (folder / f"{name}.out").read_text()
+        measured[name] = Measured(usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, printed)
+
+    try:
+        for name, command in commands.items():
+            with (folder / f"{name}.out").open("wb") as out, (folder / f"{name}.err").open("wb") as err:
+                processes[name] = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err)
+            os.kill(processes[name].pid, signal.SIGSTOP)
+        while len(measured) < len(commands):
+            for name in commands:
+                if name in measured:
+                    continue
+                if name == endless and until in measured:
+                    os.kill(processes[name].pid, signal.SIGTERM)
+                    os.kill(processes[name].pid, signal.SIGCONT)
+                    reap(name)
+                    continue
+                process = processes[name]
+                os.kill(process.pid, signal.SIGCONT)
+                pid_fd = os.pidfd_open(process.pid)
+                try:
+                    ended, _, _ = select.select([pid_fd], [], [], SLICE)
+                finally:
+                    os.close(pid_fd)
+                if ended:
+                    reap(name)
+                else:
+                    os.kill(process.pid, signal.SIGSTOP)
+    finally:
+        for process in processes.values():  # an error or ^C: none left behind, stopped
+            if process.returncode is None:
+                process.kill()
+                process.wait()
     return measured
 
 
-def run_together(commands: list[list[str]]) -> list[tuple[float, float, float]]:
-    """Start ``commands`` at once and wait for all: (seconds, CPU seconds, peak RSS in MB) of
-    each. Run side by side, two processes meet the same load from the rest of the machine."""
-    started = time.perf_counter()
-    processes = [
-        subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        for command in commands
-    ]
-    measured = []
-    for process, command in zip(processes, commands, strict=True):
-        assert process.stderr is not None
-        err = process.stderr.read()
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} exited {process.returncode}: {err.decode()[-2000:]}")
-        measured.append(
-            (time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-        )
-    return measured
-
-
-def open_in_chromium(page: Path) -> float | None:
-    """Seconds headless Chromium takes to load ``page`` and paint it; None without Chromium."""
+def open_in_chromium(page: Path, times: int = 3) -> list[float] | None:
+    """Seconds headless Chromium takes to load ``page`` and paint it, each of ``times`` fresh
+    browsers; None without Chromium."""
     from tests.cdp import Browser, chromium_binary
 
     binary = chromium_binary()
     if binary is None:
         return None
-    with Browser(binary) as browser:
-        browser.send("Page.enable")
-        started = time.perf_counter()
-        browser.send("Page.navigate", url=page.as_uri())
-        browser.wait_for("Page.loadEventFired", timeout=120)
-        browser.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
-        return time.perf_counter() - started
+    seconds = []
+    for _ in range(times):
+        with Browser(binary) as browser:
+            browser.send("Page.enable")
+            started = time.perf_counter()
+            browser.send("Page.navigate", url=page.as_uri())
+            browser.wait_for("Page.loadEventFired", timeout=120)
+            browser.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            seconds.append(time.perf_counter() - started)
+    return seconds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--decisions-only", action="store_true", help="time the decisions alone, print nothing"
+        "--decisions-only",
+        action="store_true",
+        help="make the decisions alone until SIGTERM, print how many were made",
     )
     options = parser.parse_args()
     total = options.calls
     if options.decisions_only:
-        decisions_alone(total)
+        print(decisions_alone(total, until_stopped=True))
         return
+    load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     with tempfile.TemporaryDirectory(prefix="rtb-scale-") as scratch:
         folder = Path(scratch)
         started = time.perf_counter()
@@ -178,56 +243,67 @@ def main() -> None:
         written = time.perf_counter() - started
         log_mb = log.stat().st_size / 1e6
         page = folder / "page.html"
-        alone: list[tuple[float, float]] = []
-        replay: list[tuple[float, float, float]] = []
-        html: list[tuple[float, float, float]] = []
-        decisions = [sys.executable, str(Path(__file__).resolve()), "--calls", str(total), "--decisions-only"]
-        for _ in range(options.runs):
-            by_itself, replayed = run_together(
-                [decisions, [sys.executable, "-m", "breaker", "replay", str(log.parent)]]
+        here = str(Path(__file__).resolve())
+        commands = {
+            "decisions": [sys.executable, here, "--calls", str(total), "--decisions-only"],
+            "replay": [sys.executable, "-m", "breaker", "replay", str(log.parent)],
+            "html": [sys.executable, "-m", "breaker", "replay", "--html", str(page), str(log.parent)],
+        }
+        runs: list[dict[str, Measured]] = []
+        started = time.perf_counter()
+        for run in range(options.runs):  # --html in the first run only: its target is far off
+            taking_turns = (
+                commands if run == 0 else {name: commands[name] for name in ("decisions", "replay")}
             )
-            alone.append(by_itself[:2])
-            replay.append(replayed)
-            html.append(run_rtb(["replay", "--html", str(page), str(log.parent)]))
+            runs.append(run_sliced(taking_turns, "decisions", "replay", folder))
+        elapsed = time.perf_counter() - started
         opened = open_in_chromium(page)
         size_mb = page.stat().st_size / 1e6
-    decide_s, decide_cpu = (statistics.median(run[i] for run in alone) for i in (0, 1))
-    replay_s, replay_cpu = (statistics.median(run[i] for run in replay) for i in (0, 1))
-    html_s, html_cpu = (statistics.median(run[i] for run in html) for i in (0, 1))
-    replay_mb = max(run[2] for run in replay)
-    html_mb = max(run[2] for run in html)
+    load_after = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    # The decisions' CPU time per call, over every call they made while the replay ran.
+    per_decision = [run["decisions"].cpu / int(run["decisions"].printed) for run in runs]
+    replay_ratios = [run["replay"].cpu / total / each for run, each in zip(runs, per_decision, strict=True)]
+    decide_cpu = statistics.median(per_decision) * total
+    replay_cpu = statistics.median(run["replay"].cpu for run in runs)
+    replay_mb = max(run["replay"].peak_mb for run in runs)
+    html, html_mb = runs[0]["html"].cpu, runs[0]["html"].peak_mb
     print(
-        f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written in {written:.0f} s);"
+        f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written in {written:.0f} s)."
     )
-    print(f"median of {options.runs} run(s); the decisions alone and `rtb replay` run side by side.")
-    print("The ratios are of CPU time (user + system), which waiting for the CPU does not stretch;")
-    print("wall time beside it (those two share the machine with each other). Load average at the end:")
-    print(f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}.")
+    print(
+        f"{options.runs} runs, {elapsed / 60:.0f} minutes in all. In each, the decisions alone and"
+        f" `rtb replay` (in the first, `--html` too) took turns of {SLICE} s on one CPU, the others"
+        " stopped meanwhile; the decisions over and over until the replay was done, counted per call."
+    )
+    print(
+        "Figures are CPU time (user + system), the median of the runs; a ratio is of one run's figures."
+        f" Load average before: {load_before}; after: {load_after}."
+    )
     print()
-    print("| | CPU time | per call | wall time | peak RSS | target |")
+    print("| | CPU time | per call | peak RSS | each run | target |")
     print("|---|---|---|---|---|---|")
-    per_call = decide_cpu / total * 1e6
-    print(f"| the decisions alone | {decide_cpu:.1f} s | {per_call:.0f} µs | {decide_s:.1f} s | | |")
-    ratio = replay_cpu / decide_cpu
+    print(f"| the decisions alone | {decide_cpu:.1f} s | {decide_cpu / total * 1e6:.0f} µs | | | |")
+    ratio = statistics.median(replay_ratios)
     verdict = "ok" if ratio <= 1.5 and replay_mb <= 300 else "MISSED"
     print(
-        f"| `rtb replay` | {replay_cpu:.1f} s ({ratio:.2f}x the decisions) "
-        f"| {replay_cpu / total * 1e6:.0f} µs "
-        f"| {replay_s:.1f} s | {replay_mb:.0f} MB | ≤ 1.5x, ≤ 300 MB: {verdict} |"
+        f"| `rtb replay` | {replay_cpu:.1f} s, {ratio:.2f}x the decisions "
+        f"| {replay_cpu / total * 1e6:.0f} µs | {replay_mb:.0f} MB "
+        f"| {', '.join(f'{each:.2f}x' for each in replay_ratios)} | ≤ 1.5x, ≤ 300 MB: {verdict} |"
     )
-    ratio = html_cpu / replay_cpu
+    ratio = html / runs[0]["replay"].cpu
     verdict = "ok" if ratio <= 2 and size_mb <= 20 else "MISSED"
     print(
-        f"| `rtb replay --html` | {html_cpu:.1f} s ({ratio:.2f}x replay) | {html_cpu / total * 1e6:.0f} µs "
-        f"| {html_s:.1f} s | {html_mb:.0f} MB | ≤ 2x replay, page ≤ 20 MB: {verdict} |"
+        f"| `rtb replay --html` | {html:.1f} s, {ratio:.2f}x the replay beside it "
+        f"| {html / total * 1e6:.0f} µs | {html_mb:.0f} MB | the first "
+        f"| ≤ 2x replay, page ≤ 20 MB: {verdict} |"
     )
     if opened is None:
-        print("| the page in headless Chromium | | | (no chromium on PATH) | | ≤ 3 s |")
+        print(f"| the page ({size_mb:.1f} MB) in headless Chromium | (no chromium on PATH) | | | | ≤ 3 s |")
     else:
-        verdict = "ok" if opened <= 3 else "MISSED"
+        verdict = "ok" if max(opened) <= 3 else "MISSED"
         print(
-            f"| the page ({size_mb:.1f} MB) in headless Chromium | | | {opened:.2f} s to load and paint "
-            f"| | ≤ 3 s: {verdict} |"
+            f"| the page ({size_mb:.1f} MB) in headless Chromium | {statistics.median(opened):.2f} s to load "
+            f"and paint | | | {', '.join(f'{each:.2f} s' for each in opened)} | ≤ 3 s: {verdict} |"
         )
 
 

@@ -8,8 +8,9 @@
 # interleaved pipeline runs (default 5), BENCH_BOOTS of interleaved dsh boots (default 7),
 # BENCH_FIRST_BOOTS of first-boot preparations each way (default 2; each fetches every package
 # from the index); BENCH_SESSION_CALLS the longest session of the scaling table (default 1000000);
-# BENCH_RTB_CALLS the session `rtb replay` and `--html` are timed on (default 1000000: about
-# 10 minutes of the run on a loaded 2-core machine).
+# BENCH_RTB_CALLS the session `rtb replay` and `--html` are timed on (default 1000000) and
+# BENCH_RTB_RUNS how many times the replay and the decisions alone take turns on it (default 3:
+# about 20 minutes of the run on a loaded 2-core machine).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -69,7 +70,7 @@ echo; echo "## Scaling: agents, window, argument size, session length"; echo
 "$python" bench/scaling.py --session-calls "${BENCH_SESSION_CALLS:-1000000}"
 
 echo; echo "## rtb replay and --html over one long session"; echo
-"$python" bench/rtb_scale.py --calls "${BENCH_RTB_CALLS:-1000000}"
+"$python" bench/rtb_scale.py --calls "${BENCH_RTB_CALLS:-1000000}" --runs "${BENCH_RTB_RUNS:-3}"
 
 echo; echo "## Worst guard latency under each fault"; echo
 node --expose-gc bench/faults.mjs
