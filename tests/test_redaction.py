@@ -26,7 +26,15 @@ from breaker.core.wording.messages import (
     summarize_notice,
     warn_notice,
 )
-from breaker.core.wording.redaction import _INVISIBLE, drop_invisible, quotable, quoted_prefix, scrub
+from breaker.core.wording.redaction import (
+    _INVISIBLE,
+    _REDACTIONS,
+    drop_invisible,
+    quotable,
+    quoted_prefix,
+    redact,
+    scrub,
+)
 
 CONFIG = load_config(None)
 
@@ -263,3 +271,49 @@ def test_ordinary_text_with_visible_unicode_is_kept() -> None:
     text = "café → naïve 日本語 ✓ <div> ```python"
     assert quotable(text, 800) == text
     assert drop_invisible(text) == text
+
+
+def _every_pattern_run(text: str) -> str:
+    """Redaction as it would be with every pattern run on every text, hints aside."""
+    for pattern, replacement, _ in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+#: Pieces of texts that hold secrets, spelled in every case the patterns read alike (the letters
+#: beyond ASCII Python's case-insensitive matching takes for i, s and k among them), and others.
+_PIECES = st.sampled_from(
+    [
+        "password=hunter2",
+        "PASSWORD: x9",
+        "pa\u017f\u017fword=s3cret ",
+        "api_\u212aey=abc ",
+        "CRED\u0130NTIAL=q ",
+        "credent\u0131al: w",
+        '"client_secret": "v"',
+        "DB_PASS=x",
+        "Authorization: Bearer abc.def",
+        "bearer tok123",
+        "curl -u bob:pw https://h/",
+        "https://user:pw@host.example/p",
+        "https://ghp_x@github.com/o/r",
+        "machine h login u password p",
+        "ghp_" + "a" * 30,
+        " ",
+        "\n",
+        "plain text",
+        "key",
+        "token_count=3",
+        "://",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=8))
+def test_a_pattern_skipped_for_want_of_its_hints_could_not_have_matched(pieces: list[str]) -> None:
+    """Redaction runs a pattern only on a text holding one of the words every match of it holds
+    (read as its case-insensitive matching reads them): what it redacts is what running every
+    pattern would."""
+    text = "".join(pieces)
+    assert redact(text) == _every_pattern_run(text)

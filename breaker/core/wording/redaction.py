@@ -115,9 +115,17 @@ def _redact_base64_key(match: re.Match[str]) -> str:
 #: What a pattern's match is replaced with: a template, or a function of the match.
 Replacement = str | Callable[[re.Match[str]], str]
 
-#: Every secret format that is redacted, as (pattern, replacement), applied in order. Each entry
+#: What each match of a pattern with a name in it holds, as the patterns' ``(?i)`` reads text
+#: (``_folded``): a name ending as ``_SECRET_ENDINGS`` says.
+_SECRET_HINTS = ("pass", "pwd", "secret", "credential", "token", "authorization", "cookie", "key")
+#: The letters beyond ASCII that Python's case-insensitive matching takes for an ``i``, ``s`` or ``k``.
+_FOLD_BEYOND_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+#: Every secret format that is redacted, as (pattern, replacement, hints), applied in order: a
+#: pattern is run only on a text that holds one of its hints (words every match of it holds, read
+#: as ``_folded`` reads them; None: always run), since most texts hold no secret at all. Each entry
 #: names the formats it covers; ``tests/test_messages.py`` has one case per format.
-_REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
+_REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], ...] = (
     # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
         re.compile(
@@ -126,6 +134,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
             re.DOTALL,
         ),
         "[REDACTED PRIVATE KEY]",
+        None,
     ),
     # URL userinfo with a password, which may hold "@" or "/": the last "@" before the host ends
     # it (https://user:p@ss/w@rd@host -> https://[REDACTED]@host). host:port is not a password.
@@ -135,14 +144,16 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
             r"[^\s'\"\\]{1,256}@(?=[^\s/?#@'\"\\]+(?:[/?#:'\"\s]|\Z))"
         ),
         r"\1" + _REDACTED + "@",
+        ("://",),
     ),
     # URL userinfo without a password, a token as the user (https://ghp_x@github.com/o/r).
-    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@"),
+    (re.compile(rf"(?i){_URL_SCHEME}[^\s/?#@'\"\\]{{1,256}}@"), r"\1" + _REDACTED + "@", ("://",)),
     # Members of a JSON object, a Python dict repr (``print(os.environ)``) or a Ruby/PHP hash:
     # "password": "value", 'PASSWORD': 'value', "token" => 'value', "Authorization": "Bearer ...".
     (
         re.compile(rf"(?i)([\"'])({_SECRET_NAME})\1(\s*(?::|=>)\s*)([\"'])(?:(?!\4)[^\\]|\\.)*+(?:\4|\\?\Z)"),
         r"\1\2\1\3\4" + _REDACTED + r"\4",
+        _SECRET_HINTS,
     ),
     # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
     # stay), assignments, options, query and form values, connection strings (token=x,
@@ -159,8 +170,9 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
             r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
         ),
         r"\1\2\3\4\5\6" + _REDACTED + r"\4",
+        _SECRET_HINTS,
     ),
-    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED),
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED, ("bearer",)),
     # curl -u user:pass, -uuser:pass, -su user:pass (flags before it in one word), -U (the proxy
     # user), --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
     (
@@ -170,13 +182,14 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
             r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
         ),
         r"\1" + _REDACTED,
+        ("curl",),
     ),
     # netrc entries: machine host login user password secret (on one line or several).
-    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED),
+    (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED, ("password",)),
     # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
-    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key),
+    (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key, None),
     # Well-known token shapes that travel without a name in front of them, in one pass.
-    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED),
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), _REDACTED, None),
 )
 
 #: The "<" of tool-call-shaped tags (Hermes/Qwen XML, function-call wrappers) and the brackets of
@@ -222,9 +235,22 @@ def redact(text: str) -> str:
     A value still open where ``text`` ends (a JSON string, a quoted value, a private key block)
     is redacted to the end: the text may have been cut inside it.
     """
-    for pattern, replacement in _REDACTIONS:
-        text = pattern.sub(replacement, text)
+    folded = None
+    for pattern, replacement, hints in _REDACTIONS:
+        if hints is not None:
+            folded = _folded(text) if folded is None else folded
+            if not any(hint in folded for hint in hints):
+                continue
+        text, replaced = pattern.subn(replacement, text)
+        if replaced:
+            folded = None
     return _through_escapes(text) if "\\" in text else text
+
+
+def _folded(text: str) -> str:
+    """``text`` as the patterns' ``(?i)`` reads it, for their hints: each letter it takes for an
+    ASCII one written as that letter in lower case."""
+    return (text if text.isascii() else text.translate(_FOLD_BEYOND_ASCII)).lower()
 
 
 def _through_escapes(text: str) -> str:
@@ -235,7 +261,7 @@ def _through_escapes(text: str) -> str:
         levels = _unescaped(text, depth)
         if levels is None:
             break
-        for pattern, replacement in _REDACTIONS:
+        for pattern, replacement, _ in _REDACTIONS:
             edits = [
                 edit
                 for match in pattern.finditer(levels[-1].text)
