@@ -261,7 +261,12 @@ def _through_escapes(text: str) -> str:
         levels = _unescaped(text, depth)
         if levels is None:
             break
-        for pattern, replacement, _ in _REDACTIONS:
+        folded = None
+        for pattern, replacement, hints in _REDACTIONS:
+            if hints is not None:
+                folded = _folded(levels[-1].text) if folded is None else folded
+                if not any(hint in folded for hint in hints):
+                    continue
             edits = [
                 edit
                 for match in pattern.finditer(levels[-1].text)
@@ -278,7 +283,7 @@ def _through_escapes(text: str) -> str:
                 pieces += (text[done:start], shown)
                 done = end
             text = "".join(pieces) + text[done:]
-            levels = _unescaped(text, depth)
+            levels, folded = _unescaped(text, depth), None
             if levels is None:
                 break
     return text
