@@ -10,8 +10,9 @@ JSON simple API, PEP 691), takes the wheel of the pinned version that suits this
 SHA-256 the index gives (a mismatch fails the preparation), checks that the pins satisfy every
 requirement the wheels declare, and unpacks them into the venv (no byte-compilation, as before).
 
-It follows pip's own configuration where it matters (read by pip's code): the index (``index-url``),
-the certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
+It follows pip's own configuration where it matters (read by pip's code): the index (``index-url``,
+a user and password in its address sent to its host only by basic auth and shown on no line), the
+certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
 with the reason) whenever it could not do what pip would: no index (``no-index``), a client
 certificate, ``no-binary``, a constraint on a pinned package, an index that does not answer JSON, a
 pinned version without a wheel for this interpreter, a wheel with a ``.data`` folder, pins that do
@@ -124,11 +125,21 @@ class Index:
         constrained = _constrained(settings, names)
         if constrained:
             raise Unpinnable(f"pip's configuration has {constrained}")
-        self.url = (settings.get("index-url") or PYPI).split()[0].rstrip("/") + "/"
+        url = (settings.get("index-url") or PYPI).split()[0].rstrip("/") + "/"
+        parts = urllib.parse.urlsplit(url)
+        # The index without a user name or password in its address (those go to an auth handler),
+        # as it is asked and said on a line.
+        self.url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         self.timeout = float(settings.get("timeout") or settings.get("default-timeout") or TIMEOUT_S)
         handlers: list[urllib.request.BaseHandler] = []
         cert = settings.get("cert")
         handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert or None)))
+        if parts.username:
+            passwords = urllib.request.HTTPPasswordMgrWithDefaultRealm()
+            user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+            host = urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], "/", "", ""))
+            passwords.add_password(None, host, user, password)  # the index's host: its files too
+            handlers.append(urllib.request.HTTPBasicAuthHandler(passwords))
         proxy = settings.get("proxy")
         if proxy:
             handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))

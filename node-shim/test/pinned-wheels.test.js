@@ -21,13 +21,18 @@ const BYTES = readFileSync(join(BUNDLED_WHEELS, WHEEL));
 /**
  * A package index on 127.0.0.1 listing the pip wheel under `/simple/pip/` (PEP 691 JSON); `page`
  * changes what it answers there ('json', 'html': PEP 503 HTML only, 'missing': 404) and `sha256`
- * the digest it gives.
- * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string }} options
+ * the digest it gives; with `password`, it answers only to the user `user` with it (basic auth).
+ * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string, password?: string }} options
  */
-async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex') } = {}) {
+async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex'), password = '' } = {}) {
   const asked = [];
   const server = createServer((request, response) => {
     asked.push(request.url);
+    if (password && request.headers.authorization !== `Basic ${Buffer.from(`user:${password}`).toString('base64')}`) {
+      response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="index"' });
+      response.end();
+      return;
+    }
     if (request.url === '/simple/pip/' && page === 'json') {
       response.writeHead(200, { 'Content-Type': 'application/vnd.pypi.simple.v1+json' });
       response.end(JSON.stringify({
@@ -96,6 +101,28 @@ test('the pinned wheels are fetched from the configured index, checked and unpac
     assert.equal(shown.stdout.trim(), `${PIP_VERSION} dsh-repeat-tool-breaker`);
   } finally {
     served.close();
+  }
+});
+
+test('an index that asks for the user and password in its address gets them, and no line shows them', async () => {
+  const served = await index({ password: 's3cret' });
+  try {
+    const url = served.url.replace('http://', 'http://user:s3cret@');
+    const result = await prepareWith(online(url, { PIP_FIND_LINKS: '' }), pinnedPackage());
+    assert.equal(result.error, undefined, result.stderr);
+    assert.equal(JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8')).pip, 'pinned');
+    assert.doesNotMatch(result.stderr, /s3cret/);
+  } finally {
+    served.close();
+  }
+  const wrong = await index({ page: 'missing', password: 'right' });
+  try {
+    const url = wrong.url.replace('http://', 'http://user:wr0ng@');
+    const result = await prepareWith(online(url), pinnedPackage());
+    assert.match(result.stderr, /could not be fetched from http:\/\/127\.0\.0\.1:\d+\/simple\/ \(HTTP Error 401: Unauthorized\)/);
+    assert.doesNotMatch(result.stderr + (result.error ?? ''), /wr0ng/);
+  } finally {
+    wrong.close();
   }
 });
 
