@@ -208,17 +208,23 @@ def _first_line(data: dict[str, Any]) -> str | None:
 def _call_event(data: object, agent: str, line: int, time: float | None = None) -> CallEvent:
     if not isinstance(data, dict):
         raise _BadEvent("tool/call has no data object")
-    call_id = _required_text(data, "callId", "tool/call")
-    name = _required_text(data, "name", "tool/call")
+    call_id = data.get("callId")
+    name = data.get("name")
+    if type(call_id) is not str or not call_id:
+        raise _BadEvent("tool/call has no callId")
+    if type(name) is not str or not name:
+        raise _BadEvent("tool/call has no name")
     arguments = data.get("arguments", {})
-    if isinstance(arguments, str):
+    if type(arguments) is str:  # as dsh logs them: a JSON text
         try:
-            arguments = load_json(arguments) if arguments.strip() else {}
+            arguments = load_json(arguments)
         except json.JSONDecodeError as error:
-            raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
+            if arguments.strip():
+                raise _BadEvent(f"tool/call {call_id}: arguments are not JSON ({error.msg})") from None
+            arguments = {}  # blank
         except Unreadable as error:
             raise _BadEvent(f"tool/call {call_id}: arguments {error}") from None
-    return CallEvent(agent, ToolCall(name=name, arguments=arguments, call_id=call_id), line, time)
+    return CallEvent(agent, ToolCall(name, arguments, call_id), line, time)
 
 
 def _result_event(data: object, agent: str, line: int) -> ResultEvent:
@@ -263,10 +269,3 @@ def _result_event(data: object, agent: str, line: int) -> ResultEvent:
     error = data.get("error")
     code = error.get("code") if isinstance(error, dict) else None
     return ResultEvent(agent, call_id, "\n".join(texts), result.get("isError") is True, line, str(code or ""))
-
-
-def _required_text(data: dict[str, Any], key: str, kind: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise _BadEvent(f"{kind} has no {key}")
-    return value

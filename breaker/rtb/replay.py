@@ -228,7 +228,9 @@ class Replayer:
         agent, call = event.agent, event.call
         self._numbers[agent] = number = self._numbers.get(agent, 0) + 1
         key = (agent, call.call_id)
-        replay = self._decide(event, number, key)
+        replay = CallReplay(number, agent, call.call_id, call.name, "no-result", "not-counted")
+        replay.arguments, replay.time = call.arguments, event.time
+        self._decide(replay, call, key)
         if self.counts and replay.verdict != "not-run":
             replay.counts = self._window_counts(event)
         entry = _Entry(replay)
@@ -241,40 +243,23 @@ class Replayer:
         if len(self._queue) > MAX_WAITING:
             self._queue[0].done = True  # its result is too far on: handed out without one
 
-    def _decide(self, event: CallEvent, number: int, key: tuple[str, str]) -> CallReplay:
-        breaker, call, agent = self.breaker, event.call, event.agent
-        verdict: Verdict = "not-counted"
-        hits: tuple[Hit, ...] = ()
-        message = ""
-        notices: tuple[str, ...] = ()
+    def _decide(self, replay: CallReplay, call: ToolCall, key: tuple[str, str]) -> None:
+        """The replayed configuration's verdict on ``call``, into ``replay``."""
+        breaker, agent = self.breaker, replay.agent
         if key in self.not_dispatched:
-            verdict = "not-run"
+            replay.verdict = "not-run"
         elif breaker.is_counted(call.name):
             asked = breaker.precheck(agent, call)
             if isinstance(asked, Ask) and key not in self.approved:
-                verdict, hits, message = "asked", asked.hits, asked.reason
+                replay.verdict, replay.hits, replay.message = "asked", asked.hits, asked.reason
+                return
+            decided = breaker.decide(agent, call)
+            if isinstance(decided, Deny):
+                replay.verdict, replay.hits, replay.message = "denied", decided.hits, decided.message
             else:
-                decided = breaker.decide(agent, call)
-                if isinstance(decided, Deny):
-                    verdict, hits, message = "denied", decided.hits, decided.message
-                else:
-                    verdict = "allowed"
-                    if decided.notice is not None:
-                        notices = (decided.notice.text,)
-        return CallReplay(
-            number,
-            agent,
-            call.call_id,
-            call.name,
-            "no-result",
-            verdict,
-            hits,
-            message,
-            call.arguments,
-            event.time,
-            (),
-            notices,
-        )
+                replay.verdict = "allowed"
+                if decided.notice is not None:
+                    replay.notices = (decided.notice.text,)
 
     def _result(self, event: ResultEvent) -> None:
         key = (event.agent, event.call_id)
