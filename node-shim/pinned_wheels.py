@@ -44,7 +44,8 @@ from typing import Any
 
 PYPI = "https://pypi.org/simple/"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
-#: pip's own default, when no ``timeout`` is configured.
+#: pip's own default socket timeout, and the most this way waits on a silent index whatever pip's
+#: ``timeout`` says: past it pip takes over (with its own timeout and retries), not after it.
 TIMEOUT_S = 15.0
 CHUNK = 1 << 20
 #: Written into each installed distribution's ``INSTALLER`` file.
@@ -130,7 +131,11 @@ class Index:
         # The index without a user name or password in its address (those go to an auth handler),
         # as it is asked and said on a line.
         self.url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        self.timeout = float(settings.get("timeout") or settings.get("default-timeout") or TIMEOUT_S)
+        try:
+            configured = float(settings.get("timeout") or settings.get("default-timeout") or TIMEOUT_S)
+        except ValueError:
+            configured = TIMEOUT_S  # pip will say what is wrong with it, if it comes to pip
+        self.timeout = min(configured, TIMEOUT_S)
         handlers: list[urllib.request.BaseHandler] = []
         cert = settings.get("cert")
         handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert or None)))
@@ -269,7 +274,11 @@ def install(
         pinned = versions.get(canonicalize_name(requirement.name))
         if pinned is None or not requirement.specifier.contains(pinned, prereleases=True):
             raise Unpinnable(f"the pins do not meet the requirement {text}")
-    index = Index(pip_settings(), set(versions))
+    try:
+        settings = pip_settings()
+    except Exception as error:  # pip's own configuration errors: pip will report them
+        raise Unpinnable(f"pip's configuration could not be read ({error})") from error
+    index = Index(settings, set(versions))
     ranks = {tag: rank for rank, tag in enumerate(sys_tags())}
     fetched = [0]
     counting = threading.Lock()
