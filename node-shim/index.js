@@ -18,6 +18,7 @@ import {
 } from './environment.js';
 import { watchFrontend } from './frontend.js';
 import { Journal } from './journal.js';
+import { outcomeOf, resultText } from './result-facts.js';
 import { boundedWriter } from './stderr.js';
 
 export const name = 'repeat-tool-breaker';
@@ -104,35 +105,6 @@ function logOnce(text) {
   if (reported.size >= REMEMBERED_FAILURES) reported.clear();
   reported.add(line);
   log(line);
-}
-
-// The text blocks of a tool result, cut at `limit` (the worker's resultTextChars) without
-// joining more than that.
-function resultText(result, limit) {
-  const parts = [];
-  let length = 0;
-  for (const block of Array.isArray(result?.content) ? result.content : []) {
-    if (block?.type !== 'text' || typeof block.text !== 'string') continue;
-    parts.push(block.text.slice(0, limit - length));
-    length += parts.at(-1).length;
-    if (length >= limit) break;
-  }
-  return parts.join('\n');
-}
-
-// The plain facts of a result the failure track judges (breaker/core/reading/outcomes.py): isError and the
-// scalar fields of the tool's structured value the worker names (`fields`, texts cut at
-// `textChars`). The value itself never crosses the pipe.
-function outcomeOf(result, fields, textChars) {
-  const facts = { isError: result?.isError === true };
-  const value = result?.value;
-  if (value === null || typeof value !== 'object') return facts;
-  for (const key of fields) {
-    const item = value[key];
-    if (typeof item === 'string') facts[key] = item.slice(0, textChars);
-    else if (typeof item === 'boolean' || Number.isFinite(item)) facts[key] = item;
-  }
-  return facts;
 }
 
 // A notice the worker owes a call, as the UserMessage dsh appends after its result.
@@ -299,8 +271,19 @@ export function apply(ctx, config) {
       if (ahead.usePass(exec, agent, bridge.generation)) {
         // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
         // ran since): the worker decides it in order.
-        const { message, weight } = callMessage('guard', exec, agent.id);
+        const { message, weight, large } = callMessage('guard', exec, agent.id);
         ahead.committing(agent, 'guard', true);
+        if (large && bridge.later) {
+          // Its answer brings the stand-in the journal keeps instead of the call (nothing waits for it).
+          const answered = bridge.ask(message, since, true); // a restart inside replays the journal first
+          const entry = journal.guard(message, weight);
+          answered.then((answer) => {
+            if (!answer.ok) return;
+            const kept = journaled(message, weight, answer);
+            journal.restate(agent.id, entry, kept.message, kept.weight);
+          }, () => {}); // a lost worker's successor replays the call as sent
+          return undefined;
+        }
         bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
         journal.guard(message, weight);
         return undefined;
@@ -342,10 +325,9 @@ export function apply(ctx, config) {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
       toldTurn(agent);
-      const { message, weight, large } = callMessage('preflight', exec, agent.id);
-      // A large call takes no pass: its answer brings the stand-in the journal keeps.
-      if (!large && ahead.reserve(exec, agent, bridge.generation)) return decision;
-      if (!large && agent.refresh) {
+      const { message, weight } = callMessage('preflight', exec, agent.id);
+      if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+      if (agent.refresh) {
         await agent.refresh; // the answer to its latest result, on its way, may bring a pass
         if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       }

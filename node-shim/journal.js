@@ -81,14 +81,14 @@ export class Journal {
   }
 
   /** A guard request the worker answered (or a call let through on a pass, or a kept verdict
-   * committed: `op`), as a guard, and about how many bytes it encodes to. */
+   * committed: `op`), as a guard, and about how many bytes it encodes to. Returns its entry. */
   guard(message, weight, op = 'guard') {
     let journal = this.sent(op, message.agent, message.call);
     if (!journal) {
       journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
       this.agents.set(message.agent, journal);
     }
-    this.add(journal, message, weight);
+    const entry = this.add(journal, message, weight);
     while (journal.guards > this.window && !this.pinned(journal)) this.dropOldestGuard(journal);
     if (this.bytes > this.bytesLimit) {
       for (const [agent, other] of this.agents) {
@@ -97,6 +97,18 @@ export class Journal {
       }
     }
     while (this.bytes > this.bytesLimit && journal.entries.length > 1) this.dropOldestGuard(journal);
+    return entry;
+  }
+
+  /** The stand-in the worker gave for a call journaled as sent (`entry`, from `guard`, unless it
+   * has left the journal since): kept instead, weighing `weight`. */
+  restate(agent, entry, message, weight) {
+    const journal = this.agents.get(agent);
+    if (!journal?.entries.includes(entry)) return;
+    journal.bytes += weight - entry.weight;
+    this.bytes += weight - entry.weight;
+    entry.message = message;
+    entry.weight = weight;
   }
 
   /**
@@ -161,10 +173,12 @@ export class Journal {
   }
 
   add(journal, message, weight) {
-    journal.entries.push({ message, weight });
+    const entry = { message, weight };
+    journal.entries.push(entry);
     journal.bytes += weight;
     if (message.op === 'guard') journal.guards++;
     this.bytes += weight;
+    return entry;
   }
 
   // The oldest guard's entry has left the window: drop it and everything before the next guard.

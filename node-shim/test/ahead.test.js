@@ -243,6 +243,22 @@ test('calls the worker promised to allow ask it nothing: distinct calls one afte
   assert.deepEqual(allowed(repeats), [true, true, true, false, false], 'passes never let a fifth repeat through');
 });
 
+test('a large call goes through on a pass too, and its journal keeps the stand-in the answer to its guard brings', async () => {
+  const { dsh, bridge } = mountWithWorker({});
+  const agent = makeAgent('large-passes');
+  const before = asked;
+  const content = (n) => `# file ${n}\n${'x = compute(values)\n'.repeat(4000)}`; // 80 KB: counted by its digest
+  for (let n = 0; n < 4; n++) {
+    const outcome = await dsh.call(agent, 'write', { path: `big-${n}.py`, content: content(n) });
+    assert.equal(outcome.denied, undefined);
+  }
+  assert.equal(asked - before, 1, 'only the first call was preflighted');
+  // The journal of the mount's one agent: every write by its stand-in once the answers are in.
+  assert.ok(await waitUntil(() => bridge.replay(1).weight < 20_000), `${bridge.replay(1).weight} bytes journaled`);
+  const writes = bridge.replay(1).requests.filter((request) => request.op === 'guard');
+  assert.equal(writes.length, 4);
+});
+
 test('a pass counts from what the worker had been sent: a call let through but not yet sent is not in its answer', () => {
   const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);

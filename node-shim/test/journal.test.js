@@ -32,6 +32,20 @@ test('the journal holds the last `window` guards per agent and what came after t
   assert.equal(journal.of(1).requests.length, 0);
 });
 
+test("a call journaled as sent is kept as its stand-in once the worker gives one, unless it left the journal", () => {
+  const journal = new Journal({ window: 2, maxAgents: 100, operations });
+  const large = journal.guard(guardOf(1, 'big'), 1000);
+  journal.restate(1, large, { ...guardOf(1, 'big'), args: { command: 'cat <digest>' } }, 40);
+  assert.deepEqual(journal.of(1), { requests: [{ ...guardOf(1, 'big'), args: { command: 'cat <digest>' } }], weight: 40 });
+  assert.equal(journal.bytes, 40);
+  const gone = journal.guard(guardOf(1, 'big2'), 1000);
+  journal.guard(guardOf(1, 'c1'), 1);
+  journal.guard(guardOf(1, 'c2'), 1); // big2 left the window
+  journal.restate(1, gone, guardOf(1, 'big2'), 40);
+  assert.deepEqual(journal.of(1).requests.map((request) => request.call), ['c1', 'c2']);
+  assert.equal(journal.bytes, 2);
+});
+
 test('the journal forgets its idlest agent past maxAgents, as the core does', () => {
   const journal = new Journal({ window: 4, maxAgents: 3, operations });
   for (const agent of [1, 2, 3, 1, 4]) journal.guard(guardOf(agent, `c${agent}`), 1);
