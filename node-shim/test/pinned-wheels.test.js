@@ -126,6 +126,23 @@ test('an index that asks for the user and password in its address gets them, and
   }
 });
 
+test('first boots fetching the pinned wheels at once leave one complete environment and all use it', async () => {
+  const served = await index();
+  try {
+    const env = online(served.url, { PIP_FIND_LINKS: '' });
+    const root = pinnedPackage();
+    const results = await Promise.all([prepareWith(env, root), prepareWith(env, root), prepareWith(env, root)]);
+    for (const result of results) assert.equal(result.error, undefined, result.stderr);
+    const [first, ...others] = results.map(({ command, chosenBy, dir }) => ({ command, chosenBy, dir }));
+    for (const other of others) assert.deepEqual(other, first);
+    assert.deepEqual(readdirSync(folderOf(env)).sort(), [first.dir.split('/').at(-1), 'users'], 'no partial folder is left');
+    assert.equal(JSON.parse(readFileSync(join(first.dir, 'rtb-environment.json'), 'utf8')).pip, 'pinned');
+    assert.equal(spawnSync(first.command, ['-c', 'import pip']).status, 0);
+  } finally {
+    served.close();
+  }
+});
+
 test('a wheel whose SHA-256 is not the index\'s fails the preparation, naming both digests', async () => {
   const served = await index({ sha256: 'f'.repeat(64) });
   try {
