@@ -146,13 +146,14 @@ export class WorkerBridge {
    * One request whose reply arrives through the event loop: a promise of the reply, rejected with
    * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (which
    * also replaces it, as in `call`, unless the request is `patient`: one no call depends on). No
-   * fd 3 (no FIFO, or a worker still starting): a blocking `call`, its result a promise.
+   * fd 3 (no FIFO, a worker still starting): a blocking `call` (a patient request: an event).
    */
   ask(message, since = clock(), patient = false) {
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
-      if (!this.openLater()) return Promise.resolve(this.call(message, since));
+      const unanswered = () => (this.notify(message), { ok: false, error: 'sent as an event: no fd 3' });
+      if (!this.openLater()) return Promise.resolve(patient ? unanswered() : this.call(message, since));
       timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
     } catch (error) {
       return Promise.reject(error);

@@ -80,6 +80,23 @@ test('an unusable temporary folder falls back to pipes at once instead of failin
   });
 });
 
+test('with no fd 3 a patient ask goes as an event, its promise settled unanswered; any other ask is a blocking call', async () => {
+  await withEnvironment({ TMPDIR: join(folder, 'missing') }, async () => {
+    const { bridge } = bridgeWith();
+    assert.equal(bridge.boot({ op: 'configure', config: null }, 3000).ok, true);
+    assert.equal(bridge.state[SLOT.STDOUT_FD], PIPES);
+    const guard = { op: 'guard', agent: 1, call: 'c1', name: 'bash', args: { command: 'ls' } };
+    const calls = [];
+    const call = bridge.call;
+    bridge.call = (...args) => (calls.push(args[0].op), call.apply(bridge, args));
+    const sent = bridge.nextId;
+    const patient = await bridge.ask({ op: 'result', agent: 1, call: 'c0', text: 'ok' }, undefined, true);
+    assert.deepEqual([patient.ok, calls, bridge.nextId - sent], [false, [], 1], 'sent, and nothing waited for it');
+    const answered = await bridge.ask(guard);
+    assert.deepEqual([answered.ok, calls], [true, ['guard']]);
+  });
+});
+
 test('mkfifo is found once: a restart after PATH changed still makes FIFOs', () => {
   const { bridge } = bridgeWith();
   assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
