@@ -24,6 +24,10 @@ SETTLED = [
     "expr 6 '*' 7",
     "cal 12 2120",  # a calendar of a month named by numbers: the same every time
     'cal 2120 | grep -v "^$" | wc -l',  # a "$" that closes double quotes is only a dollar sign
+    "echo hello | head -c 3 | od -A x -t x1",  # option values are no files
+    "echo a,b | cut -d , -f 2 | tail -n1",
+    "printf 'a\\nb\\n' | sed -n -e '/b/p' -e 's/a/c/g;2q' | tr -d x",
+    "echo abc | grep -e a -e b -",  # "-" is the input
 ]
 
 NOT_SETTLED = {
@@ -51,6 +55,28 @@ NOT_SETTLED = {
     "cal -3": "the months around today",
     "cal 12 $YEAR": "a variable",
     'echo "^$HOME"': "a dollar that starts a name inside double quotes",
+    "echo x | grep foo /etc/passwd": "a filter given a file of its own to read",
+    "echo x | tail -n1 app.log": "a file after an option's value",
+    "echo x | sed 's/a/b/' notes.txt": "a file after the script",
+    "echo x | grep -e foo notes.txt": "a file after a pattern given by -e",
+    "echo x | grep -r foo": "a recursive grep reads the workspace",
+    "echo x | sed --fil=script.sed": "an abbreviated long option (GNU reads --file)",
+    "echo x | sort -R": "a random order",
+    "echo 'abc  notes.txt' | md5sum -c": "checks the files its input names",
+    "echo x | sed 'r /etc/hostname'": "a sed command that reads a file",
+    "echo x | sed 's/x/date/e'": "a substitution run as a command",
+    "echo x | sed -n 'w out.txt'": "a sed command that writes a file",
+    "echo | awk '{system(\"date\")}'": "awk runs a program",
+    "echo | awk '{\"date\" | getline d; print d}'": "awk reads a program's output",
+    "echo | awk 'BEGIN{srand(); print srand()}'": "awk's seed is the clock",
+    "echo | awk 'BEGIN{print rand()}'": "mawk seeds rand from the clock",
+    "echo | awk '{print ENVIRON[\"HOME\"]}'": "awk reads the environment",
+    "echo | awk 'BEGIN{ARGV[1]=\"notes.txt\"; ARGC=2} {print}'": "awk names a file to read",
+    "echo 1 | jq now": "jq reads the clock",
+    "echo 1 | jq -n env": "jq reads the environment",
+    "echo 1 | jq '$ENV.HOME'": "jq reads the environment by $ENV",
+    "echo 1 | jq input_filename": "jq names its input file",
+    "printf '%(%H:%M:%S)T\\n' -1": "bash's printf prints the time",
 }
 
 
