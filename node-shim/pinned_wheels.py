@@ -15,8 +15,10 @@ a user and password in its address sent to its host only by basic auth and shown
 certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
 with the reason) whenever it could not do what pip would: no index (``no-index``), a client
 certificate, ``no-binary``, a constraint on a pinned package, an index that does not answer JSON, a
-pinned version without a wheel for this interpreter, a wheel with a ``.data`` folder, pins that do
-not satisfy a requirement, or an index it cannot reach. Standard library and the base interpreter's
+pinned version without a wheel for this interpreter, a wheel listed at or redirected to an address
+that is not http or https or holds a user name (``_fetchable``: a password there would show in an
+error's text), a wheel with a ``.data`` folder, pins that do not satisfy a requirement, or an index
+it cannot reach. Standard library and the base interpreter's
 pip only; run by prepare_environment.py.
 """
 
@@ -33,6 +35,7 @@ import ssl
 import sys
 import sysconfig
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
@@ -58,6 +61,36 @@ class Unpinnable(Exception):
 
 class Tampered(Exception):
     """A download is not what the index said it is: the preparation fails."""
+
+
+#: What an address this way does not fetch is called (never the address itself).
+NOT_FETCHED = "an address not fetched (not http or https, or a user in it)"
+
+
+def _fetchable(url: str) -> bool:
+    """An address this way fetches: http or https with no user name or password in it (a password
+    there would show in the text of an error; another scheme reads a local file or another kind
+    of server)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in ("http", "https") and "@" not in parts.netloc
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to an address this way fetches (``_fetchable``); any other is an
+    error that does not show it."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if not _fetchable(newurl):
+            raise urllib.error.HTTPError(req.full_url, code, f"a redirect to {NOT_FETCHED}", headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 @dataclass(frozen=True)
@@ -136,7 +169,7 @@ class Index:
         except ValueError:
             configured = TIMEOUT_S  # pip will say what is wrong with it, if it comes to pip
         self.timeout = min(configured, TIMEOUT_S)
-        handlers: list[urllib.request.BaseHandler] = []
+        handlers: list[urllib.request.BaseHandler] = [_Redirects()]
         cert = settings.get("cert")
         handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert or None)))
         if parts.username:
@@ -195,6 +228,8 @@ class Index:
                 best = (rank, Wheel(name, version, filename, url, sha256, entry.get("size")))
         if best is None:
             raise Unpinnable(f"the index has no wheel of {name} {version} for this Python")
+        if not _fetchable(best[1].url):
+            raise Unpinnable(f"the index lists {best[1].filename} at {NOT_FETCHED}")
         return best[1]
 
     def download(self, wheel: Wheel, folder: str) -> str:

@@ -21,10 +21,13 @@ const BYTES = readFileSync(join(BUNDLED_WHEELS, WHEEL));
 /**
  * A package index on 127.0.0.1 listing the pip wheel under `/simple/pip/` (PEP 691 JSON); `page`
  * changes what it answers there ('json', 'html': PEP 503 HTML only, 'missing': 404) and `sha256`
- * the digest it gives; with `password`, it answers only to the user `user` with it (basic auth).
- * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string, password?: string }} options
+ * the digest it gives; with `password`, it answers only to the user `user` with it (basic auth);
+ * `listed` is the address the JSON page gives the wheel, `moved` where the wheel redirects to.
+ * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string, password?: string, listed?: string, moved?: string }} options
  */
-async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex'), password = '' } = {}) {
+async function index({
+  page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex'), password = '', listed = `../../files/${WHEEL}`, moved = '',
+} = {}) {
   const asked = [];
   const server = createServer((request, response) => {
     asked.push(request.url);
@@ -40,12 +43,15 @@ async function index({ page = 'json', sha256 = createHash('sha256').update(BYTES
         name: 'pip',
         files: [
           { filename: `pip-${PIP_VERSION}.tar.gz`, url: `../../files/pip-${PIP_VERSION}.tar.gz`, hashes: { sha256: '0'.repeat(64) } },
-          { filename: WHEEL, url: `../../files/${WHEEL}`, hashes: { sha256 }, size: BYTES.length },
+          { filename: WHEEL, url: listed, hashes: { sha256 }, size: BYTES.length },
         ],
       }));
     } else if (request.url === '/simple/pip/' && page === 'html') {
       response.writeHead(200, { 'Content-Type': 'text/html' });
       response.end(`<!DOCTYPE html><html><body><a href="../../files/${WHEEL}#sha256=${sha256}">${WHEEL}</a></body></html>`);
+    } else if (request.url === `/files/${WHEEL}` && moved) {
+      response.writeHead(302, { Location: moved });
+      response.end();
     } else if (request.url === `/files/${WHEEL}`) {
       response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
       response.end(BYTES);
@@ -123,6 +129,27 @@ test('an index that asks for the user and password in its address gets them, and
     assert.doesNotMatch(result.stderr + (result.error ?? ''), /wr0ng/);
   } finally {
     wrong.close();
+  }
+});
+
+test('a wheel listed at or redirected to an address with a password in it, or a local file, is not fetched: pip takes over and no line shows the password', async () => {
+  const password = /s3cret/;
+  const cases = [
+    [{ listed: `http://user:s3cret@localhost/files/${WHEEL}` }, /the index lists pip-\S+ at an address not fetched \(not http or https, or a user in it\);/],
+    [{ listed: `file://${join(BUNDLED_WHEELS, WHEEL)}` }, /the index lists pip-\S+ at an address not fetched \(not http or https, or a user in it\);/],
+    [{ moved: 'http://user:s3cret@localhost/elsewhere.whl' }, /could not be fetched from http:\/\/127\.0\.0\.1:\d+\/simple\/ \(HTTP Error 302: a redirect to an address not fetched \(not http or https, or a user in it\)\);/],
+  ];
+  for (const [options, said] of cases) {
+    const served = await index(options);
+    try {
+      const result = await prepareWith(online(served.url), pinnedPackage());
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('P: step 2/3, the pinned wheels do not apply here:'));
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0], said);
+      assert.doesNotMatch(result.stderr + (result.error ?? ''), password);
+    } finally {
+      served.close();
+    }
   }
 });
 
