@@ -2,7 +2,8 @@
 // agent's calls (pre-executes batched or one after another as a slow listener would have them,
 // guards run in a random order) through the real shim and worker. Every live verdict must be the
 // one the pure core gives the call at the position the shim gave it: the frames the shim sent,
-// replayed in order through a fresh Breaker (replay-frames.py).
+// replayed in order through a fresh Breaker (replay-frames.py). A second fuzz runs three agents at
+// once, each batch a model turn (now and then with a human message), most answers the same.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge } from '../bridge.js';
 import { apply } from '../index.js';
-import { FakeDsh, makeAgent } from './fake-dsh.js';
+import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { generator } from './processes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -36,10 +37,12 @@ const COMMANDS = ['make test', 'cat notes.txt', 'curl -s https://example.org/api
 // groups, a group's together and the groups one after another (a slow listener lets a later
 // call's answer come back before an earlier call's guard); then their guards, bodies and results
 // run in a random order. Deterministic: what each pre-execute knows depends only on the seed.
-async function session(dsh, random, agent, prefix, calls) {
+// With `turns`, each batch is a model turn (agent/pre-step), now and then with a human message.
+async function session(dsh, random, agent, prefix, calls, { turns = false } = {}) {
   const verdicts = new Map();
   let number = 0;
   while (number < calls) {
+    if (turns) await dsh.step(agent, random.int(5) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
     const batch = [];
     for (let size = 1 + random.int(4); size > 0 && number < calls; size--, number++) {
       batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
@@ -59,17 +62,30 @@ async function session(dsh, random, agent, prefix, calls) {
   return verdicts;
 }
 
-async function fuzz(config, seed, sessions) {
-  const dsh = new FakeDsh();
+// What a call returns in the agents-at-once fuzz: most commands the same answer every time (so the
+// no-progress rules have something to stop), one an answer of its own every time; a function of
+// the call alone, whatever order the calls run in.
+function answerOf(exec) {
+  const command = String(exec.arguments.command);
+  return command.startsWith('curl') ? `{"id": "${exec.callId}"}` : `the same answer to ${command}`;
+}
+
+async function fuzz(config, seed, sessions, { together = 1, turns = false } = {}) {
+  const dsh = new FakeDsh(together > 1 || turns ? { body: answerOf } : {});
   const before = new Set(sent.keys());
   disposers.push(apply(dsh.ctx, config));
   const [bridge] = [...sent.keys()].filter((candidate) => !before.has(candidate));
   const random = generator(seed);
   const live = new Map();
-  for (let index = 0; index < sessions; index++) {
-    const agent = makeAgent(`fuzz-${seed}-${index}`);
-    const verdicts = await session(dsh, random, agent, `s${index}`, 4 + random.int(7));
-    for (const [call, verdict] of verdicts) live.set(call, verdict);
+  for (let index = 0; index < sessions; index += together) {
+    // `together` agents at once, each drawing from a generator of its own (what each does does
+    // not depend on how their calls interleave).
+    const runs = [];
+    for (let each = index; each < Math.min(sessions, index + together); each++) {
+      const own = together > 1 ? generator(seed + each) : random;
+      runs.push(session(dsh, own, makeAgent(`fuzz-${seed}-${each}`), `s${each}`, 4 + own.int(7), { turns }));
+    }
+    for (const verdicts of await Promise.all(runs)) for (const [call, verdict] of verdicts) live.set(call, verdict);
   }
   const frames = sent.get(bridge).filter((frame) => frame.op !== 'configure' && frame.op !== 'stats');
   const replay = spawnSync(PYTHON, [join(HERE, 'replay-frames.py')], {
@@ -92,6 +108,17 @@ for (const [name, config] of [
   test(`reordered guards: every live verdict is the core's at the call's position (${name})`, async () => {
     const { calls, differences } = await fuzz(config, 20_26_12_03, 40);
     assert.ok(calls > 200, `${calls} calls`);
+    assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
+  });
+}
+
+for (const [name, config] of [
+  ['defaults', {}],
+  ['caps of 3 and a same-result limit of 3', { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 }],
+]) {
+  test(`three agents at once, with model turns, human messages and answers that repeat: every live verdict is the core's (${name})`, async () => {
+    const { calls, differences } = await fuzz(config, 20_26_12_04, 30, { together: 3, turns: true });
+    assert.ok(calls > 150, `${calls} calls`);
     assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
   });
 }

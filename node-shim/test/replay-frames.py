@@ -4,7 +4,8 @@
 Every frame that commits a call (a ``guard``, a guard event, a ``commit``) is decided there with
 ``Breaker.decide``, whatever the worker kept ahead: the verdict the core gives the call at the
 position the shim gave it. A ``preflight`` is prechecked (it makes its agent the most recent, as
-in the worker), results, human turns and forgotten agents are applied as they come.
+in the worker), results, model turns (``step``), human turns and forgotten agents are applied as
+they come.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def main() -> None:
             breaker.record_result(agent, frame["call"], frame["text"], frame.get("outcome"))
         elif op == "human":
             breaker.human_message(agent)
+        elif op == "step":
+            breaker.new_step(agent)
         elif op == "forget":
             breaker.forget(agent)
     json.dump(verdicts, sys.stdout)
