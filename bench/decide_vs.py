@@ -1,7 +1,7 @@
 """``Breaker.decide`` on the real runs, this checkout against another, taking turns.
 
-    python bench/decide_vs.py --old /path/to/other/checkout [--rounds 7]
-        [--old-config '{"identity": "state-aware"}'] [--new-config '{}']
+    python bench/decide_vs.py --old /path/to/other/checkout [--rounds 7] [--repeats 3]
+        [--old-config '{"identity": "state-aware"}'] [--new-config '{}'] [--only 3]
 
 Every real source (tests/corpus/sources.py: ``../shared/real-sessions``, ``-2``, ``-3``) is read
 once, here, and written to a scratch file as plain events; each checkout then replays it in a
@@ -9,8 +9,11 @@ process of its own, as ``rtb replay`` feeds a session (model turns, human turns,
 recorded results, a fresh ``Breaker`` per session), with only ``decide`` on the clock: the CPU
 time of the calling thread (``time.thread_time_ns``), so that waiting for the other helpers of
 a shared machine is not counted. The two checkouts take turns, source by source, the first
-alternating round by round; each percentile kept is the lowest of the rounds. Printed as Markdown;
-nothing is asserted (the ratio is new / old: below 1 the new checkout is faster).
+alternating round by round; each process replays the source a few times over. Each call keeps
+the least time it took in any replay of any round (the same calls in the same order each time,
+so what is left is the call's own cost, not what else the machine did then), and the p50, p99
+and total are read from those. Printed as Markdown; nothing is asserted (the ratio is
+new / old: below 1 the new checkout is faster).
 
 A checkout that has no ``new_step`` (before model turns were read) skips those events.
 """
@@ -57,8 +60,9 @@ def write_events(path: Path, source: Any) -> int:
     return calls
 
 
-def replay(checkout: Path, config_text: str, events: Path) -> dict[str, float]:
-    """In the child: ``events`` through ``checkout``'s breaker; decide's p50 and p99 in µs."""
+def replay(checkout: Path, config_text: str, events: Path, repeats: int) -> list[int]:
+    """In the child: ``events`` through ``checkout``'s breaker ``repeats`` times over (each time read
+    anew, as a worker reads each request); each decide's least CPU time (ns), in call order."""
     sys.path.insert(0, str(checkout))
     import time
 
@@ -70,37 +74,50 @@ def replay(checkout: Path, config_text: str, events: Path) -> dict[str, float]:
         raise SystemExit(f"imported {breaker.__file__}, not the checkout {checkout}")
     config = load_config(json.loads(config_text))
     clock = time.thread_time_ns
-    times: list[int] = []
-    current: Any = None
-    with events.open(encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
-            kind = row[0]
-            if kind == "session":
-                current = Breaker(config)
-            elif kind == "call":
-                call = ToolCall(row[2], row[3], row[4])
-                started = clock()
-                current.decide(row[1], call)
-                times.append(clock() - started)
-            elif kind == "result":
-                current.record_result(row[1], row[2], row[3], {"isError": row[4]})
-            elif kind == "step" and hasattr(current, "new_step"):
-                current.new_step(row[1])
-            elif kind == "human":
-                current.human_message(row[1])
-    times.sort()
+    least: list[int] = []
+    for _ in range(repeats):
+        times: list[int] = []
+        current: Any = None
+        with events.open(encoding="utf-8") as lines:
+            for line in lines:
+                row = json.loads(line)
+                kind = row[0]
+                if kind == "session":
+                    current = Breaker(config)
+                elif kind == "call":
+                    call = ToolCall(row[2], row[3], row[4])
+                    started = clock()
+                    current.decide(row[1], call)
+                    times.append(clock() - started)
+                elif kind == "result":
+                    current.record_result(row[1], row[2], row[3], {"isError": row[4]})
+                elif kind == "step" and hasattr(current, "new_step"):
+                    current.new_step(row[1])
+                elif kind == "human":
+                    current.human_message(row[1])
+        least = _least(least, times)
+    return least
+
+
+def _least(kept: list[int], times: list[int]) -> list[int]:
+    """Call by call, the lower of two runs' times (``kept`` empty: ``times``)."""
+    return [min(pair) for pair in zip(kept, times, strict=True)] if kept else times
+
+
+def figures(times: list[int]) -> dict[str, float]:
+    """p50 and p99 (µs) and the total (ms) of per-call times in ns."""
+    ordered = sorted(times)
     return {
-        "p50": times[len(times) // 2] / 1000,
-        "p99": times[min(len(times) - 1, int(0.99 * len(times)))] / 1000,
-        "total": sum(times) / 1e6,
+        "p50": ordered[len(ordered) // 2] / 1000,
+        "p99": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] / 1000,
+        "total": sum(ordered) / 1e6,
     }
 
 
-def _run(checkout: Path, config_text: str, events: Path) -> dict[str, float]:
-    command = [sys.executable, __file__, "--child", str(checkout), config_text, str(events)]
-    figures: dict[str, float] = json.loads(subprocess.check_output(command, cwd=checkout))
-    return figures
+def _run(checkout: Path, config_text: str, events: Path, repeats: int) -> list[int]:
+    command = [sys.executable, __file__, "--child", str(checkout), config_text, str(events), str(repeats)]
+    times: list[int] = json.loads(subprocess.check_output(command, cwd=checkout))
+    return times
 
 
 def main() -> None:
@@ -110,15 +127,18 @@ def main() -> None:
     parser.add_argument("--old-config", default=OLD_CONFIG)
     parser.add_argument("--new-config", default=NEW_CONFIG)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=3, help="replays of a source per process")
+    parser.add_argument("--only", default="", help="only the sources whose name ends so ('3')")
     args = parser.parse_args()
     sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "corpus")]
     from sources import real_sources
 
     sources, absent = real_sources()
+    sources = [source for source in sources if source.name.endswith(args.only)]
     for name, folder in absent:
         print(f"({name}: {folder} is absent, skipped)")
     sides = {"old": (args.old, args.old_config), "new": (args.new, args.new_config)}
-    best: dict[tuple[str, str], dict[str, float]] = {}
+    least: dict[tuple[str, str], list[int]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         files = {}
         calls = {}
@@ -130,18 +150,19 @@ def main() -> None:
             for source in sources:
                 for side in order:
                     checkout, config_text = sides[side]
-                    figures = _run(checkout, config_text, files[source.name])
-                    kept = best.setdefault((source.name, side), figures)
-                    for key, value in figures.items():
-                        kept[key] = min(kept[key], value)
+                    times = _run(checkout, config_text, files[source.name], args.repeats)
+                    least[(source.name, side)] = _least(least.get((source.name, side), []), times)
             print(f"(round {turn + 1} of {args.rounds} done)", file=sys.stderr)
-    print(f"`decide` CPU time per call (µs; lowest of {args.rounds} rounds taking turns).")
+    print(
+        f"`decide` CPU time per call (µs; each call's least over {args.rounds} rounds taking "
+        f"turns, {args.repeats} replays each); total: of every call (ms)."
+    )
     print(f"old: {args.old} with {args.old_config}; new: {args.new} with {args.new_config}.")
     print()
     print("| source | calls | old p50 / p99 | new p50 / p99 | p50 new/old | p99 new/old | total new/old |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for source in sources:
-        old, new = best[(source.name, "old")], best[(source.name, "new")]
+        old, new = figures(least[(source.name, "old")]), figures(least[(source.name, "new")])
         print(
             f"| {source.name} | {calls[source.name]} "
             f"| {old['p50']:.1f} / {old['p99']:.1f} | {new['p50']:.1f} / {new['p99']:.1f} "
@@ -151,7 +172,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        print(json.dumps(replay(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]))))
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
+        print(json.dumps(replay(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), int(sys.argv[5]))))
     else:
         main()
