@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring
 from typing import Literal
+
+try:
+    from _json import make_encoder
+except ImportError:  # an interpreter without json's C accelerator
+    make_encoder = None  # type: ignore[assignment,misc]
 
 #: The longest fingerprint key kept verbatim; longer keys keep a head plus a digest of the whole.
 MAX_KEY_CHARS = 512
@@ -43,6 +49,13 @@ _JSON_SHORT_ESCAPED_BYTES = b'\\"\n\r\t'
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+#: The C encoder ``_ENCODER.encode`` builds anew for every value (a microsecond a call), built
+#: once; without cycle markers, as it only takes values checked to hold no container twice.
+_C_ENCODER = (
+    None
+    if make_encoder is None
+    else make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", True, False, True)
+)
 
 
 def canonical_json(value: object) -> str:
@@ -52,10 +65,17 @@ def canonical_json(value: object) -> str:
         if texts == "long":
             return _encode_flat_with_long_text(value)
         if texts == "short":
-            return _ENCODER.encode(value)
+            return _encode_plain(value)
     if _is_plain(value):
-        return _ENCODER.encode(value)
+        return _encode_plain(value)
     return _encode_iteratively(value)
+
+
+def _encode_plain(value: object) -> str:
+    """What ``_ENCODER.encode`` writes for a value the C encoder takes as is (``_is_plain``)."""
+    if _C_ENCODER is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 def _flat_texts(value: dict[object, object]) -> Literal["short", "long"] | None:
@@ -85,20 +105,40 @@ def _encode_flat_with_long_text(value: dict[object, object]) -> str:
 
 def _json_scalar(value: object) -> str:
     if type(value) is str and len(value) >= _LONG_TEXT:
-        if len(value) >= CONDENSED_CHARS:
-            return _ENCODER.encode(condensed(value))
-        encoded = value.encode("utf-8", "surrogatepass")
-        # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
-        # the characters JSON must escape: control characters, the quote and the backslash.
-        escaped = encoded.translate(None, _JSON_VERBATIM_BYTES)
-        if not escaped:
-            return '"' + value + '"'
-        if not escaped.translate(None, _JSON_SHORT_ESCAPED_BYTES):  # text with newlines, mostly
-            for character, byte, escape in _JSON_SHORT_ESCAPES:
-                if byte in escaped:
-                    value = value.replace(character, escape)
-            return '"' + value + '"'
+        kept = _long_texts.get(id(value))
+        if kept is not None and kept[0] is value:
+            return kept[1]
+        written = _long_text_json(value)
+        _long_texts[id(value)] = (value, written)
+        if len(_long_texts) > _KEPT_LONG_TEXTS:
+            del _long_texts[next(iter(_long_texts))]
+        return written
     return _ENCODER.encode(value)
+
+
+def _long_text_json(value: str) -> str:
+    """A text of _LONG_TEXT characters or more as JSON: escaped in one bytes pass, or condensed."""
+    if len(value) >= CONDENSED_CHARS:
+        return _ENCODER.encode(condensed(value))
+    encoded = value.encode("utf-8", "surrogatepass")
+    # UTF-8 spells every non-ASCII character with bytes >= 0x80, so these bytes are exactly
+    # the characters JSON must escape: control characters, the quote and the backslash.
+    escaped = encoded.translate(None, _JSON_VERBATIM_BYTES)
+    if not escaped:
+        return '"' + value + '"'
+    if not escaped.translate(None, _JSON_SHORT_ESCAPED_BYTES):  # text with newlines, mostly
+        for character, byte, escape in _JSON_SHORT_ESCAPES:
+            if byte in escaped:
+                value = value.replace(character, escape)
+        return '"' + value + '"'
+    return _ENCODER.encode(value)
+
+
+#: The long texts written last (the very objects, by id) and their JSON: one call's texts are
+#: written for its key, its target and what it asks (``history.asked``), each a pass over the
+#: text; the texts of one call are written once (it holds the last few until the next).
+_KEPT_LONG_TEXTS = 4
+_long_texts: dict[int, tuple[str, str]] = {}
 
 
 def _first_of_pair(pair: tuple[object, object]) -> str:
