@@ -24,8 +24,9 @@
 // been sent when it answered: the calls committed before the request (`committed`). The shim
 // counts every call that was or may still be committed (`spent`: passes reserved, and calls its
 // guard committed); while `spent` stays under those committed calls plus the passes, a
-// pre-execute reserves a pass and asks nothing, and the call's guard sends the call as an event,
-// to be decided in order like any other, and allows it. The worker decides it where the guard
+// pre-execute reserves a pass and asks nothing, and the call's guard allows it and has the call
+// sent as an event once the event loop is idle (before any later request: bridge.js whenIdle),
+// to be decided in order like any other. The worker decides it where the guard
 // sends it, so the pass is spent in order: it is used only while the calls committed so far are
 // fewer than the latest answer allows; when other calls' guards ran first and used that room up,
 // this call's guard asks the worker like any other. A pass belongs to the worker that gave it;
@@ -33,9 +34,10 @@
 //
 // A result brings passes too. Under the defaults an answer promises little while results are
 // awaited (each may turn out one more of the same), so the shim sends each result with its reply
-// awaited on the event loop, and the worker answers with the passes as of once it is recorded:
-// an agent whose model takes any time over its next call finds a pass waiting for it. A
-// pre-execute that finds none while such an answer is on its way waits for it rather than ask.
+// awaited on the event loop (sent once the loop is idle, as above), and the worker answers with
+// the passes as of once it is recorded: an agent whose model takes any time over its next call
+// finds a pass waiting for it. A pre-execute that finds none while such an answer is on its way
+// has it sent at once if it waits still, and waits for the answer rather than ask.
 
 export class AheadVerdicts {
   /**

@@ -92,6 +92,21 @@ export class WorkerBridge {
       }
       if (this.outbox.length > 0) this.write(this.takeOutbox());
     };
+    this.idle = []; // what to send once the event loop is idle (whenIdle), oldest first
+    this.idleFlush = null; // the pending setImmediate that sends it
+    this.sendIdle = () => {
+      if (this.idleFlush !== null) clearTimeout(this.idleFlush);
+      this.idleFlush = null;
+      const waiting = this.idle;
+      this.idle = [];
+      for (const send of waiting) {
+        try {
+          send();
+        } catch (error) {
+          this.log(`could not send what waited for an idle moment: ${error.message}`);
+        }
+      }
+    };
   }
 
   /** When workers were lost since the last answered call, oldest first (crash-loop.js). */
@@ -125,6 +140,7 @@ export class WorkerBridge {
    * thrown (the caller applies onWorkerFailure). The deadline is `deadline`'s, as for `ask`.
    */
   call(message, since = clock()) {
+    if (this.idle.length > 0) this.sendIdle(); // they were asked first
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
       const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
@@ -149,6 +165,7 @@ export class WorkerBridge {
    * fd 3 (no FIFO, a worker still starting): a blocking `call` (a patient request: an event).
    */
   ask(message, since = clock(), patient = false) {
+    if (this.idle.length > 0) this.sendIdle(); // they were asked first
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
@@ -163,6 +180,35 @@ export class WorkerBridge {
     const awaiting = this.awaiting;
     return awaiting.wait(id, deadline - clock(), timeoutMs, (error) => {
       if (!patient && awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
+    });
+  }
+
+  /**
+   * Run `send` (which sends requests) once this turn of the event loop is over, or sooner: when
+   * another request goes out (it runs first, so requests go out in the order they were made) or
+   * `sendIdle` is called. For what no call waits on: the event of a call let through on a pass,
+   * a result whose reply brings the agent's next passes (index.js). Copying, encoding and the
+   * write that wakes the worker leave the call that made them, for the loop's idle time.
+   */
+  whenIdle(send) {
+    this.idle.push(send);
+    this.idleFlush ??= setTimeout(this.sendIdle, 0);
+  }
+
+  /** `ask` when idle (see whenIdle); `sent` runs once it went out (or failed to). A promise of
+   * the reply, as `ask` gives. */
+  askWhenIdle(message, since, patient, sent) {
+    return new Promise((resolve, reject) => {
+      this.whenIdle(() => {
+        let reply;
+        try {
+          reply = this.ask(message, since, patient);
+        } catch (error) {
+          reply = Promise.reject(error);
+        }
+        sent();
+        reply.then(resolve, reject);
+      });
     });
   }
 
@@ -186,6 +232,7 @@ export class WorkerBridge {
    */
   notify(message, generation = undefined) {
     if (this.closed) return;
+    if (this.idle.length > 0) this.sendIdle(); // they were asked first
     if (!this.helper) {
       try {
         this.ensureRunning();
@@ -224,6 +271,7 @@ export class WorkerBridge {
 
   /** For good: stop the worker and never start another (late events are dropped). */
   close() {
+    this.sendIdle(); // a result recorded before the end still reaches the worker (as before)
     this.closed = true;
     this.stop();
   }

@@ -261,6 +261,28 @@ export function apply(ctx, config) {
     ? (error) => workerFailureDenial.replace('{plugin}', name).replace('{reason}', () => error.message)
     : () => undefined;
 
+  // The guard request of a call let through on a pass, as an event. A call heavy enough to hold
+  // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
+  function sendPassed(exec, agent, since) {
+    try {
+      const { message, weight, large } = callMessage('guard', exec, agent.id);
+      if (large && bridge.later) {
+        const answered = bridge.ask(message, since, true); // a restart inside replays the journal first
+        const entry = journal.guard(message, weight);
+        answered.then((answer) => {
+          if (!answer.ok) return;
+          const kept = journaled(message, weight, answer);
+          journal.restate(agent.id, entry, kept.message, kept.weight);
+        }, () => {}); // a lost worker's successor replays the call as sent
+        return;
+      }
+      bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+      journal.guard(message, weight);
+    } catch (error) {
+      if (!(error instanceof WorkerUnavailable)) logOnce(`a call let through on a pass was not sent: ${error.message}`);
+    }
+  }
+
   function guard(exec) {
     const since = clock(); // the deadline runs from here, copying and encoding included
     ran = true;
@@ -270,22 +292,10 @@ export function apply(ctx, config) {
       toldTurn(agent);
       if (ahead.usePass(exec, agent, bridge.generation)) {
         // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
-        // ran since): the worker decides it in order.
-        const { message, weight, large } = callMessage('guard', exec, agent.id);
+        // ran since): the worker decides it in order. It is sent once the event loop is idle
+        // (before any later request): the call goes on at once.
         ahead.committing(agent, 'guard', true);
-        if (large && bridge.later) {
-          // Its answer brings the stand-in the journal keeps instead of the call (nothing waits for it).
-          const answered = bridge.ask(message, since, true); // a restart inside replays the journal first
-          const entry = journal.guard(message, weight);
-          answered.then((answer) => {
-            if (!answer.ok) return;
-            const kept = journaled(message, weight, answer);
-            journal.restate(agent.id, entry, kept.message, kept.weight);
-          }, () => {}); // a lost worker's successor replays the call as sent
-          return undefined;
-        }
-        bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
-        journal.guard(message, weight);
+        bridge.whenIdle(() => sendPassed(exec, agent, since));
         return undefined;
       }
       const kept = ahead.take(exec, agent, bridge.generation);
@@ -325,12 +335,13 @@ export function apply(ctx, config) {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
       toldTurn(agent);
-      const { message, weight } = callMessage('preflight', exec, agent.id);
       if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       if (agent.refresh) {
-        await agent.refresh; // the answer to its latest result, on its way, may bring a pass
+        bridge.sendIdle(); // its latest result, if it has not gone out yet
+        await agent.refresh; // the answer to it, on its way, may bring a pass
         if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       }
+      const { message, weight } = callMessage('preflight', exec, agent.id);
       const mark = ahead.preflighting(agent, bridge.generation);
       journal.sent('preflight', agent.id, message.call);
       const answer = await bridge.ask(message, since);
@@ -368,12 +379,14 @@ export function apply(ctx, config) {
           owed = answer.notices ?? [];
         } else if (bridge.later) {
           // Its answer, read on the event loop, brings the agent's passes (ahead.js); a worker
-          // slow to give it is left to the next request that cannot wait.
-          ahead.refreshing(agent, bridge.ask(message, clock(), true), committed, bridge.generation);
+          // slow to give it is left to the next request that cannot wait. It is sent once this
+          // turn of the event loop is over (or before any later request): the call is done first.
+          const sent = () => journal.result(message, message.text.length + 64);
+          ahead.refreshing(agent, bridge.askWhenIdle(message, clock(), true, sent), committed, bridge.generation);
         } else {
           bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+          journal.result(message, message.text.length + 64);
         }
-        journal.result(message, message.text.length + 64);
       }
     } catch (error) {
       logOnce(`could not record a result: ${error.message}`);

@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 
 import { AheadVerdicts } from '../ahead.js';
 import { WorkerBridge } from '../bridge.js';
+import { decode } from '../msgpack.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { childPids, isAlive, waitUntil, workerSettings } from './processes.js';
@@ -253,10 +254,10 @@ test('a large call goes through on a pass too, and its journal keeps the stand-i
     assert.equal(outcome.denied, undefined);
   }
   assert.equal(asked - before, 1, 'only the first call was preflighted');
-  // The journal of the mount's one agent: every write by its stand-in once the answers are in.
-  assert.ok(await waitUntil(() => bridge.replay(1).weight < 20_000), `${bridge.replay(1).weight} bytes journaled`);
-  const writes = bridge.replay(1).requests.filter((request) => request.op === 'guard');
-  assert.equal(writes.length, 4);
+  // The journal of the mount's one agent: every write (a call let through on a pass is sent, and
+  // journaled, once the event loop is idle) by its stand-in once the answers are in.
+  const writes = () => bridge.replay(1).requests.filter((request) => request.op === 'guard');
+  assert.ok(await waitUntil(() => writes().length === 4 && bridge.replay(1).weight < 20_000), `${bridge.replay(1).weight} bytes journaled`);
 });
 
 test('a pass counts from what the worker had been sent: a call let through but not yet sent is not in its answer', () => {
@@ -334,4 +335,31 @@ test('a worker killed between a pre-execute that took a pass and its guard: the 
   assert.deepEqual(ops, [], 'a promise of the lost worker holds: the call goes to the replacement as an event');
   const after = await repeat(dsh, agent, 3, bash('cat pass.txt'));
   assert.deepEqual(allowed(after), [true, false, false], 'the replacement counted all three');
+});
+
+test('a call let through on a pass writes nothing while it runs: its event and its result go out together once the loop is idle, before any later request', async () => {
+  const { dsh, bridge } = mountWithWorker({});
+  const agent = makeAgent('idle-writes');
+  await dsh.call(agent, 'bash', bash('cat idle-0.txt')); // preflighted
+  assert.ok(await waitUntil(() => bridge.idle.length === 0 && bridge.awaiting.size === 0));
+  const writes = [];
+  const write = bridge.write;
+  bridge.write = function recordWrite(frames) {
+    writes.push(frames.map((frame) => decode(frame.subarray(4)).op));
+    return write.call(this, frames);
+  };
+  try {
+    const before = asked;
+    // The default body answers at once: the whole call runs without a turn of the event loop.
+    const outcome = await dsh.call(agent, 'bash', bash('cat idle-1.txt'));
+    assert.equal(outcome.denied, undefined);
+    assert.equal(asked, before, 'it went through on a pass');
+    assert.deepEqual(writes, [], 'nothing was written while the call ran');
+    // Another agent's request now: what waited goes out first, in the order it was made.
+    await dsh.call(makeAgent('idle-other'), 'bash', bash('ls'));
+    assert.deepEqual(writes[0], ['guard', 'result']);
+    assert.deepEqual(writes[1], ['preflight']);
+  } finally {
+    bridge.write = write;
+  }
 });
