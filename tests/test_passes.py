@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
 from breaker.core.decision import UNLIMITED_PASSES
 from breaker.core.history.peaked import Peaked
+from breaker.core.history.progress import MAX_PERIOD, Evidence
 from breaker.core.history.streaks import Streaks
 from breaker.core.reading.outcomes import Failure
 from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
@@ -293,3 +294,41 @@ def test_the_highest_measures_are_those_of_the_records_held(ops: list[Any]) -> N
         held = list(records.values())
         expected = (max(a for a, _ in held), max(b for _, b in held)) if held else None
         assert records.highest() == expected
+
+
+def _may_match(one: Any, other: Any) -> bool:
+    """The same call with the same result, or may turn out so (a result still awaited)."""
+    return one[1] is None or other[1] is None or one[:2] == other[:2]
+
+
+def _cycle_room_by_trying(recent: list[Any]) -> int:
+    """The room before a cycle, found the slow way: for each period, try every number of calls
+    to come, fewest first, until the last ``2p`` calls could be a repeated cycle."""
+    room = 2 * MAX_PERIOD
+    for period in range(2, MAX_PERIOD + 1):
+        for added in range(max(0, 2 * period - len(recent)), min(period, room)):
+            fixed = recent[len(recent) - (2 * period - added) :]
+            if all(_may_match(fixed[i], fixed[i + period]) for i in range(len(fixed) - period)):
+                room = added
+                break
+        room = min(room, max(period, 2 * period - len(recent)))
+    return room
+
+
+_RECENT = st.lists(
+    st.tuples(
+        st.sampled_from([frozenset({"exact:a"}), frozenset({"exact:b"})]),
+        st.sampled_from([None, b"x", b"y"]),
+        st.just("c"),
+        st.just(0),
+    ),
+    max_size=2 * MAX_PERIOD,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(recent=_RECENT)
+def test_the_room_before_a_cycle_is_the_fewest_calls_that_could_close_one(recent: list[Any]) -> None:
+    evidence = Evidence(16)
+    evidence.recent = list(recent)
+    assert evidence._cycle_room() == _cycle_room_by_trying(recent)

@@ -301,16 +301,24 @@ class Evidence:
     def _cycle_room(self) -> int:
         """How many more calls surely complete no cycle, whatever they are and return: the fewest
         calls after which the last ``2p`` calls could be a repeated cycle (a result still awaited
-        could be anything, and so could every call to come)."""
+        could be anything, and so could every call to come).
+
+        With ``added`` calls to come, the last ``2p`` are a cycle when each of the ``p - added``
+        known calls that would open it matches the one ``p`` later: a run of matches that ends
+        with the call ``p`` before the last. So the fewest is ``p`` minus that run."""
         recent = self.recent
+        count = len(recent)
         room = 2 * MAX_PERIOD
         for period in range(2, MAX_PERIOD + 1):
-            for added in range(max(0, 2 * period - len(recent)), min(period, room)):
-                fixed = recent[len(recent) - (2 * period - added) :]
-                if all(_same(fixed[i], fixed[i + period], unknown=True) for i in range(len(fixed) - period)):
-                    room = added
-                    break
-            room = min(room, max(period, 2 * period - len(recent)))
+            fewest = max(0, 2 * period - count)  # calls to come before there are 2p at all
+            run = 0  # matches in a row, back from the pair (count - p - 1, count - 1)
+            at = count - period - 1
+            while run < period - fewest and _same(recent[at - run], recent[at - run + period], unknown=True):
+                run += 1
+            added = max(period - run, fewest)
+            if added < min(period, room):
+                room = added
+            room = min(room, max(period, fewest))
         return room
 
     def restart(self, state: int) -> None:
