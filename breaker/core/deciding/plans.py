@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from breaker.core.history import Asked, Effect
 from breaker.core.judging import Allow, Deny
 from breaker.core.reading import Fingerprint, ToolCall
 
@@ -25,8 +26,8 @@ class Plan:
     commits: tuple[str, ...]  # the keys a denial commits (what stopped it)
     peak: int  # the highest count a capped key of the call reaches once committed (0: none capped)
     spelling: bytes  # how the call was spelled (``history.spellings``), kept with its entry
-    target: str = ""  # what the call works on, for the evidence of results (sameResultLimit only)
-    ignored: frozenset[str] = frozenset()  # its argument names that are notes (``ignoreArgs``; likewise)
+    asked: Asked | None = None  # what it asks for, for the evidence of results (sameResultLimit only)
+    effect: Effect | None = None  # what it changes when it works (identity: state-aware only)
 
 
 class KeptPlans:

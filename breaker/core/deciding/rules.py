@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.deciding.plans import Plan
-from breaker.core.history import CALL_KINDS, Evidence, call_keys, failed_keys, spelling, target_of
+from breaker.core.history import CALL_KINDS, Asked, Evidence, spelling
 from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
 from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
 from breaker.core.wording import messages
@@ -59,26 +59,20 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     spelled = spelling(call, fingerprints, config)
     preview = config.resultPreviewChars
     watched = config.sameResultLimit is not None
-    ignored = ignored_args(config, call.name) if watched else frozenset()
-    target = target_of(call, raw, ignored) if watched else ""
-    # What failed, asked again: read only once something failed (the cost of every call otherwise).
-    failing = (
-        failed_keys(call, ignored)
-        if state.progress is not None and state.progress.failed_any
-        else frozenset()
-    )
+    asked = Asked(call, raw, fingerprints, ignored_args(config, call.name)) if watched else None
+    effect = None if state.workspace is None else state.workspace.identified
     if not hits and not failures:
-        stall = _stall(state, call.name, fingerprints, target, failing, config)
+        stall = None if asked is None else _stall(state, call.name, asked, config)
         if stall is not None:
             # Like any denial it commits only what stopped it: the call.
             previous = state.results.of(stall.quote, preview)
             message = messages.stall_denial(call.name, stall, previous, config)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
             deny = Deny(message, (), stall=stall)
-            return Plan(call, deny, fingerprints, raw, stopped, peak, spelled, target, ignored)
+            return Plan(call, deny, fingerprints, raw, stopped, peak, spelled, asked, effect)
         stage = notices.stage(state.window, fingerprints, config)
         verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
-        return Plan(call, verdict, fingerprints, raw, (), peak, spelled, target, ignored)
+        return Plan(call, verdict, fingerprints, raw, (), peak, spelled, asked, effect)
     hit_keys = tuple(denial_keys(hits, failures))
     refused = not state.asks.asked_measures.isdisjoint(hit_keys)
     repeated = [hit.fingerprint.key for hit in hits]
@@ -87,7 +81,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     respelled = state.spellings.respelled(state.window, repeated, spelled)
     message = messages.denial(call.name, hits, previous, config, failures, refused, respelled=respelled)
     deny = Deny(message, hits, failures)
-    return Plan(call, deny, fingerprints, raw, hit_keys, peak, spelled, target, ignored)
+    return Plan(call, deny, fingerprints, raw, hit_keys, peak, spelled, asked, effect)
 
 
 def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
@@ -101,23 +95,21 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
         state.commit(call.call_id, plan.commits, plan.peak, plan.spelling)
         return verdict
     state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak, plan.spelling)
-    if state.progress is not None:
-        keys = call_keys(plan.fingerprints)
+    asked = plan.asked
+    if state.progress is not None and asked is not None:
         state.progress.ran(
             call.call_id,
             call.name,
-            keys,
-            plan.target,
+            asked.keys,
             workspace_state(state),
             settled=is_settled(call),
-            asked=(call, plan.ignored),
+            asked=asked,
         )
     if call.call_id:
         state.results.allowed(call.call_id)
         state.failures.await_result(call, plan.fingerprints, verdict.notice, config)
         if state.workspace is not None:
-            state.workspace.identify(call, plan.raw)  # the call identified last is the one expected
-            state.workspace.expect(call.call_id)
+            state.workspace.expect(call.call_id, plan.effect)
     return verdict
 
 
@@ -164,14 +156,7 @@ def ignored_args(config: BreakerConfig, tool: str) -> frozenset[str]:
     return frozenset(config.ignoreArgs.get("*", ())) | frozenset(config.ignoreArgs.get(tool, ()))
 
 
-def _stall(
-    state: AgentState,
-    tool: str,
-    fingerprints: tuple[Fingerprint, ...],
-    target: str,
-    failing: frozenset[str],
-    config: BreakerConfig,
-) -> Stall | None:
+def _stall(state: AgentState, tool: str, asked: Asked, config: BreakerConfig) -> Stall | None:
     """No progress (``sameResultLimit``, ``progress``): the call repeats one whose result already
     came back the same, continues a cycle, or rewords a call whose answer keeps coming back."""
     limit = config.sameResultLimit
@@ -179,8 +164,11 @@ def _stall(
         return None
     if state.progress is None:
         state.progress = Evidence(config.window)
-    keys = call_keys(fingerprints) | failing
-    return state.progress.stall(tool, keys, target, workspace_state(state), limit)
+    keys = asked.keys
+    # What failed, asked again: read only once something failed (the cost of every call otherwise).
+    if state.progress.failed_any:
+        keys = keys | asked.failed
+    return state.progress.stall(tool, keys, asked, workspace_state(state), limit)
 
 
 def workspace_state(state: AgentState) -> int:

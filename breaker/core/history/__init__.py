@@ -19,10 +19,10 @@ from breaker.core.history.analysis import (
     Analysis,
     Fingerprinter,
 )
-from breaker.core.history.asked import CALL_KINDS, call_keys, failed_keys, target_of
+from breaker.core.history.asked import CALL_KINDS, Asked, call_keys, failed_keys, target_of
 from breaker.core.history.asks import Asks
 from breaker.core.history.failures import FailureHit, Failures
-from breaker.core.history.identity import Workspace, text_argument
+from breaker.core.history.identity import Effect, Workspace, text_argument
 from breaker.core.history.progress import Evidence, Stall, fresh_evidence_passes
 from breaker.core.history.repeats import Hit, Repeats
 from breaker.core.history.results import Results
@@ -37,7 +37,9 @@ __all__ = [
     "AgentId",
     "Agents",
     "Analysis",
+    "Asked",
     "Asks",
+    "Effect",
     "Evidence",
     "FailureHit",
     "Failures",

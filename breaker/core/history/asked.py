@@ -39,6 +39,41 @@ def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
     return frozenset(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
 
 
+class Asked:
+    """What one call asks for, each part read when a rule first needs it and then kept with the
+    call until its result is judged: its ``keys`` (``call_keys`` of the fingerprints it counts by),
+    its ``target`` and its ``failed`` keys. Each is a function of the call, its fingerprints and its
+    notes alone, so reading it late, or once for both the verdict and the result, reads the same."""
+
+    __slots__ = ("_failed", "_target", "call", "ignored", "keys", "raw")
+
+    def __init__(
+        self,
+        call: ToolCall,
+        raw: tuple[Fingerprint, ...],
+        fingerprints: tuple[Fingerprint, ...],
+        ignored: frozenset[str],
+    ) -> None:
+        self.call = call
+        self.raw = raw  # as read (the target's addresses)
+        self.ignored = ignored  # the argument names that are notes (``ignoreArgs``)
+        self.keys = call_keys(fingerprints)  # of the fingerprints it counts by
+        self._target: str | None = None
+        self._failed: frozenset[str] | None = None
+
+    @property
+    def target(self) -> str:
+        if self._target is None:
+            self._target = target_of(self.call, self.raw, self.ignored)
+        return self._target
+
+    @property
+    def failed(self) -> frozenset[str]:
+        if self._failed is None:
+            self._failed = failed_keys(self.call, self.ignored)
+        return self._failed
+
+
 def target_of(
     call: ToolCall, fingerprints: Iterable[Fingerprint], ignored: frozenset[str] = frozenset()
 ) -> str:

@@ -170,10 +170,19 @@ class Workspace:
         """The whole workspace state as one number (0: nothing changed yet)."""
         return self._xor
 
-    def expect(self, call_id: str) -> None:
-        """The call last identified was allowed: its effect waits for the call's result."""
-        identified, effect = self._last
-        if call_id and identified == call_id and effect.places:
+    @property
+    def identified(self) -> Effect:
+        """What the call identified last changes when it works (``effect_of``)."""
+        return self._last[1]
+
+    def expect(self, call_id: str, effect: Effect | None = None) -> None:
+        """The call was allowed: its effect (as ``identified`` read it; None: the call identified
+        last, if it is this one) waits for the call's result."""
+        if effect is None:
+            identified, effect = self._last
+            if identified != call_id:
+                return
+        if call_id and effect.places:
             self._pending[call_id] = effect
             if len(self._pending) > MAX_PLACES:  # a result that never came
                 del self._pending[next(iter(self._pending))]

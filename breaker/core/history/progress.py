@@ -34,12 +34,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, failed_keys
+from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.peaked import Peaked
 from breaker.core.reading import (
     SHELL_TOOLS,
     Failure,
-    ToolCall,
     judge,
     says_nothing,
 )
@@ -96,11 +95,10 @@ def _measures(seen: _Seen) -> tuple[int, int]:
 class _Ran:
     tool: str
     keys: frozenset[str]
-    target: str
     serial: int
     settled: bool  # its answer depends on nothing but the call itself (``settled``)
     round: int
-    asked: tuple[ToolCall, frozenset[str]] | None  # the call and its notes, for ``failed_keys``
+    asked: Asked | None  # what it asks for: its target, and its ``failed`` keys when it fails
 
 
 @dataclass(slots=True)
@@ -130,8 +128,9 @@ class Evidence:
     sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
 
-    def stall(self, tool: str, keys: frozenset[str], target: str, state: int, limit: float) -> Stall | None:
-        """The rule that denies a call with these keys and this target, if any (reads only)."""
+    def stall(self, tool: str, keys: frozenset[str], asked: Asked, state: int, limit: float) -> Stall | None:
+        """The rule that denies a call with these keys asking for ``asked``, if any (reads only; its
+        target is read only when a run of answers on a target is long enough to stop it)."""
         if state != self.state or not keys:
             return None
         for key in sorted(keys):
@@ -145,8 +144,8 @@ class Evidence:
         period = self._cycle()
         if period and not keys.isdisjoint(self.recent[-period][0]):
             return Stall("cycle", period, limit, self.recent[-period][2])
-        if target and target == self.target:
-            cap = reworded_limit(target, limit)
+        if self.target and self.target_run >= limit and asked.target == self.target:
+            cap = reworded_limit(self.target, limit)  # never below ``limit``
             if self.target_run >= cap:
                 return Stall("reworded", self.target_run, cap, self.target_quote)
         if tool == self.last_tool and self.tool_run >= limit and not keys.isdisjoint(self.last_keys):
@@ -165,15 +164,14 @@ class Evidence:
         call_id: str,
         tool: str,
         keys: frozenset[str],
-        target: str,
         state: int,
         *,
         settled: bool = False,
-        asked: tuple[ToolCall, frozenset[str]] | None = None,
+        asked: Asked | None = None,
     ) -> None:
         """A call was allowed: its result will be evidence (a change of state starts over).
-        ``settled``: its answer cannot change (``settled.is_settled``); ``asked``: the call and the
-        argument names that are notes, whose ``failed_keys`` count when it fails (read then)."""
+        ``settled``: its answer cannot change (``settled.is_settled``); ``asked``: what it asks
+        for, its target and the keys that count when it fails (read when its result comes)."""
         if state != self.state:
             self.restart(state)
         self.serial += 1
@@ -184,7 +182,7 @@ class Evidence:
         self.last_tool, self.last_keys, self.last_id = tool, keys, call_id
         if call_id:
             self.running.pop(call_id, None)
-            self.running[call_id] = _Ran(tool, keys, target, self.serial, settled, self.round, asked)
+            self.running[call_id] = _Ran(tool, keys, self.serial, settled, self.round, asked)
             self.recent.append((keys, None, call_id, self.round))
             del self.recent[: -2 * MAX_PERIOD]
             if len(self.running) > MAX_CALLS:  # a result that never came
@@ -205,7 +203,7 @@ class Evidence:
                 self.recent[at] = (keys, result, ran_id, turn)
         failing: frozenset[str] = frozenset()
         if ran.asked is not None and (failure is not None or self.failed_any):
-            failing = failed_keys(*ran.asked)  # read only when it failed or something had failed
+            failing = ran.asked.failed  # read only when it failed or something had failed
             self.failed_any = self.failed_any or (failure is not None and bool(failing))
         for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
@@ -219,11 +217,13 @@ class Evidence:
             del self.repeats[next(iter(self.repeats))]
         if says_nothing(text):  # an answer with no output says nothing about a rewording
             self.target, self.target_result, self.target_run = "", b"", 0
-        elif ran.target and ran.target == self.target and result == self.target_result:
-            if not _together(self.target_round, ran.round):
-                self.target_run += 1
         else:
-            self.target, self.target_result, self.target_run = ran.target, result, 1
+            target = "" if ran.asked is None else ran.asked.target
+            if target and target == self.target and result == self.target_result:
+                if not _together(self.target_round, ran.round):
+                    self.target_run += 1
+            else:
+                self.target, self.target_result, self.target_run = target, result, 1
         self.target_quote, self.target_round = call_id, ran.round
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""

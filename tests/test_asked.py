@@ -1,0 +1,58 @@
+"""What a call asks for (breaker/core/history/asked.py ``Asked``): each part read once, when a rule
+first needs it, and the same as reading it at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from breaker.core.config import load_config
+from breaker.core.decision import Breaker
+from breaker.core.history import asked as asked_module
+from breaker.core.history.asked import Asked, call_keys, failed_keys, target_of
+from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.reading import ToolCall, distinct, fingerprint_call
+
+CONFIG = load_config({})
+CALLS = [
+    ToolCall("edit", {"path": "/src/a.py", "old_string": "x = 1\n" * 300, "new_string": "x = 2\n"}, "c1"),
+    ToolCall("grep", {"pattern": "def f", "path": "src", "limit": 10, "description": "note"}, "c2"),
+    ToolCall("bash", {"command": "curl -s https://example.org/api?q=1 | jq .name"}, "c3"),
+    ToolCall("lookup", {"ids": ["a", "b", {"id": "c", "content": "text"}]}, "c4"),
+]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda call: call.name)
+def test_each_part_is_what_reading_it_at_once_gives(call: ToolCall) -> None:
+    raw = distinct(fingerprint_call(call, CONFIG).fingerprints)
+    ignored = frozenset({"description"})
+    asked = Asked(call, raw, raw, ignored)
+    assert asked.keys == call_keys(raw)
+    assert asked.target == target_of(call, raw, ignored)
+    assert asked.failed == failed_keys(call, ignored)
+    assert asked.target == target_of(call, raw, ignored)  # read again: kept
+
+
+def test_the_target_is_read_when_the_result_comes_and_by_the_guard_only_once_a_run_could_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[str] = []
+
+    def counted_target_of(call: ToolCall, *args: object) -> str:
+        reads.append(call.call_id)
+        return target_of(call, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asked_module, "target_of", counted_target_of)
+    breaker = Breaker(load_config({"sameResultLimit": 2, "limits": {"exact": None}}))
+    verdicts = []
+    for number in range(1, 5):
+        call_id = f"r{number}"
+        # one file, the range shifted each time: a rewording with the same answer
+        call = ToolCall("read", {"path": "/src/a.py", "offset": number}, call_id)
+        verdicts.append(breaker.decide("a", call))
+        if isinstance(verdicts[-1], Allow):
+            assert call_id not in reads  # the guard did not need it
+            breaker.record_result("a", call_id, "same text", {"isError": False})
+            assert reads.count(call_id) == 1  # the result did, once
+    assert [type(verdict) for verdict in verdicts] == [Allow, Allow, Deny, Deny]
+    # Once two identical answers ran on the target, each guard read its call's target.
+    assert reads == ["r1", "r2", "r3", "r4"]
