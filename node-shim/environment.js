@@ -56,7 +56,8 @@ const PREPARE_TIMEOUT_MS = 300_000;
 const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'prepare_environment.py');
 
 // Run prepare_environment.py with `args` under the base interpreter `command`; its outcome (the
-// JSON of its last line), progress lines on `progress`. `retry` ends the error of a timeout.
+// JSON of its last line; `step: 'stopped'` when a signal ended it), progress lines on `progress`.
+// `retry` ends the error of a timeout.
 function runPrepare(command, args, env, progress, retry) {
   const step = spawnSync(command, ['-I', PREPARE_SCRIPT, ...args], {
     encoding: 'utf8',
@@ -67,6 +68,7 @@ function runPrepare(command, args, env, progress, retry) {
   if (/** @type {NodeJS.ErrnoException | undefined} */ (step.error)?.code === 'ETIMEDOUT') {
     throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
   }
+  if (step.signal) return { ok: false, step: 'stopped', detail: `prepare_environment.py was stopped by ${step.signal}` };
   try {
     return JSON.parse(step.stdout.trim().split('\n').at(-1));
   } catch {
@@ -96,7 +98,7 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
   try {
     const pinned = identity.pinned.length ? ['--pinned', identity.pinned.join(',')] : [];
     const outcome = runPrepare(base.command, [...pinned, partial, prefix, ...identity.worker], env, progress, retry);
-    if (!outcome.ok && outcome.step === 'pip') {
+    if (!outcome.ok && outcome.step !== 'venv') {
       throw new EnvironmentUnavailable(
         `installing the worker's Python packages (${identity.worker.join(' ')}) failed:\n${outcome.detail}\n${retry}`,
       );

@@ -292,10 +292,10 @@ def install(
     scratch: str,
     say: Callable[[str], None],
 ) -> int:
-    """The pinned wheels into the venv at ``target``; the number of packages installed. Raises
-    Unpinnable before anything is unpacked (pip is to take over: what this way cannot do, or an
-    index it cannot reach), Tampered (a download was not what the index said) or OSError (while
-    unpacking)."""
+    """The pinned wheels into the venv at ``target`` (downloaded into ``scratch``, removed at the
+    end); the number of packages installed. Raises Unpinnable before anything is unpacked (pip is
+    to take over: what this way cannot do, or an index it cannot reach), Tampered (a download was
+    not what the index said) or OSError (while unpacking)."""
     from pip._vendor.packaging.requirements import Requirement
     from pip._vendor.packaging.tags import sys_tags
     from pip._vendor.packaging.utils import canonicalize_name

@@ -33,7 +33,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import venv
 from collections import deque
@@ -41,8 +40,11 @@ from collections import deque
 #: pip learned ``--python`` (run against another environment) in 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)
 DETAIL_LINES = 6
+#: Where in the venv being made the pinned wheels are downloaded (removed once they are unpacked).
+WHEELS_FOLDER = "rtb-wheels"
 FETCHED = re.compile(
-    r"^\s*(Downloading|Using cached|Processing) (?:\S*/)?(\S+?)(?:-(?:py|cp)\d\S*|\.tar\.gz|\.zip)?(?: \((.+)\))?\s*$"
+    r"^\s*(Downloading|Using cached|Processing) (?:\S*/)?(\S+?)"
+    r"(?:-(?:py|cp)\d\S*|\.tar\.gz|\.zip)?(?: \((.+)\))?\s*$"
 )
 VERBS = {"Downloading": "downloaded", "Using cached": "from pip's cache:", "Processing": "from a local file:"}
 INSTALLING = re.compile(r"^Installing collected packages: (.*)$")
@@ -99,7 +101,14 @@ def run_pip(
 def install_packages(python: str, target: str, prefix: str, requirements: list[str]) -> int:
     """``--packages``: the requirements into the folder ``target``, for the venv of ``python``."""
     started = time.monotonic()
-    flags = ["--no-input", "--disable-pip-version-check", "--progress-bar", "off", "--no-compile", "--no-cache-dir"]
+    flags = [
+        "--no-input",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "--no-compile",
+        "--no-cache-dir",
+    ]
     version = base_pip_version()
     if version is not None and version >= PIP_WITH_PYTHON_OPTION:  # for the venv's Python, whatever ours is
         command = [sys.executable, "-m", "pip", "--python", python, "install", "--target", target, *flags]
@@ -116,11 +125,15 @@ def install_packages(python: str, target: str, prefix: str, requirements: list[s
 
 def install_pinned(target: str, prefix: str, pins: list[str], requirements: list[str]) -> bool:
     """The short way (pinned_wheels.py): True when the pins are installed, False when pip is to
-    install the requirements (said on a progress line, with the reason). Raises Tampered."""
+    install the requirements (said on a progress line, with the reason). Raises Tampered. The
+    wheels are downloaded into ``WHEELS_FOLDER`` of ``target``, removed before it returns."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import pinned_wheels
 
-    scratch = tempfile.mkdtemp(prefix="rtb-wheels-")
+    # Inside the venv being made (the environment's work folder, environment.js): a preparation
+    # killed mid-download leaves the wheels nowhere else, and the work folder goes (cache.js).
+    scratch = os.path.join(target, WHEELS_FOLDER)
+    os.mkdir(scratch, 0o700)
     try:
         pinned_wheels.install(target, pins, requirements, scratch, lambda text: say(prefix, text))
     except pinned_wheels.Unpinnable as why:

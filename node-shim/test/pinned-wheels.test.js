@@ -2,13 +2,14 @@
 // The first boot's short way (node-shim/pinned_wheels.py): the pinned wheels fetched at once from
 // the configured index and unpacked, each checked against the index's SHA-256; pip takes over,
 // saying why, where that way does not apply; a download that is not what the index said fails the
-// preparation. The index is a server on 127.0.0.1 serving the pip wheel Python bundles.
+// preparation; a boot killed mid-download leaves nothing outside its work folder, which the
+// next boot removes. The index is a server on 127.0.0.1 serving the pip wheel Python bundles.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import test from 'node:test';
 
 import { BUNDLED_WHEELS, ENVIRONMENT_MODULE, fakePackage, folderOf, offline } from './environments.js';
@@ -22,13 +23,19 @@ const BYTES = readFileSync(join(BUNDLED_WHEELS, WHEEL));
  * A package index on 127.0.0.1 listing the pip wheel under `/simple/pip/` (PEP 691 JSON); `page`
  * changes what it answers there ('json', 'html': PEP 503 HTML only, 'missing': 404) and `sha256`
  * the digest it gives; with `password`, it answers only to the user `user` with it (basic auth);
- * `listed` is the address the JSON page gives the wheel, `moved` where the wheel redirects to.
- * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string, password?: string, listed?: string, moved?: string }} options
+ * `listed` is the address the JSON page gives the wheel, `moved` where the wheel redirects to,
+ * `size` the size it gives the wheel. `shape(document)` is what the first JSON page answers instead
+ * of the standard `document` (later pages are HTML, for pip). While `stalled.now` is true the wheel
+ * is sent half, and the rest never (`stalled.sent` resolves once the half is out).
+ * @param {{ page?: 'json' | 'html' | 'missing', sha256?: string, password?: string, listed?: string, moved?: string,
+ *   size?: number, shape?: (document: any) => any, stalled?: { now: boolean, sent?: (value: unknown) => void } }} options
  */
 async function index({
   page = 'json', sha256 = createHash('sha256').update(BYTES).digest('hex'), password = '', listed = `../../files/${WHEEL}`, moved = '',
+  size = BYTES.length, shape = undefined, stalled = { now: false },
 } = {}) {
   const asked = [];
+  let shaped = false;
   const server = createServer((request, response) => {
     asked.push(request.url);
     if (password && request.headers.authorization !== `Basic ${Buffer.from(`user:${password}`).toString('base64')}`) {
@@ -36,22 +43,27 @@ async function index({
       response.end();
       return;
     }
-    if (request.url === '/simple/pip/' && page === 'json') {
+    const document = {
+      meta: { 'api-version': '1.0' },
+      name: 'pip',
+      files: [
+        { filename: `pip-${PIP_VERSION}.tar.gz`, url: `../../files/pip-${PIP_VERSION}.tar.gz`, hashes: { sha256: '0'.repeat(64) } },
+        { filename: WHEEL, url: listed, hashes: { sha256 }, size },
+      ],
+    };
+    if (request.url === '/simple/pip/' && page === 'json' && !(shape && shaped)) {
+      shaped = true;
       response.writeHead(200, { 'Content-Type': 'application/vnd.pypi.simple.v1+json' });
-      response.end(JSON.stringify({
-        meta: { 'api-version': '1.0' },
-        name: 'pip',
-        files: [
-          { filename: `pip-${PIP_VERSION}.tar.gz`, url: `../../files/pip-${PIP_VERSION}.tar.gz`, hashes: { sha256: '0'.repeat(64) } },
-          { filename: WHEEL, url: listed, hashes: { sha256 }, size: BYTES.length },
-        ],
-      }));
-    } else if (request.url === '/simple/pip/' && page === 'html') {
+      response.end(JSON.stringify(shape ? shape(document) : document));
+    } else if (request.url === '/simple/pip/' && page !== 'missing') {
       response.writeHead(200, { 'Content-Type': 'text/html' });
       response.end(`<!DOCTYPE html><html><body><a href="../../files/${WHEEL}#sha256=${sha256}">${WHEEL}</a></body></html>`);
     } else if (request.url === `/files/${WHEEL}` && moved) {
       response.writeHead(302, { Location: moved });
       response.end();
+    } else if (request.url === `/files/${WHEEL}` && stalled.now) {
+      response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': BYTES.length });
+      response.write(BYTES.subarray(0, BYTES.length >> 1), () => stalled.sent?.(undefined));
     } else if (request.url === `/files/${WHEEL}`) {
       response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
       response.end(BYTES);
@@ -62,24 +74,38 @@ async function index({
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-  return { url: `http://127.0.0.1:${address.port}/simple`, asked, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${address.port}/simple`,
+    asked,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
-/** A first preparation in a child process (the index answers meanwhile); its outcome and stderr. */
-function prepareWith(env, root) {
+/**
+ * A first preparation in a child process (the index answers meanwhile), in a process group of its
+ * own: `child`, and `done`, its outcome and stderr.
+ */
+function startPreparing(env, root) {
   const script = `import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
     try {
       process.stdout.write(JSON.stringify(workerInterpreter({ root: ${JSON.stringify(root)}, log: (l) => console.error(l), prefix: 'P: ' })));
     } catch (error) { process.stdout.write(JSON.stringify({ error: error.message })); }`;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env, detached: true });
+  const done = new Promise((resolve) => {
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk) => { out += chunk; });
     child.stderr.on('data', (chunk) => { err += chunk; });
-    child.on('close', () => resolve({ ...JSON.parse(out), stderr: err }));
+    child.on('close', () => resolve({ ...(out ? JSON.parse(out) : {}), stderr: err }));
   });
+  return { child, done };
 }
+
+/** A first preparation in a child process; its outcome and stderr. */
+const prepareWith = (env, root) => startPreparing(env, root).done;
 
 /** The environment of a test: no pip configuration file, the index on loopback. */
 function online(url, extra = {}) {
@@ -219,4 +245,76 @@ test('no reachable index at all: the preparation fails with pip\'s reason and th
   assert.match(result.error, /installing the worker's Python packages \(pip>=20\) failed:/);
   assert.match(result.error, /With network access, run `node .*node-shim\/setup\.js`/);
   assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing half-made is left');
+});
+
+/** The one line saying why pip takes over, from a preparation's stderr. */
+function whyPip(stderr) {
+  const lines = stderr.split('\n').filter((line) => line.startsWith('P: step 2/3, the pinned wheels do not apply here:'));
+  assert.equal(lines.length, 1, stderr);
+  return lines[0];
+}
+
+/** Once a file named `name` is somewhere under one of `folders` (polled, for a minute at most). */
+async function appears(name, folders) {
+  const found = () => folders.some((folder) => readdirSync(folder, { recursive: true }).some((path) => basename(String(path)) === name));
+  for (const started = Date.now(); !found(); await new Promise((resolve) => setTimeout(resolve, 20))) {
+    assert.ok(Date.now() - started < 60_000, `${name} was not being downloaded after a minute`);
+  }
+}
+
+/** The pid of the child of `parent` running prepare_environment.py (from /proc). */
+function preparing(parent) {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('prepare_environment.py')) return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no prepare_environment.py under ${parent}`);
+}
+
+test('a boot killed while it downloads a wheel leaves nothing outside the cache, and the next boot leaves nothing of it', async () => {
+  const stalled = { now: true, sent: undefined };
+  const sent = new Promise((resolve) => { stalled.sent = resolve; });
+  const served = await index({ stalled });
+  try {
+    const env = online(served.url, { PIP_FIND_LINKS: '' });
+    const root = pinnedPackage();
+    const { child, done } = startPreparing(env, root);
+    await sent;
+    await appears(WHEEL, [env.TMPDIR, folderOf(env)]);
+    process.kill(-child.pid, 'SIGKILL'); // the boot and its Python
+    await done;
+    assert.deepEqual(readdirSync(env.TMPDIR), [], 'nothing in the temporary folder');
+    assert.equal(readdirSync(folderOf(env)).filter((name) => name.includes('.partial-')).length, 1, 'the work folder is left');
+    stalled.now = false;
+    const next = await prepareWith(env, root);
+    assert.equal(next.error, undefined, next.stderr);
+    assert.deepEqual(readdirSync(folderOf(env)).sort(), [basename(next.dir), 'users'], 'the killed boot\'s work folder is gone');
+    assert.deepEqual(readdirSync(next.dir).filter((name) => name.startsWith('rtb-wheels')), []);
+  } finally {
+    served.close();
+  }
+});
+
+test('the preparing Python stopped while it downloads a wheel: the boot says so and nothing is left', { skip: !existsSync('/proc/self/stat') && 'no /proc' }, async () => {
+  const stalled = { now: true, sent: undefined };
+  const sent = new Promise((resolve) => { stalled.sent = resolve; });
+  const served = await index({ stalled });
+  try {
+    const env = online(served.url, { PIP_FIND_LINKS: '' });
+    const { child, done } = startPreparing(env, pinnedPackage());
+    await sent;
+    await appears(WHEEL, [env.TMPDIR, folderOf(env)]);
+    process.kill(preparing(child.pid), 'SIGTERM');
+    const result = await done;
+    assert.match(result.error, /installing the worker's Python packages \(pip>=20\) failed:\nprepare_environment\.py was stopped by SIGTERM\nWith network access/);
+    assert.deepEqual(readdirSync(env.TMPDIR), [], 'nothing in the temporary folder');
+    assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing in the cache folder');
+  } finally {
+    served.close();
+  }
 });
