@@ -15,11 +15,14 @@ a user and password in its address sent to its host only by basic auth and shown
 certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
 with the reason) whenever it could not do what pip would: no index (``no-index``), a client
 certificate, ``no-binary``, a constraint on a pinned package, an index that does not answer JSON, a
-pinned version without a wheel for this interpreter, a wheel listed at or redirected to an address
-that is not http or https or holds a user name (``_fetchable``: a password there would show in an
-error's text), a wheel with a ``.data`` folder, pins that do not satisfy a requirement, or an index
-it cannot reach. Standard library and the base interpreter's
-pip only; run by prepare_environment.py.
+page not of the shape PEP 691 gives it (index_page.py says what is wrong), a pinned version without
+a wheel for this interpreter, a wheel listed at or redirected to an address that is not http or
+https or holds a user name (``_fetchable``: a password there would show in an error's text), a page
+or a wheel larger than ``MOST_BYTES`` or a wheel larger than its page gives it (``_body`` stops
+reading there), a wheel with a ``.data`` folder, pins that do not satisfy a requirement, or an
+index it cannot reach. The wheels go into a folder the caller gives (prepare_environment.py: one
+inside the environment's own work folder, so that nothing is left elsewhere when the preparation is
+killed). Standard library and the base interpreter's pip only; run by prepare_environment.py.
 """
 
 from __future__ import annotations
@@ -28,22 +31,22 @@ import email.message
 import email.parser
 import hashlib
 import http.client
-import json
 import os
 import shutil
 import ssl
-import sys
 import sysconfig
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+import index_page
+from index_page import Wheel
 
 PYPI = "https://pypi.org/simple/"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -51,6 +54,10 @@ SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 #: ``timeout`` says: past it pip takes over (with its own timeout and retries), not after it.
 TIMEOUT_S = 15.0
 CHUNK = 1 << 20
+#: The most this way reads of one index page or one wheel (a wheel the page gives a size is read
+#: up to that size): well above the largest pinned wheel (pydantic-core's, a few MB) and the
+#: largest page (pydantic-core's, listing over ten thousand files). Past it pip takes over.
+MOST_BYTES = 64 << 20
 #: Written into each installed distribution's ``INSTALLER`` file.
 INSTALLER = "dsh-repeat-tool-breaker"
 
@@ -91,16 +98,6 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         if not _fetchable(newurl):
             raise urllib.error.HTTPError(req.full_url, code, f"a redirect to {NOT_FETCHED}", headers, fp)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-@dataclass(frozen=True)
-class Wheel:
-    name: str  # canonical
-    version: str
-    filename: str
-    url: str
-    sha256: str
-    size: int | None
 
 
 def pip_settings() -> dict[str, str]:
@@ -190,54 +187,35 @@ class Index:
 
     def wheel(self, name: str, version: str, ranks: dict[Any, int]) -> Wheel:
         """The wheel of ``name==version`` that suits this interpreter best, from the index's page."""
-        from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet
-        from pip._vendor.packaging.utils import InvalidWheelFilename, parse_wheel_filename
-        from pip._vendor.packaging.version import Version
-
         page = urllib.parse.urljoin(self.url, f"{name}/")
         with self.open(page, SIMPLE_JSON) as response:
             kind = response.headers.get("Content-Type", "")
             if not kind.startswith(SIMPLE_JSON):
                 raise Unpinnable(f"the index {self.url} does not answer in JSON (PEP 691)")
-            files = json.loads(response.read())["files"]
-        wanted = Version(version)
-        python = ".".join(map(str, sys.version_info[:3]))
-        best: tuple[int, Wheel] | None = None
-        for entry in files:
-            filename = entry.get("filename", "")
-            if not filename.endswith(".whl"):
-                continue
-            try:
-                found, found_version, _, tags = parse_wheel_filename(filename)
-            except InvalidWheelFilename:
-                continue
-            if found != name or found_version != wanted:
-                continue
-            requires = entry.get("requires-python")
-            try:
-                if requires and python not in SpecifierSet(requires):
-                    continue
-            except InvalidSpecifier:
-                continue
-            rank = min((ranks[tag] for tag in tags if tag in ranks), default=None)
-            sha256 = (entry.get("hashes") or {}).get("sha256")
-            if rank is None or not sha256:
-                continue
-            if best is None or rank < best[0]:
-                url = urllib.parse.urljoin(page, entry["url"])
-                best = (rank, Wheel(name, version, filename, url, sha256, entry.get("size")))
-        if best is None:
+            body = b"".join(_body(response, MOST_BYTES, f"the index's page for {name}", _most()))
+        try:
+            wheel = index_page.best(index_page.files(body), name, version, page, ranks)
+        except index_page.NotStandard as why:
+            raise Unpinnable(
+                f"the index's page for {name} is not of the JSON (PEP 691) shape: {why}"
+            ) from why
+        if wheel is None:
             raise Unpinnable(f"the index has no wheel of {name} {version} for this Python")
-        if not _fetchable(best[1].url):
-            raise Unpinnable(f"the index lists {best[1].filename} at {NOT_FETCHED}")
-        return best[1]
+        if not _fetchable(wheel.url):
+            raise Unpinnable(f"the index lists {wheel.filename} at {NOT_FETCHED}")
+        return wheel
 
     def download(self, wheel: Wheel, folder: str) -> str:
-        """``wheel`` into ``folder``, checked against its SHA-256."""
+        """``wheel`` into ``folder``, checked against its SHA-256; Unpinnable once it is larger
+        than the page gives it (or than MOST_BYTES)."""
         path = os.path.join(folder, wheel.filename)
         digest = hashlib.sha256()
+        if wheel.size is not None and wheel.size <= MOST_BYTES:
+            limit, most = wheel.size, f"the {wheel.size} bytes the index's page gives it"
+        else:
+            limit, most = MOST_BYTES, _most()
         with self.open(wheel.url) as response, open(path, "wb") as out:
-            while chunk := response.read(CHUNK):
+            for chunk in _body(response, limit, wheel.filename, most):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != wheel.sha256:
@@ -246,6 +224,24 @@ class Index:
                 f"not the {wheel.sha256} the index gives: not installed"
             )
         return path
+
+
+def _most() -> str:
+    return f"{MOST_BYTES / (1 << 20):g} MB, the most this way reads of one file"
+
+
+def _body(response: http.client.HTTPResponse, limit: int, what: str, most: str) -> Iterator[bytes]:
+    """The body of ``response``, a chunk at a time; Unpinnable (``what`` is larger than ``most``,
+    which says ``limit`` bytes) as soon as its Content-Length or the bytes come past ``limit``."""
+    length = (response.headers.get("Content-Length") or "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise Unpinnable(f"{what} is larger than {most}")
+    read = 0
+    while chunk := response.read(min(CHUNK, limit + 1 - read)):
+        read += len(chunk)
+        if read > limit:
+            raise Unpinnable(f"{what} is larger than {most}")
+        yield chunk
 
 
 def _metadata(archive: zipfile.ZipFile, filename: str) -> tuple[str, email.message.Message]:

@@ -2,7 +2,8 @@
 // The first boot's short way (node-shim/pinned_wheels.py): the pinned wheels fetched at once from
 // the configured index and unpacked, each checked against the index's SHA-256; pip takes over,
 // saying why, where that way does not apply; a download that is not what the index said fails the
-// preparation; a boot killed mid-download leaves nothing outside its work folder, which the
+// preparation; a page not of PEP 691's shape, or a wheel past the size its page gives it, leaves
+// the work to pip; a boot killed mid-download leaves nothing outside its work folder, which the
 // next boot removes. The index is a server on 127.0.0.1 serving the pip wheel Python bundles.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -253,6 +254,42 @@ function whyPip(stderr) {
   assert.equal(lines.length, 1, stderr);
   return lines[0];
 }
+
+test('a JSON page not of the standard\'s shape: pip takes over, one line naming the package and what is wrong', async () => {
+  const cases = [
+    [(page) => ({ ...page, files: { [WHEEL]: page.files[1] } }), 'its `files` is missing or not a list'],
+    [(page) => ({ ...page, files: [page.files[0], WHEEL] }), 'entry 2 of its `files` is not an object'],
+    [(page) => ({ ...page, files: [page.files[0], { ...page.files[1], hashes: [page.files[1].hashes.sha256] }] }),
+      'entry 2 of its `files` has no `hashes` map of names to strings'],
+    [(page) => ({ ...page, files: [page.files[0], { ...page.files[1], url: 5 }] }), 'entry 2 of its `files` has no `url` string'],
+  ];
+  for (const [shape, wrong] of cases) {
+    const served = await index({ shape });
+    try {
+      const result = await prepareWith(online(served.url, { PIP_FIND_LINKS: '' }), pinnedPackage());
+      assert.equal(result.error, undefined, result.stderr);
+      assert.equal(JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8')).pip, 'base');
+      assert.equal(whyPip(result.stderr), 'P: step 2/3, the pinned wheels do not apply here: the index\'s page for pip is not ' +
+        `of the JSON (PEP 691) shape: ${wrong}; pip resolves them instead`);
+      assert.doesNotMatch(result.stderr, /Traceback|AttributeError|TypeError/);
+    } finally {
+      served.close();
+    }
+  }
+});
+
+test('a wheel larger than its page says is not read past that size: pip takes over, saying so', async () => {
+  const served = await index({ size: BYTES.length - 1 });
+  try {
+    const result = await prepareWith(online(served.url, { PIP_FIND_LINKS: '' }), pinnedPackage());
+    assert.equal(result.error, undefined, result.stderr);
+    assert.equal(JSON.parse(readFileSync(join(result.dir, 'rtb-environment.json'), 'utf8')).pip, 'base');
+    assert.equal(whyPip(result.stderr), `P: step 2/3, the pinned wheels do not apply here: ${WHEEL} is larger than ` +
+      `the ${BYTES.length - 1} bytes the index's page gives it; pip resolves them instead`);
+  } finally {
+    served.close();
+  }
+});
 
 /** Once a file named `name` is somewhere under one of `folders` (polled, for a minute at most). */
 async function appears(name, folders) {

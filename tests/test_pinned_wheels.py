@@ -1,0 +1,237 @@
+"""The first boot's pinned wheels read a hostile or broken index without failing the boot.
+
+node-shim/pinned_wheels.py (with index_page.py) leaves the work to pip, saying why, when an index's
+JSON page is not of the shape PEP 691 gives it, and reads no page or wheel past its bound: a
+wheel past the size its page gives it, or anything past ``MOST_BYTES``. These drive it against an
+index on 127.0.0.1 (node-shim/test/pinned-wheels.test.js boots with one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "node-shim"))
+
+import index_page  # noqa: E402  (node-shim/ is no package: its modules import each other by name)
+import pinned_wheels  # noqa: E402
+
+WHEEL = "demo-1.0-py3-none-any.whl"
+BYTES = bytes(range(256)) * 40
+SHA256 = hashlib.sha256(BYTES).hexdigest()
+JSON_TYPE = pinned_wheels.SIMPLE_JSON
+
+
+def standard(**changed: Any) -> dict[str, Any]:
+    """A PEP 691 page listing the demo wheel, its entry's fields replaced by ``changed``."""
+    entry = {
+        "filename": WHEEL,
+        "url": f"../../files/{WHEEL}",
+        "hashes": {"sha256": SHA256},
+        "size": len(BYTES),
+    }
+    return {"meta": {"api-version": "1.1"}, "name": "demo", "files": [{**entry, **changed}]}
+
+
+class Served:
+    """What the loopback index answers: path -> (Content-Type, body, whether to send Content-Length)."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, tuple[str, bytes, bool]] = {}
+        self.url = ""
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    answers = Served()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # HTTP/1.0: without a Content-Length the body ends with the connection
+            kind, body, length = answers.routes.get(self.path, ("text/plain", b"", True))
+            self.send_response(200 if self.path in answers.routes else 404)
+            self.send_header("Content-Type", kind)
+            if length:
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for start in range(0, len(body), 4096):
+                self.wfile.write(body[start : start + 4096])
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    answers.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    try:
+        yield answers
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def ranks() -> dict[Any, int]:
+    from pip._vendor.packaging.tags import sys_tags
+
+    return {tag: rank for rank, tag in enumerate(sys_tags())}
+
+
+def page(served: Served, document: object, kind: str = JSON_TYPE) -> pinned_wheels.Index:
+    served.routes["/simple/demo/"] = (kind, json.dumps(document).encode(), True)
+    return pinned_wheels.Index({"index-url": served.url}, set())
+
+
+SHAPES = [
+    ([], "it is not a JSON object"),
+    ({"name": "demo"}, "its `files` is missing or not a list"),
+    ({"files": {WHEEL: standard()["files"][0]}}, "its `files` is missing or not a list"),
+    ({"files": [WHEEL]}, "entry 1 of its `files` is not an object"),
+    (standard(filename=None), "entry 1 of its `files` has no `filename` string"),
+    (standard(url=5), "entry 1 of its `files` has no `url` string"),
+    (standard(hashes=[SHA256]), "entry 1 of its `files` has no `hashes` map of names to strings"),
+    (standard(hashes={"sha256": 5}), "entry 1 of its `files` has no `hashes` map of names to strings"),
+    (
+        standard(**{"requires-python": 3}),
+        "entry 1 of its `files` has a `requires-python` that is not a string",
+    ),
+    (standard(size="big"), "entry 1 of its `files` has a `size` that is not a number of bytes"),
+    (standard(size=-1), "entry 1 of its `files` has a `size` that is not a number of bytes"),
+    (standard(size=True), "entry 1 of its `files` has a `size` that is not a number of bytes"),
+    (standard(url="http://[::1/x.whl"), "the `url` of its wheel of demo 1.0 is not an address"),
+]
+
+
+@pytest.mark.parametrize(("document", "wrong"), SHAPES, ids=[wrong for _, wrong in SHAPES])
+def test_a_page_not_of_the_standard_shape_leaves_the_work_to_pip(
+    served: Served, document: object, wrong: str
+) -> None:
+    with pytest.raises(pinned_wheels.Unpinnable) as raised:
+        page(served, document).wheel("demo", "1.0", ranks())
+    assert str(raised.value) == f"the index's page for demo is not of the JSON (PEP 691) shape: {wrong}"
+
+
+def test_a_page_that_is_not_json_or_nested_past_reading_leaves_the_work_to_pip(served: Served) -> None:
+    for body in (b"{", b"\xff\xfe\xfd", b"[" * 100_000):
+        served.routes["/simple/demo/"] = (JSON_TYPE, body, True)
+        with pytest.raises(
+            pinned_wheels.Unpinnable, match=r"^the index's page for demo .*: it is not JSON that"
+        ):
+            pinned_wheels.Index({"index-url": served.url}, set()).wheel("demo", "1.0", ranks())
+
+
+def test_the_standard_page_gives_its_wheel(served: Served) -> None:
+    wheel = page(served, standard(**{"requires-python": None})).wheel("demo", "1.0", ranks())
+    assert (wheel.filename, wheel.sha256, wheel.size) == (WHEEL, SHA256, len(BYTES))
+    assert wheel.url == f"{served.url.removesuffix('simple/')}files/{WHEEL}"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+#: Each field a file entry may have: values of its standard type that a page may well give it.
+FIELDS = {
+    "filename": st.sampled_from(
+        [WHEEL, "demo-1.0-1-py3-none-any.whl", "demo-x-py3-none-any.whl", "demo-1.0.tar.gz"]
+    ),
+    "url": st.sampled_from([f"../../files/{WHEEL}", "http://[::1/x", "file:///etc/passwd", ""]),
+    "hashes": st.sampled_from([{"sha256": SHA256}, {}, {"md5": "x"}]),
+    "requires-python": st.sampled_from([None, ">=3", "<3", "not a specifier"]),
+    "size": st.sampled_from([None, 0, len(BYTES)]),
+}
+REQUIRED = ("filename", "url", "hashes")
+WELL_SHAPED = st.fixed_dictionaries(
+    {key: FIELDS[key] for key in REQUIRED},
+    optional={key: value for key, value in FIELDS.items() if key not in REQUIRED},
+)
+#: An entry whose every field may be any JSON instead.
+ANY_SHAPE = st.fixed_dictionaries(
+    {key: st.one_of(FIELDS[key], JSON) for key in REQUIRED},
+    optional={key: st.one_of(value, JSON) for key, value in FIELDS.items() if key not in REQUIRED},
+)
+
+
+@given(st.one_of(JSON, st.fixed_dictionaries({"files": st.lists(ANY_SHAPE | JSON, max_size=3)})))
+def test_whatever_json_a_page_holds_it_gives_its_files_or_says_what_is_wrong(document: object) -> None:
+    try:
+        entries = index_page.files(json.dumps(document).encode())
+    except index_page.NotStandard as why:
+        assert "\n" not in str(why)
+    else:
+        assert isinstance(document, dict) and entries == document["files"]
+
+
+@given(st.lists(WELL_SHAPED, max_size=4))
+def test_of_well_shaped_entries_the_wheel_is_one_listed_none_or_an_address_is_wrong(
+    entries: list[Any],
+) -> None:
+    assert index_page.files(json.dumps({"files": entries}).encode()) == entries
+    try:
+        wheel = index_page.best(entries, "demo", "1.0", "http://i/", ranks())
+    except index_page.NotStandard as why:
+        assert str(why) == "the `url` of its wheel of demo 1.0 is not an address"
+    else:
+        assert wheel is None or wheel.filename in {entry["filename"] for entry in entries}
+
+
+def listed(served: Served, size: int | None) -> index_page.Wheel:
+    """The demo wheel as a page would list it, with the ``size`` it gives it."""
+    return index_page.Wheel(
+        "demo", "1.0", WHEEL, served.url.replace("/simple/", f"/files/{WHEEL}"), SHA256, size
+    )
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["with Content-Length", "without"])
+def test_a_wheel_is_read_no_further_than_its_page_says(served: Served, tmp_path: Path, length: bool) -> None:
+    served.routes[f"/files/{WHEEL}"] = ("application/octet-stream", BYTES + b"more", length)
+    index = pinned_wheels.Index({"index-url": served.url}, set())
+    wheel = listed(served, len(BYTES))
+    with pytest.raises(pinned_wheels.Unpinnable) as raised:
+        index.download(wheel, str(tmp_path))
+    assert str(raised.value) == f"{WHEEL} is larger than the {len(BYTES)} bytes the index's page gives it"
+    assert (tmp_path / WHEEL).stat().st_size <= len(BYTES)
+    served.routes[f"/files/{WHEEL}"] = ("application/octet-stream", BYTES, length)
+    assert index.download(wheel, str(tmp_path)) == str(tmp_path / WHEEL)  # its very size is read whole
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["with Content-Length", "without"])
+def test_a_wheel_or_page_past_the_most_bytes_is_not_read(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: bool
+) -> None:
+    monkeypatch.setattr(pinned_wheels, "MOST_BYTES", len(BYTES) - 1)
+    served.routes[f"/files/{WHEEL}"] = ("application/octet-stream", BYTES, length)
+    index = pinned_wheels.Index({"index-url": served.url}, set())
+    for size in (None, len(BYTES)):  # no size given, or one past the bound
+        wheel = listed(served, size)
+        with pytest.raises(
+            pinned_wheels.Unpinnable, match=rf"^{WHEEL} is larger than .* MB, the most this way"
+        ):
+            index.download(wheel, str(tmp_path))
+        assert (tmp_path / WHEEL).stat().st_size < len(BYTES)
+    served.routes["/simple/demo/"] = (JSON_TYPE, json.dumps(standard(pad="x" * len(BYTES))).encode(), length)
+    with pytest.raises(
+        pinned_wheels.Unpinnable, match=r"^the index's page for demo is larger than .* MB, the most"
+    ):
+        index.wheel("demo", "1.0", ranks())
+
+
+def test_the_docs_give_the_bound_and_a_line_as_this_way_says_it(served: Served) -> None:
+    text = " ".join((ROOT / "docs" / "install.md").read_text(encoding="utf-8").split())
+    assert f"or a page or a wheel past {pinned_wheels.MOST_BYTES >> 20} MB (the most read of one file" in text
+    broken = {"files": [standard()["files"][0], {**standard()["files"][0], "hashes": [SHA256]}]}
+    served.routes["/simple/pydantic/"] = (JSON_TYPE, json.dumps(broken).encode(), True)
+    with pytest.raises(pinned_wheels.Unpinnable) as raised:
+        pinned_wheels.Index({"index-url": served.url}, set()).wheel("pydantic", "2.0", ranks())
+    assert f"such as ``{raised.value}``;" in text
