@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ loads
     from breaker.core.judging.verdicts import FailureHit as FailureHit
     from breaker.core.judging.verdicts import Hit as Hit
     from breaker.core.judging.verdicts import Notice as Notice
+    from breaker.core.judging.verdicts import Reached as Reached
     from breaker.core.reading.fingerprints import Fingerprint as Fingerprint
     from breaker.core.reading.fingerprints import ToolCall as ToolCall
 
@@ -38,6 +39,7 @@ _HOMES = {
     "Fingerprint": "breaker.core.reading.fingerprints",
     "Hit": "breaker.core.judging.verdicts",
     "Notice": "breaker.core.judging.verdicts",
+    "Reached": "breaker.core.judging.verdicts",
     "ToolCall": "breaker.core.reading.fingerprints",
     "default_config": "breaker.core.config",
     "load_config": "breaker.core.config",

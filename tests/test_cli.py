@@ -149,16 +149,19 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
 
 
 def test_replay_says_under_its_tables_what_count_figures_mean(capsys: pytest.CaptureFixture[str]) -> None:
-    """`6/5` and `+2` in the COUNT column come with a legend: once after the session tables, in
-    text (wrapped to the width) and in markdown; not when no session table is printed."""
+    """`6/5`, `3/3` and `+2` in the COUNT column come with a legend: once after the session tables,
+    in text (wrapped to the width) and in markdown; not when no session table is printed."""
     _, out, _ = _run(capsys, "replay", str(SESSIONS))
     legend = " ".join(out.split("\n\n")[-2].splitlines())
-    assert legend.startswith("COUNT: how many calls in the agent's window share the fingerprint ON")
-    assert "(5/5, 6/5)" in legend and "+2: two more of its fingerprints reached their caps" in legend
-    assert "-: no cap reached" in legend
+    assert legend.startswith(
+        "COUNT: the count that stopped a call, against its limit, and ON what it counted"
+    )
+    assert "(5/5, 6/5)" in legend and "for failLimit, the failures in a row of ON (3/3)" in legend
+    assert "for sameResultLimit" in legend and "+2: two more fingerprints reached that limit" in legend
+    assert "-: no capped fingerprint" in legend
     assert out.count("COUNT: ") == 1 and max(len(line) for line in out.splitlines()) <= 100
     _, out, _ = _run(capsys, "replay", "--format", "markdown", str(SESSIONS))
-    assert "\n\nCOUNT: how many calls" in out and out.count("COUNT: ") == 1
+    assert "\n\nCOUNT: the count that stopped a call" in out and out.count("COUNT: ") == 1
     _, out, _ = _run(capsys, "replay", str(SESSIONS / "ok-pagination.jsonl"))
     assert "COUNT:" not in out
 

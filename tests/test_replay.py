@@ -253,7 +253,7 @@ def test_the_streamed_replay_of_rtb_gives_what_the_whole_session_replay_gives(
             (call.number, call.verdict, call.recorded) for call in whole.calls
         ]
         assert [[h["count"] for h in c["counts"]] for c in calls] == [
-            [hit.count for hit in call.counts] for call in whole.calls
+            [count.count for count in call.measured] for call in whole.calls
         ]
         assert [c["message"] for c in calls] == [call.message for call in whole.calls]
     assert any(

@@ -4,6 +4,7 @@ caps and the command; and no output format printing a secret."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -115,7 +116,9 @@ def test_json_has_integer_caps_the_command_and_the_session_facts(
     denied = next(call for call in document["sessions"][1]["verdicts"] if call["verdict"] == "denied")
     assert denied["command"] == "make test"
     assert all(type(hit["cap"]) is int for hit in denied["hits"])
-    assert [count["count"] for count in document["sessions"][1]["verdicts"][3]["counts"]][:1] == [4]
+    stopped = document["sessions"][1]["verdicts"][3]["counts"][0]  # three failures in a row
+    assert (stopped["rule"], stopped["count"], stopped["cap"]) == ("failLimit", 3, 3)
+    assert [count["count"] for count in document["sessions"][1]["verdicts"][2]["counts"]][:1] == [3]
 
 
 # --- one redaction for every output --------------------------------------------------------------
@@ -177,3 +180,124 @@ def test_notices_show_in_json_and_on_the_page(capsys: pytest.CaptureFixture[str]
     text = page.read_text(encoding="utf-8")
     assert text.count('class="v v-notice"') == 1  # under warnAt; the defaults beside it have none
     assert "REPEAT_TOOL_NOTICE:" in text
+
+
+# --- one count for a stopped call in every view ---------------------------------------------------
+
+SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+#: What a view shows of a call, by (session, call): its COUNT cell and what the count was of.
+Rows = dict[tuple[str, str], tuple[str, str]]
+#: A listed row of the text report (one agent: no AGENT column) and of the markdown report.
+_TEXT_ROW = re.compile(r"  (#\d+) +\S+ +\S+ +(\S+(?: \+\d+)?) +\S+ +(\S.*?)  ")
+_MARKDOWN_ROW = re.compile(r"\| (#\d+) \| [^|]* \| [^|]* \| ([^|]*) \| [^|]* \| ([^|]*) \|")
+#: The rules other than a cap, as an ON cell names them before what they counted.
+_OTHER_RULES = ("failLimit: ", "sameResultLimit: ")
+
+
+def _rule(on: str) -> str:
+    return on.partition(": ")[0] if on.startswith(_OTHER_RULES) else "limits"
+
+
+def _cell(counts: list[tuple[str, str]]) -> tuple[str, str]:
+    """A stopped call's COUNT and ON from its counts as (figure, what it counted): the first, and
+    how many more counted under the same rule."""
+    (figure, on), others = counts[0], counts[1:]
+    more = sum(1 for _, other in others if _rule(other) == _rule(on))
+    return figure + (f" +{more}" if more else ""), on
+
+
+def _text_rows(capsys: pytest.CaptureFixture[str], options: list[str]) -> Rows:
+    markdown = "markdown" in options
+    _, out, _ = _run(capsys, "replay", *options, str(SESSIONS))
+    rows: Rows = {}
+    session, several = "", False
+    for line in out.splitlines():
+        title = re.fullmatch(r"(?:### )?([\w-]+)", line)
+        if title is not None:
+            session, several = title.group(1), False
+        several = several or "CALL  AGENT" in line or "CALL | AGENT" in line  # read by call number
+        row = (_MARKDOWN_ROW if markdown else _TEXT_ROW).match(line + "  ")
+        if row is not None and not several:
+            rows[session, row.group(1)] = (row.group(2).strip(), row.group(3).strip())
+    return rows
+
+
+def _json_rows(
+    capsys: pytest.CaptureFixture[str], options: list[str]
+) -> tuple[Rows, dict[tuple[str, str], list[tuple[str, str]]]]:
+    """The stopped calls' rows, and each other call's counts (a text row shows one of them)."""
+    _, out, _ = _run(capsys, "replay", "--format", "json", *options, str(SESSIONS))
+    stopped: Rows = {}
+    ran: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for session in json.loads(out)["sessions"]:
+        if len(session["agents"]) > 1:
+            continue  # the text reports' rows are read by call number
+        for call in session["verdicts"]:
+            counts = [
+                (
+                    f"{count['count']}/{count['cap']}",
+                    (
+                        count["fingerprint"]
+                        if count["rule"] == "limits"
+                        else f"{count['rule']}: {count['fingerprint'] or count['kind']}"
+                    ),
+                )
+                for count in call["counts"]
+            ]
+            key = (session["session"], f"#{call['call']}")
+            if call["verdict"] in ("denied", "asked"):
+                stopped[key] = _cell(counts)
+            else:
+                ran[key] = counts
+    return stopped, ran
+
+
+def _page_rows(capsys: pytest.CaptureFixture[str], options: list[str], page: Path) -> Rows:
+    """The stopped calls' rows of the --html page, read from their count bars' titles."""
+    _run(capsys, "replay", "--html", str(page), *options, str(SESSIONS))
+    rows: Rows = {}
+    for section in page.read_text(encoding="utf-8").split('<section class="session"')[1:]:
+        if section.count("<h3>agent ") > 1:
+            continue
+        session = re.findall(r"<h2>[^<]* \u00b7 ([^<]*)</h2>", section)[0]
+        stops = re.findall(
+            r'data-verdict="(?:denied|asked)" data-call="(\d+)">.*?<td class="counts" title="([^"]*)"',
+            section,
+        )
+        for number, title in stops:
+            counts = [line.rpartition(": ") for line in html.unescape(title).splitlines()]
+            rows[session, f"#{number}"] = _cell([(figure, on) for on, _, figure in counts])
+    return rows
+
+
+def _same_on(one: str, other: str) -> bool:
+    """Two ON cells name the same thing (a text table cuts its cells with "…")."""
+    one, other = one.removesuffix("\u2026"), other.removesuffix("\u2026")
+    return one.startswith(other) or other.startswith(one)
+
+
+def test_a_stopped_call_shows_the_count_that_stopped_it_in_every_view(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Caps, failLimit and sameResultLimit stops (tests/fixtures/sessions) through the text and
+    markdown reports, JSON and the --html page, each with and without --calls: every view shows a
+    stopped call's own count against the limit that stopped it, the same one; a listed call that
+    ran shows one of the window counts JSON gives it."""
+    views: dict[str, Rows] = {}
+    for calls in ([], ["--calls"]):
+        name = " ".join(calls)
+        views[f"text {name}"] = _text_rows(capsys, calls)
+        views[f"markdown {name}"] = _text_rows(capsys, ["--format", "markdown", *calls])
+        views[f"json {name}"], ran = _json_rows(capsys, calls)
+        views[f"html {name}"] = _page_rows(capsys, calls, tmp_path / "page.html")
+    stopped = views["json "]
+    assert stopped["loop-c", "#4"] == ("3/3 +2", "failLimit: cmd:curl:curl open.canada.ca/ -o /tmp/od.html")
+    assert stopped["loop-b", "#3"] == ("2/2", "sameResultLimit: same")
+    assert stopped["loop-a", "#5"] == ("5/5", 'exact:read:{"file_path":"/work/notes.md"}')
+    for name, view in views.items():
+        assert {key for key in view if key in stopped} == stopped.keys(), name
+        for key, (count, on) in view.items():
+            if key in stopped:
+                assert count == stopped[key][0] and _same_on(on, stopped[key][1]), (name, key, count, on)
+            else:  # a call that ran, listed by --calls
+                assert any(count == figure and _same_on(on, what) for figure, what in ran[key]), (name, key)

@@ -18,7 +18,8 @@ import pytest
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
-from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.history.progress import CYCLE_ROUND
+from breaker.core.judging.verdicts import Allow, Deny, Reached
 from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.replay import replay_events
 from breaker.rtb.sessions import parse_log
@@ -217,6 +218,9 @@ def test_a_ring_of_five_reads_is_stopped_on_its_third_round() -> None:
     ring = [("read", {"file_path": f"part{n}.md"}, f"part {n}") for n in range(5)]
     verdicts = [agent.run(*ring[n % 5]) for n in range(11)]
     assert kinds(verdicts) == [Allow] * 10 + [Deny]
+    # What a report shows of it: the round the call would begin (the 11th call begins the 3rd).
+    assert verdicts[10].reached == (Reached("sameResultLimit", "cycle", CYCLE_ROUND, CYCLE_ROUND),)  # type: ignore[union-attr]
+    assert 10 // len(ring) + 1 == CYCLE_ROUND
 
 
 def test_a_cycle_whose_results_change_is_polling() -> None:

@@ -97,9 +97,18 @@ def test_the_timeline_renders_one_row_per_call_with_stops_counts_and_denials(
     assert denial.startswith("REPEAT_TOOL_BLOCKED: this `bash` call was not run")
     assert "npm test" in denial
     counts = browser.evaluate(
-        "[...document.querySelectorAll('tr.call')].slice(1, 6).map(row => row.cells[4].innerText)"
+        "[...document.querySelectorAll('tr.call')].slice(1, 6)"
+        ".map(row => [...row.cells[4].querySelectorAll('.k')].map(bar => bar.innerText.trim()))"
     )
-    assert [text.split("cmd ")[1].split()[0] for text in counts] == ["1/5", "2/5", "3/5", "4/5", "5/5"]
+    # The window's count climbs to the cap; a stop shows what stopped it: three failures in a row
+    # (failLimit 3) at the 4th, the cap and the failures at the 5th.
+    assert [[bar for bar in row if "cmd " in bar] for row in counts] == [
+        ["cmd 1/5"],
+        ["cmd 2/5"],
+        ["cmd 3/5"],
+        ["failLimit: cmd 3/3"],
+        ["cmd 5/5", "failLimit: cmd 3/3"],
+    ]
     bars = browser.evaluate(
         "[...document.querySelectorAll('tr.call')[5].querySelectorAll('.k i')]"
         ".map(bar => [getComputedStyle(bar).getPropertyValue('--f').trim(),"

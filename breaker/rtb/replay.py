@@ -28,7 +28,7 @@ from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
 from breaker.core.history.analysis import ANALYSED_CALLS, analysis_key
 from breaker.core.history.results import RESULT_TEXT_CHARS
-from breaker.core.judging.verdicts import Ask, Deny, Hit
+from breaker.core.judging.verdicts import Ask, Deny, Hit, Reached
 from breaker.core.reading.fingerprints import (
     SHELL_TOOLS,
     CallFingerprints,
@@ -87,7 +87,9 @@ class CallReplay:
     time: float | None = None
     #: Kept when the replay is asked for them: each capped fingerprint of the call with how many
     #: entries of the agent's window hold it once the call was decided, and its cap.
-    counts: tuple[Hit, ...] = ()
+    counts: tuple[Reached, ...] = ()
+    #: A stopped call's limits reached, each with its own count (its verdict's ``reached``).
+    reached: tuple[Reached, ...] = ()
     #: The advisories (warnAt, summarizeAt, failWarnAt) the call's result would have carried.
     notices: tuple[str, ...] = ()
 
@@ -95,6 +97,12 @@ class CallReplay:
     def stopped(self) -> bool:
         """The call would not have run: denied, or asked and not approved."""
         return self.verdict in ("denied", "asked")
+
+    @property
+    def measured(self) -> tuple[Reached, ...]:
+        """The counts every view shows for the call: a stopped call's limits reached (the same
+        whether or not window counts were kept), else its window counts (when they were)."""
+        return self.reached if self.stopped else self.counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,10 +260,12 @@ class Replayer:
             asked = breaker.precheck(agent, call)
             if isinstance(asked, Ask) and key not in self.approved:
                 replay.verdict, replay.hits, replay.message = "asked", asked.hits, asked.reason
+                replay.reached = asked.reached
                 return
             decided = breaker.decide(agent, call)
             if isinstance(decided, Deny):
                 replay.verdict, replay.hits, replay.message = "denied", decided.hits, decided.message
+                replay.reached = decided.reached
             else:
                 replay.verdict = "allowed"
                 if decided.notice is not None:
@@ -292,14 +302,14 @@ class Replayer:
             out.append(queue.popleft().replay)
         return out
 
-    def _window_counts(self, event: CallEvent) -> tuple[Hit, ...]:
+    def _window_counts(self, event: CallEvent) -> tuple[Reached, ...]:
         """Each capped fingerprint of the call, with how many entries of its agent's window hold it now."""
         config, breaker = self.config, self.breaker
-        counted: list[Hit] = []
+        counted: list[Reached] = []
         for fp in self._fingerprints.of(event.call):
             cap = config.limit_for(fp.kind, fp.key)
             if cap is not None:
-                counted.append(Hit(fp, breaker.window_count(event.agent, fp.key), cap))
+                counted.append(Reached("limits", fp.key, breaker.window_count(event.agent, fp.key), cap))
         return tuple(counted)
 
 

@@ -2,7 +2,8 @@
 
 Each call's object is written to a spool as it is decided; the document is put together at the
 end, the sessions sorted by start, each with its counts before its calls. Every text in it is
-redacted (``shown``); caps and counts are integers.
+redacted (``shown``); caps and counts are integers. A call's ``counts`` are what every view shows:
+a stopped call's limits reached, each with its own count; another call's window counts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from breaker.core.judging.verdicts import Hit
+from breaker.core.judging.verdicts import Hit, Reached
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.events import ReadProblem
@@ -88,12 +89,24 @@ def call_json(call: CallReplay) -> dict[str, Any]:
         "recorded": call.recorded,
         "verdict": call.verdict,
         "hits": [_hit_json(hit) for hit in call.hits],
-        "counts": [_hit_json(hit) for hit in call.counts],
+        "counts": [_count_json(count) for count in call.measured],
         "message": shown.block(call.message),
     }
     if call.notices:
         document["notices"] = [shown.block(text) for text in call.notices]
     return document
+
+
+def _count_json(count: Reached) -> dict[str, Any]:
+    """One count as the views show it: a stopped call's limit reached, another call's window count."""
+    fingerprint = None if count.rule == "sameResultLimit" else shown.inline(count.key)
+    return {
+        "rule": count.rule,
+        "fingerprint": fingerprint,
+        "kind": count.kind,
+        "count": count.count,
+        "cap": shown.number(count.limit),
+    }
 
 
 def _hit_json(hit: Hit) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from breaker.core.wording.messages import format_number
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.replay import CallReplay
@@ -35,10 +34,13 @@ _HEADER = ["CALL", "AGENT", "TOOL", "VERDICT", "COUNT", "RECORDED", "ON", "ARGUM
 _AFTER = 2
 #: What the ``COUNT`` column's figures mean, said under the session tables.
 LEGEND = (
-    "COUNT: how many calls in the agent's window share the fingerprint ON, this one included, "
-    "against that fingerprint's cap: a call that reaches its cap is stopped (5/5, 6/5). "
-    "+2: two more of its fingerprints reached their caps too. "
-    "-: no cap reached (a stop by another rule: --show-denials says which)."
+    "COUNT: the count that stopped a call, against its limit, and ON what it counted: for a cap, "
+    "how many calls in the agent's window share the fingerprint ON, this one included (5/5, 6/5); "
+    "for failLimit, the failures in a row of ON (3/3); for sameResultLimit, the count of the rule "
+    "ON names (same: the same result; failed: the same error; cycle: its rounds; reworded: "
+    "identical answers on one target). +2: two more fingerprints reached that limit too. A call "
+    "that ran (--calls): its fingerprint nearest to its cap, as the window stood after it. "
+    "-: no capped fingerprint."
 )
 
 
@@ -170,7 +172,7 @@ class TextReport:
         else:
             out.write(f"\n{title}\n")
             out.write("".join(f"  {name:<12} {shown.inline(value, WIDTH - 15)}\n" for name, value in facts))
-            flex = {5 + several: 40, 6 + several: 16}
+            flex = {5 + several: 40 - 10 * several, 6 + several: 16}  # AGENT takes 10 of ON's
             lengths = [len(name) for name in header]
             for row in self._listed(digest, several):
                 lengths = [max(length, len(cell)) for length, cell in zip(lengths, row, strict=True)]
@@ -213,16 +215,18 @@ def _cells(call: CallReplay) -> list[str]:
 
 
 def _on(call: CallReplay) -> tuple[str, str]:
-    """The fingerprint that stopped the call, else its nearest to its cap: ``count/cap`` (``+N``
-    more that hit) and the key."""
-    hits = list(call.hits)
-    if not hits and call.counts:
-        hits = [max(call.counts, key=lambda hit: hit.count / hit.cap if hit.cap else 0.0)]
-    if not hits:
+    """A stopped call's first limit reached (``+N``: more fingerprints reached that one too), any
+    other call's fingerprint nearest to its cap: ``count/limit`` and what it counted."""
+    measured = call.measured
+    if not measured:
         return "-", "-"
-    first = hits[0]
-    more = f" +{len(hits) - 1}" if len(hits) > 1 else ""
-    return f"{first.count}/{format_number(first.cap)}{more}", shown.inline(first.fingerprint.key, INLINE_KEY)
+    if call.stopped:
+        first = measured[0]
+        others = sum(1 for count in measured[1:] if count.rule == first.rule)
+    else:
+        first, others = max(measured, key=lambda count: count.count / count.limit if count.limit else 0.0), 0
+    more = f" +{others}" if others else ""
+    return shown.figure(first) + more, shown.counted(first, INLINE_KEY)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -5,7 +5,7 @@ from here through the denial's own redaction (``breaker.core.wording.redaction``
 invisible character.
 
 Also the small renderings every format shares: a call's arguments in a few words, a session's
-short id, a start time.
+short id, a start time, a count against its limit and what it counted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import functools
 import json
 from datetime import datetime, timezone
 
+from breaker.core.judging.verdicts import Reached
 from breaker.core.reading.fingerprints import SHELL_TOOLS
+from breaker.core.wording.messages import format_number
 from breaker.core.wording.redaction import quotable, quotable_inline
 
 #: The most of one text any report examines and prints whole (a command, a denial); past it the
@@ -120,3 +122,14 @@ def started_iso(milliseconds: float | None) -> str | None:
 def number(value: float) -> int | float:
     """A cap or count for JSON: an integer when it is one."""
     return int(value) if float(value).is_integer() else value
+
+
+def figure(count: Reached) -> str:
+    """A count against its limit, as every format prints it: ``3/5``."""
+    return f"{count.count}/{format_number(count.limit)}"
+
+
+def counted(count: Reached, width: int | None = None) -> str:
+    """What a count was of, redacted: a cap's fingerprint key, any other rule's key after the
+    rule's name (``failLimit: cmd:curl:…``, ``sameResultLimit: cycle``)."""
+    return inline(count.key if count.rule == "limits" else f"{count.rule}: {count.key}", width)

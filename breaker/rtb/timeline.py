@@ -3,8 +3,10 @@
 Per session and per agent, one table row per call: its number, tool and arguments in a few words,
 the verdict (ran, denied, asked, notice, not counted, not run), what the recorded run did, and a
 bar per capped fingerprint of the call showing how many entries of the agent's window hold it
-against its cap once the call was decided, so the approach to a stop reads down the column. A
-stopped call carries the full text the model would have read; the settings are listed at the top.
+against its cap once the call was decided, so the approach to a stop reads down the column; a
+stopped call's bars are the limits it reached, each with its own count (a cap's, ``failLimit``'s
+failures in a row, ``sameResultLimit``'s), as in every other format. A stopped call carries the
+full text the model would have read; the settings are listed at the top.
 Given a second configuration (``--config`` beside the defaults), each row shows both verdicts and
 both count strips, and the rows where they differ are marked.
 
@@ -30,8 +32,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from breaker.core.config import BreakerConfig
-from breaker.core.judging.verdicts import Hit
-from breaker.core.wording.messages import format_number
+from breaker.core.judging.verdicts import Reached
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.pagestyle import COLUMNS, COMPARED, POLICY, RECORDED, SCRIPT, STYLE, fill_class
@@ -349,10 +350,10 @@ def _row(
         f"<td>#{call.number}</td>",
         f"<td>{_e(shown.inline(call.tool, 40))}</td>",
         f'<td class="args"{cut}>{_e(short)}</td>',
-        f"<td>{_verdict(call)}</td>{_strip(call.counts, near)}",
+        f"<td>{_verdict(call)}</td>{_strip(call.measured, near)}",
     ]
     if other is not None:
-        cells.append(f'<td class="diff"></td><td>{_verdict(other)}</td>{_strip(other.counts, near)}')
+        cells.append(f'<td class="diff"></td><td>{_verdict(other)}</td>{_strip(other.measured, near)}')
     cells.append(f"<td>{_e(call.recorded)}</td>")
     row = (
         f'<tr class="{" ".join(classes)}" data-verdict="{_e(call.verdict)}" '
@@ -367,23 +368,22 @@ def _verdict(call: CallReplay) -> str:
     return f'<span class="v v-{kind}">{label}</span>'
 
 
-def _strip(counts: Sequence[Hit], titled: bool) -> str:
-    """The counts cell: one small bar per capped fingerprint, filled count/cap and coloured by how
-    near the cap; ``titled``: the keys in the cell's title (for the calls that led to a stop)."""
+def _strip(counts: Sequence[Reached], titled: bool) -> str:
+    """The counts cell (``CallReplay.measured``): one small bar per count, filled count/limit and
+    coloured by how near the limit; ``titled``: what each counted in the cell's title (for the
+    calls that led to a stop). A count under another rule than a cap names that rule."""
     parts = []
-    for hit in counts:
-        ratio = min(hit.count / hit.cap, 1.0) if hit.cap > 0 else 1.0
+    for count in counts:
+        ratio = min(count.count / count.limit, 1.0) if count.limit > 0 else 1.0
         level = 3 if ratio >= 1.0 else 2 if ratio >= 0.75 else 1 if ratio >= 0.5 else 0
+        label = count.kind if count.rule == "limits" else f"{count.rule}: {count.kind}"
         parts.append(
             f'<span class="k c{level}"><i class="{fill_class(ratio)}"></i>'
-            f"{_e(hit.fingerprint.kind)} {hit.count}/{_e(format_number(hit.cap))}</span>"
+            f"{_e(label)} {_e(shown.figure(count))}</span>"
         )
     title = ""
     if titled and counts:
-        keys = "\n".join(
-            f"{shown.inline(hit.fingerprint.key, 300)}: {hit.count}/{format_number(hit.cap)}"
-            for hit in counts
-        )
+        keys = "\n".join(f"{shown.counted(count, 300)}: {shown.figure(count)}" for count in counts)
         title = f' title="{_e(keys)}"'
     return f'<td class="counts"{title}>{"".join(parts)}</td>'
 

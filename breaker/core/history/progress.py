@@ -49,6 +49,8 @@ MAX_CALLS = 256
 SOONEST = 2
 #: The longest cycle looked for: five different calls repeated in turn.
 MAX_PERIOD = 5
+#: The round of a cycle a call is denied for beginning: the calls before it went round twice.
+CYCLE_ROUND = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +59,15 @@ class Stall:
     the call id whose result to quote (empty: none)."""
 
     rule: str  # "same" | "failed" | "cycle" | "reworded"
-    count: int
+    count: int  # a cycle's: its period (the calls in one round)
     limit: float
     quote: str = ""
+
+    @property
+    def reached(self) -> tuple[int, float]:
+        """The count this stop reached and the limit it reached, as a report shows them: a
+        cycle's in rounds (the call would begin round ``CYCLE_ROUND``), any other rule's its own."""
+        return (CYCLE_ROUND, CYCLE_ROUND) if self.rule == "cycle" else (self.count, self.limit)
 
 
 #: A recent call: its keys, its result (None while awaited), its call id, its model turn.
