@@ -24,7 +24,7 @@
 // Python), package-digest.js (what is kept per content of the package; a worker's variables),
 // startup.js (why a worker did not start).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import {
@@ -57,14 +57,23 @@ const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'prepare_environment.py')
 
 // Run prepare_environment.py with `args` under the base interpreter `command`; its outcome (the
 // JSON of its last line; `step: 'stopped'` when a signal ended it), progress lines on `progress`.
-// `retry` ends the error of a timeout.
-function runPrepare(command, args, env, progress, retry) {
-  const step = spawnSync(command, ['-I', PREPARE_SCRIPT, ...args], {
-    encoding: 'utf8',
-    env,
-    timeout: PREPARE_TIMEOUT_MS,
-    stdio: ['ignore', 'pipe', progress],
-  });
+// `retry` ends the error of a timeout. Its temporary files (pip's, when pip runs) go into a work
+// folder of its own beside `path` (TMPDIR), removed after it, or by a later prune when this
+// process is killed meanwhile: nothing is left in the temporary folder.
+function runPrepare(command, args, env, progress, retry, path) {
+  const temporary = workFolder(path, 'partial');
+  mkdirSync(temporary, { mode: 0o700 });
+  let step;
+  try {
+    step = spawnSync(command, ['-I', PREPARE_SCRIPT, ...args], {
+      encoding: 'utf8',
+      env: { ...env, TMPDIR: temporary },
+      timeout: PREPARE_TIMEOUT_MS,
+      stdio: ['ignore', 'pipe', progress],
+    });
+  } finally {
+    rmSync(temporary, { recursive: true, force: true });
+  }
   if (/** @type {NodeJS.ErrnoException | undefined} */ (step.error)?.code === 'ETIMEDOUT') {
     throw new EnvironmentUnavailable(`preparing the worker environment did not finish within ${PREPARE_TIMEOUT_MS / 1000} s. ${retry}`);
   }
@@ -97,7 +106,7 @@ function prepare(dir, identity, base, env, { progress, prefix }) {
   }
   try {
     const pinned = identity.pinned.length ? ['--pinned', identity.pinned.join(',')] : [];
-    const outcome = runPrepare(base.command, [...pinned, partial, prefix, ...identity.worker], env, progress, retry);
+    const outcome = runPrepare(base.command, [...pinned, partial, prefix, ...identity.worker], env, progress, retry, dir);
     if (!outcome.ok && outcome.step !== 'venv') {
       throw new EnvironmentUnavailable(
         `installing the worker's Python packages (${identity.worker.join(' ')}) failed:\n${outcome.detail}\n${retry}`,
@@ -153,7 +162,7 @@ export function rtbPackages(python, { env = process.env, log, root = PACKAGE_ROO
   const base = baseInterpreter(env);
   const partial = workFolder(folder, 'partial');
   try {
-    const outcome = runPrepare(base.command, ['--packages', python.command, partial, prefix, ...identity.later], env, progress, retry);
+    const outcome = runPrepare(base.command, ['--packages', python.command, partial, prefix, ...identity.later], env, progress, retry, folder);
     if (!outcome.ok) throw new EnvironmentUnavailable(`installing ${identity.later.join(' ')} for rtb failed:\n${outcome.detail}\n${retry}`);
     chmodSync(partial, 0o700);
     try {

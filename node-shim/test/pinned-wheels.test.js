@@ -313,27 +313,30 @@ function preparing(parent) {
   throw new Error(`no prepare_environment.py under ${parent}`);
 }
 
-test('a boot killed while it downloads a wheel leaves nothing outside the cache, and the next boot leaves nothing of it', async () => {
-  const stalled = { now: true, sent: undefined };
-  const sent = new Promise((resolve) => { stalled.sent = resolve; });
-  const served = await index({ stalled });
-  try {
-    const env = online(served.url, { PIP_FIND_LINKS: '' });
-    const root = pinnedPackage();
-    const { child, done } = startPreparing(env, root);
-    await sent;
-    await appears(WHEEL, [env.TMPDIR, folderOf(env)]);
-    process.kill(-child.pid, 'SIGKILL'); // the boot and its Python
-    await done;
-    assert.deepEqual(readdirSync(env.TMPDIR), [], 'nothing in the temporary folder');
-    assert.equal(readdirSync(folderOf(env)).filter((name) => name.includes('.partial-')).length, 1, 'the work folder is left');
-    stalled.now = false;
-    const next = await prepareWith(env, root);
-    assert.equal(next.error, undefined, next.stderr);
-    assert.deepEqual(readdirSync(folderOf(env)).sort(), [basename(next.dir), 'users'], 'the killed boot\'s work folder is gone');
-    assert.deepEqual(readdirSync(next.dir).filter((name) => name.startsWith('rtb-wheels')), []);
-  } finally {
-    served.close();
+test('a boot killed while it downloads a wheel (the pinned way\'s or pip\'s) leaves nothing outside the cache, and the next boot leaves nothing of it', async () => {
+  for (const page of /** @type {const} */ (['json', 'html'])) {
+    const stalled = { now: true, sent: undefined };
+    const sent = new Promise((resolve) => { stalled.sent = resolve; });
+    const served = await index({ page, stalled });
+    try {
+      const env = online(served.url, { PIP_FIND_LINKS: '' });
+      const root = pinnedPackage();
+      const { child, done } = startPreparing(env, root);
+      await sent;
+      await appears(WHEEL, [env.TMPDIR, folderOf(env)]);
+      process.kill(-child.pid, 'SIGKILL'); // the boot and its Python
+      await done;
+      assert.deepEqual(readdirSync(env.TMPDIR), [], `${page}: nothing in the temporary folder`);
+      assert.ok(readdirSync(folderOf(env)).some((name) => name.includes('.partial-')), 'the work folders are left');
+      stalled.now = false;
+      const next = await prepareWith(env, root);
+      assert.equal(next.error, undefined, next.stderr);
+      assert.deepEqual(readdirSync(folderOf(env)).sort(), [basename(next.dir), 'users'], 'the killed boot\'s work folders are gone');
+      assert.deepEqual(readdirSync(next.dir).filter((name) => name.startsWith('rtb-wheels')), []);
+      assert.deepEqual(readdirSync(env.TMPDIR), [], `${page}: nothing in the temporary folder after the next boot`);
+    } finally {
+      served.close();
+    }
   }
 });
 
