@@ -56,3 +56,39 @@ def test_the_target_is_read_when_the_result_comes_and_by_the_guard_only_once_a_r
     assert [type(verdict) for verdict in verdicts] == [Allow, Allow, Deny, Deny]
     # Once two identical answers ran on the target, each guard read its call's target.
     assert reads == ["r1", "r2", "r3", "r4"]
+
+
+def test_what_counts_when_it_fails_is_read_by_the_guard_only_once_a_key_came_back_enough(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[str] = []
+
+    def counted_failed_keys(call: ToolCall, *args: object) -> frozenset[str]:
+        reads.append(call.call_id)
+        return failed_keys(call, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asked_module, "failed_keys", counted_failed_keys)
+    breaker = Breaker(load_config({"sameResultLimit": 4, "limits": {"exact": None}}))
+    failing = {"path": "/src/a.py", "old_string": "missing", "new_string": "x"}
+
+    def edit(call_id: str) -> Allow | Deny:  # the same original each time, its new text changed
+        return breaker.decide("a", ToolCall("edit", {**failing, "new_string": call_id}, call_id))
+
+    def fails(call_id: str) -> None:
+        breaker.record_result("a", call_id, "Error: old_string not found", {"isError": True})
+
+    assert isinstance(edit("e1"), Allow) and reads == []
+    fails("e1")
+    assert reads == ["e1"]  # read when it failed
+    # Something failed, but no key came back often enough to stop: an ordinary call reads none.
+    assert isinstance(breaker.decide("a", ToolCall("read", {"path": "/src/b.py"}, "r1")), Allow)
+    assert reads == ["e1"]
+    breaker.record_result("a", "r1", "text", {"isError": False})
+    assert reads == ["e1", "r1"]  # its result did (something had failed)
+    # A file tool's error stops two sooner than 4: after one, the retry still goes unread.
+    assert isinstance(edit("e2"), Allow) and reads == ["e1", "r1"]
+    fails("e2")
+    # After two, the third try reads what it asks for, and stops.
+    verdict = edit("e3")
+    assert isinstance(verdict, Deny) and verdict.stall is not None and verdict.stall.rule == "failed"
+    assert reads == ["e1", "r1", "e2", "e3"]

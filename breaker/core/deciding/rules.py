@@ -164,11 +164,7 @@ def _stall(state: AgentState, tool: str, asked: Asked, config: BreakerConfig) ->
         return None
     if state.progress is None:
         state.progress = Evidence(config.window)
-    keys = asked.keys
-    # What failed, asked again: read only once something failed (the cost of every call otherwise).
-    if state.progress.failed_any:
-        keys = keys | asked.failed
-    return state.progress.stall(tool, keys, asked, workspace_state(state), limit)
+    return state.progress.stall(tool, asked, workspace_state(state), limit)
 
 
 def workspace_state(state: AgentState) -> int:

@@ -136,29 +136,41 @@ class Evidence:
     sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
 
-    def stall(self, tool: str, keys: frozenset[str], asked: Asked, state: int, limit: float) -> Stall | None:
-        """The rule that denies a call with these keys asking for ``asked``, if any (reads only; its
-        target is read only when a run of answers on a target is long enough to stop it)."""
-        if state != self.state or not keys:
+    def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
+        """The rule that denies a call asking for ``asked``, if any (reads only). Its keys are its
+        call keys and, once something failed since the restart, the keys of what it asks that
+        count when it fails; those and its target are read only when a rule could stop it."""
+        keys = asked.keys
+        if state != self.state or (not keys and not self._failing(asked)):
             return None
-        for key in sorted(keys):
-            seen = self.repeats.get(key)
-            if seen is None or seen.serial <= self.serial - self.window:
-                continue
-            cap = limit - seen.sooner
-            if seen.times >= cap:
-                rule = "failed" if key.startswith(FAILED_KEYS) else "same"
-                return Stall(rule, seen.times, cap, seen.quote)
+        highest = self.repeats.highest()
+        if highest is not None and highest[1] >= limit:  # a key came back often enough to stop
+            for key in sorted(keys | self._failing(asked)):
+                seen = self.repeats.get(key)
+                if seen is None or seen.serial <= self.serial - self.window:
+                    continue
+                cap = limit - seen.sooner
+                if seen.times >= cap:
+                    rule = "failed" if key.startswith(FAILED_KEYS) else "same"
+                    return Stall(rule, seen.times, cap, seen.quote)
         period = self._cycle()
-        if period and not keys.isdisjoint(self.recent[-period][0]):
+        if period and self._shares(asked, self.recent[-period][0]):
             return Stall("cycle", period, limit, self.recent[-period][2])
         if self.target and self.target_run >= limit and asked.target == self.target:
             cap = reworded_limit(self.target, limit)  # never below ``limit``
             if self.target_run >= cap:
                 return Stall("reworded", self.target_run, cap, self.target_quote)
-        if tool == self.last_tool and self.tool_run >= limit and not keys.isdisjoint(self.last_keys):
+        if tool == self.last_tool and self.tool_run >= limit and self._shares(asked, self.last_keys):
             return Stall("reworded", self.tool_run, limit, self.tool_quote)
         return None
+
+    def _failing(self, asked: Asked) -> frozenset[str]:
+        """What ``asked`` asks that counts when it fails, once something failed (else nothing)."""
+        return asked.failed if self.failed_any else frozenset()
+
+    def _shares(self, asked: Asked, keys: frozenset[str]) -> bool:
+        """Whether a key of ``asked`` (its call keys, else its failing ones) is among ``keys``."""
+        return not asked.keys.isdisjoint(keys) or not self._failing(asked).isdisjoint(keys)
 
     def new_round(self) -> None:
         """The model began a new turn: the calls it sends now were sent after it read every
