@@ -13,16 +13,18 @@
 // by the worker before any later request. Events are coalesced: they wait in an outbox until the
 // next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The
 // worker answers an event only when it fails (on fd 3, or stdout where there is none); other
-// replies come in order on their stream and are matched by id.
+// replies come in order on their stream and are matched by id. What no call waits on can wait
+// for the event loop to be idle (`idle`, idle.js): every request made after it goes after it.
 import { closeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { CrashLoop, RESTART_POLICY } from './crash-loop.js';
 import { Awaited } from './awaited.js';
 import { clock } from './clock.js';
-import { Backlog, restoreMs, timeoutFor } from './deadlines.js';
+import { Backlog, replyDue, restoreMs, timeoutFor } from './deadlines.js';
 import { mkfifo } from './fifo-folder.js';
 import { decode, encodeFrame } from './msgpack.js';
+import { IdleSends } from './idle.js';
 import { Inbox, frameReader } from './replies.js';
 import { waitForReply, writeFrames } from './transport.js';
 import { SLOT, SLOTS_BYTES } from './slots.js';
@@ -40,7 +42,6 @@ const OUTBOX_FRAMES = 64;
 
 /** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
 const COLLECT_EVERY = 1024;
-
 
 /** A worker's variables: `env` itself, or what it gives now. */
 export function workerEnvironment(env) {
@@ -92,21 +93,7 @@ export class WorkerBridge {
       }
       if (this.outbox.length > 0) this.write(this.takeOutbox());
     };
-    this.idle = []; // what to send once the event loop is idle (whenIdle), oldest first
-    this.idleFlush = null; // the pending setImmediate that sends it
-    this.sendIdle = () => {
-      if (this.idleFlush !== null) clearTimeout(this.idleFlush);
-      this.idleFlush = null;
-      const waiting = this.idle;
-      this.idle = [];
-      for (const send of waiting) {
-        try {
-          send();
-        } catch (error) {
-          this.log(`could not send what waited for an idle moment: ${error.message}`);
-        }
-      }
-    };
+    this.idle = new IdleSends(log); // what waits to be sent once the event loop is idle (idle.js)
   }
 
   /** When workers were lost since the last answered call, oldest first (crash-loop.js). */
@@ -140,13 +127,13 @@ export class WorkerBridge {
    * thrown (the caller applies onWorkerFailure). The deadline is `deadline`'s, as for `ask`.
    */
   call(message, since = clock()) {
-    if (this.idle.length > 0) this.sendIdle(); // they were asked first
+    this.idle.flush(); // what waits for an idle moment was asked first
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
       const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
       try {
         const id = this.send(message);
-        const reply = this.waitFor(id, this.deadline(id, since, timeoutMs), timeoutMs);
+        const reply = this.waitFor(id, replyDue(this.settings, this.backlog, id, since, timeoutMs), timeoutMs);
         this.answered();
         return reply;
       } catch (error) {
@@ -165,7 +152,7 @@ export class WorkerBridge {
    * fd 3 (no FIFO, a worker still starting): a blocking `call` (a patient request: an event).
    */
   ask(message, since = clock(), patient = false) {
-    if (this.idle.length > 0) this.sendIdle(); // they were asked first
+    this.idle.flush(); // what waits for an idle moment was asked first
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
@@ -176,52 +163,11 @@ export class WorkerBridge {
       return Promise.reject(error);
     }
     const id = this.send(message, 'later');
-    const deadline = this.deadline(id, since, timeoutMs);
+    const deadline = replyDue(this.settings, this.backlog, id, since, timeoutMs);
     const awaiting = this.awaiting;
     return awaiting.wait(id, deadline - clock(), timeoutMs, (error) => {
       if (!patient && awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
     });
-  }
-
-  /**
-   * Run `send` (which sends requests) once this turn of the event loop is over, or sooner: when
-   * another request goes out (it runs first, so requests go out in the order they were made) or
-   * `sendIdle` is called. For what no call waits on: the event of a call let through on a pass,
-   * a result whose reply brings the agent's next passes (index.js). Copying, encoding and the
-   * write that wakes the worker leave the call that made them, for the loop's idle time.
-   */
-  whenIdle(send) {
-    this.idle.push(send);
-    this.idleFlush ??= setTimeout(this.sendIdle, 0);
-  }
-
-  /** `ask` when idle (see whenIdle); `sent` runs once it went out (or failed to). A promise of
-   * the reply, as `ask` gives. */
-  askWhenIdle(message, since, patient, sent) {
-    return new Promise((resolve, reject) => {
-      this.whenIdle(() => {
-        let reply;
-        try {
-          reply = this.ask(message, since, patient);
-        } catch (error) {
-          reply = Promise.reject(error);
-        }
-        sent();
-        reply.then(resolve, reject);
-      });
-    });
-  }
-
-  /**
-   * When the reply to request `id` is due, for every request that waits for one (`call` and
-   * `ask`): `timeoutMs` from `since` (when the caller started on it), and whatever the caller
-   * spent, at least a quarter of the guard deadline from now; plus the work queued at the worker
-   * up to and including this request, which is work, not a hang: 0.1 ms a request, and the bytes
-   * of its large frames at the rate a restore is given. A healthy worker is never killed for the
-   * shim's time, nor for the large calls it was sent.
-   */
-  deadline(id, since, timeoutMs) {
-    return Math.max(since + timeoutMs, clock() + this.settings.guardTimeoutMs / 4) + this.backlog.queuedMs(id);
   }
 
   /**
@@ -232,7 +178,7 @@ export class WorkerBridge {
    */
   notify(message, generation = undefined) {
     if (this.closed) return;
-    if (this.idle.length > 0) this.sendIdle(); // they were asked first
+    this.idle.flush(); // what waits for an idle moment was asked first
     if (!this.helper) {
       try {
         this.ensureRunning();
@@ -271,7 +217,7 @@ export class WorkerBridge {
 
   /** For good: stop the worker and never start another (late events are dropped). */
   close() {
-    this.sendIdle(); // a result recorded before the end still reaches the worker (as before)
+    this.idle.flush(); // a result recorded before the end still reaches the worker
     this.closed = true;
     this.stop();
   }

@@ -2,6 +2,7 @@
 // What a request to the worker is given before the worker counts as hung: the start deadline
 // while a worker is fresh, else the guard deadline plus what restoring an agent's journal adds;
 // plus the work queued at the worker ahead of it (`Backlog`), which is work, not a hang.
+import { clock } from './clock.js';
 
 /**
  * A restored agent's journal is waited for this much longer than a call: its requests, and its
@@ -14,6 +15,19 @@ const QUEUED_MS_PER_REQUEST = 0.1;
 /** Frames from this size on are remembered until answered: their bytes add to the deadlines of
  * the requests behind them. */
 const LARGE_FRAME_BYTES = 64 * 1024;
+
+/**
+ * When the reply to request `id` is due, for every request that waits for one (`call` and
+ * `ask`): `timeoutMs` from `since` (when the caller started on it), and whatever the caller
+ * spent, at least a quarter of the guard deadline from now; plus the work queued at the worker
+ * up to and including this request (`backlog`), which is work, not a hang: 0.1 ms a request, and
+ * the bytes of its large frames at the rate a restore is given. A healthy worker is never killed
+ * for the shim's time, nor for the large calls it was sent.
+ * @param {{guardTimeoutMs: number}} settings @param {Backlog} backlog
+ */
+export function replyDue(settings, backlog, id, since, timeoutMs) {
+  return Math.max(since + timeoutMs, clock() + settings.guardTimeoutMs / 4) + backlog.queuedMs(id);
+}
 
 /** How much longer than a call restoring `requests` of `weight` bytes may take, in ms. */
 export function restoreMs(requests, weight) {

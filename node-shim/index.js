@@ -17,6 +17,7 @@ import {
   workerInterpreter,
 } from './environment.js';
 import { watchFrontend } from './frontend.js';
+import { askWhenIdle } from './idle.js';
 import { Journal } from './journal.js';
 import { outcomeOf, resultText } from './result-facts.js';
 import { boundedWriter } from './stderr.js';
@@ -295,7 +296,7 @@ export function apply(ctx, config) {
         // ran since): the worker decides it in order. It is sent once the event loop is idle
         // (before any later request): the call goes on at once.
         ahead.committing(agent, 'guard', true);
-        bridge.whenIdle(() => sendPassed(exec, agent, since));
+        bridge.idle.push(() => sendPassed(exec, agent, since));
         return undefined;
       }
       const kept = ahead.take(exec, agent, bridge.generation);
@@ -337,7 +338,7 @@ export function apply(ctx, config) {
       toldTurn(agent);
       if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       if (agent.refresh) {
-        bridge.sendIdle(); // its latest result, if it has not gone out yet
+        bridge.idle.flush(); // its latest result, if it has not gone out yet
         await agent.refresh; // the answer to it, on its way, may bring a pass
         if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       }
@@ -382,7 +383,7 @@ export function apply(ctx, config) {
           // slow to give it is left to the next request that cannot wait. It is sent once this
           // turn of the event loop is over (or before any later request): the call is done first.
           const sent = () => journal.result(message, message.text.length + 64);
-          ahead.refreshing(agent, bridge.askWhenIdle(message, clock(), true, sent), committed, bridge.generation);
+          ahead.refreshing(agent, askWhenIdle(bridge, message, clock(), true, sent), committed, bridge.generation);
         } else {
           bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
           journal.result(message, message.text.length + 64);

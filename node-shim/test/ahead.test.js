@@ -341,7 +341,7 @@ test('a call let through on a pass writes nothing while it runs: its event and i
   const { dsh, bridge } = mountWithWorker({});
   const agent = makeAgent('idle-writes');
   await dsh.call(agent, 'bash', bash('cat idle-0.txt')); // preflighted
-  assert.ok(await waitUntil(() => bridge.idle.length === 0 && bridge.awaiting.size === 0));
+  assert.ok(await waitUntil(() => bridge.idle.size === 0 && bridge.awaiting.size === 0));
   const writes = [];
   const write = bridge.write;
   bridge.write = function recordWrite(frames) {

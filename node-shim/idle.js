@@ -1,0 +1,59 @@
+// @ts-check
+// What waits for the event loop to be idle: sends no call waits on (the event of a call let
+// through on a pass, a result whose reply brings the next passes: index.js), run in the order
+// they were made, once this turn of the event loop is over, or sooner, when another request is
+// about to go out (it must not overtake them: bridge.js runs them first).
+
+export class IdleSends {
+  /** @param {(text: string) => void} log one line for the operator */
+  constructor(log) {
+    this.log = log;
+    this.waiting = []; // sends, oldest first
+    this.timer = null; // the pending turn of the event loop that runs them
+    this.flush = () => {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timer = null;
+      if (this.waiting.length === 0) return;
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const send of waiting) {
+        try {
+          send();
+        } catch (error) {
+          this.log(`could not send what waited for an idle moment: ${error.message}`);
+        }
+      }
+    };
+  }
+
+  /** How many sends wait. */
+  get size() {
+    return this.waiting.length;
+  }
+
+  /** Run `send` once the event loop is idle, or at the next `flush`, after those before it. */
+  push(send) {
+    this.waiting.push(send);
+    this.timer ??= setTimeout(this.flush, 0);
+  }
+}
+
+/**
+ * `bridge.ask` once the event loop is idle (see IdleSends): a promise of the reply, as `ask`
+ * gives; `sent` runs once the request went out (or failed to).
+ * @param {import('./bridge.js').WorkerBridge} bridge
+ */
+export function askWhenIdle(bridge, message, since, patient, sent) {
+  return new Promise((resolve, reject) => {
+    bridge.idle.push(() => {
+      let reply;
+      try {
+        reply = bridge.ask(message, since, patient);
+      } catch (error) {
+        reply = Promise.reject(error);
+      }
+      sent();
+      reply.then(resolve, reject);
+    });
+  });
+}
