@@ -165,7 +165,7 @@ export class WorkerBridge {
     const id = this.send(message, 'later');
     const deadline = replyDue(this.settings, this.backlog, id, since, timeoutMs);
     const awaiting = this.awaiting;
-    return awaiting.wait(id, deadline - clock(), timeoutMs, (error) => {
+    return awaiting.wait(id, deadline, timeoutMs, (error) => {
       if (!patient && awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
     });
   }
