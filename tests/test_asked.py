@@ -85,10 +85,22 @@ def test_what_counts_when_it_fails_is_read_by_the_guard_only_once_a_key_came_bac
     assert reads == ["e1"]
     breaker.record_result("a", "r1", "text", {"isError": False})
     assert reads == ["e1", "r1"]  # its result did (something had failed)
+    # The same read again, other searches between, the same text: after three, its key could stop
+    # a call (a rerun is stopped one sooner), but no key of what failed could.
+    for number in (2, 3):
+        grep = ToolCall("grep", {"pattern": f"g{number}"}, f"g{number}")
+        for call in (grep, ToolCall("read", {"path": "/src/b.py"}, f"r{number}")):
+            assert isinstance(breaker.decide("a", call), Allow)
+            breaker.record_result("a", call.call_id, "text", {"isError": False})
+    assert reads == ["e1", "r1", "g2", "r2", "g3", "r3"]  # each result read them, no guard did
+    assert isinstance(breaker.decide("a", ToolCall("grep", {"pattern": "g4"}, "g4")), Allow)
+    assert isinstance(breaker.decide("a", ToolCall("read", {"path": "/src/b.py"}, "r4")), Deny)
+    assert reads[-1] == "r3"
+    reads.clear()
     # A file tool's error stops two sooner than 4: after one, the retry still goes unread.
-    assert isinstance(edit("e2"), Allow) and reads == ["e1", "r1"]
+    assert isinstance(edit("e2"), Allow) and reads == []
     fails("e2")
     # After two, the third try reads what it asks for, and stops.
     verdict = edit("e3")
     assert isinstance(verdict, Deny) and verdict.stall is not None and verdict.stall.rule == "failed"
-    assert reads == ["e1", "r1", "e2", "e3"]
+    assert reads == ["e2", "e3"]

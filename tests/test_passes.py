@@ -280,8 +280,9 @@ _RECORD_OPS = st.lists(
 @given(ops=_RECORD_OPS)
 def test_the_highest_measures_are_those_of_the_records_held(ops: list[Any]) -> None:
     """``passes`` reads the evidence's highest measures from tallies kept as records come and go
-    (``Peaked``): after any sets, pops, deletions and clears they are those of what is held."""
-    records: Peaked[tuple[int, int]] = Peaked(lambda record: record)
+    (``Peaked``): after any sets, pops, deletions and clears they are those of what is held, and
+    the highest second measure of the marked keys (``b`` and ``d`` here) is theirs."""
+    records: Peaked[tuple[int, int]] = Peaked(lambda record: record, lambda key: key in "bd")
     for op, key, record in ops:
         if op == "set":
             records[key] = record
@@ -294,6 +295,8 @@ def test_the_highest_measures_are_those_of_the_records_held(ops: list[Any]) -> N
         held = list(records.values())
         expected = (max(a for a, _ in held), max(b for _, b in held)) if held else None
         assert records.highest() == expected
+        marked = [second for key, (_, second) in records.items() if key in "bd"]
+        assert records.highest_marked() == (max(marked) if marked else None)
 
 
 def _may_match(one: Any, other: Any) -> bool:

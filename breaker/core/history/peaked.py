@@ -4,7 +4,9 @@ every answer, without a walk over every record.
 Each record has two small whole-number measures (``progress``: how many times a call key came back
 the same plus how much sooner it could yet be stopped, and plus how much sooner it is stopped
 now). The map counts how many records hold each value of each measure, so the highest of either
-is a look over the few distinct values, however many records there are.
+is a look over the few distinct values, however many records there are. The second is also
+counted over the records of the keys ``marked`` picks out (``progress``: the keys of what failed),
+so whether any of those could stop a call is a look too.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ Record = TypeVar("Record")
 
 class Peaked(MutableMapping[str, Record]):
     """Records by key (in the order they were last set) that tally ``measure(record)`` (two
-    numbers) over the records held."""
+    numbers) over the records held, and its second over those whose key is ``marked``."""
 
-    __slots__ = ("_measure", "_records", "_tallies")
+    __slots__ = ("_marked", "_measure", "_records", "_tallies")
 
-    def __init__(self, measure: Callable[[Record], tuple[int, int]]) -> None:
+    def __init__(
+        self, measure: Callable[[Record], tuple[int, int]], marked: Callable[[str], bool] | None = None
+    ) -> None:
         self._measure = measure
+        self._marked = marked
         self._records: dict[str, Record] = {}
-        self._tallies: tuple[Counter[int], Counter[int]] = (Counter(), Counter())
+        # Each measure over every record, then the second over the marked ones.
+        self._tallies: tuple[Counter[int], Counter[int], Counter[int]] = (Counter(), Counter(), Counter())
 
     def __getitem__(self, key: str) -> Record:
         return self._records[key]
@@ -36,17 +42,20 @@ class Peaked(MutableMapping[str, Record]):
     def __setitem__(self, key: str, record: Record) -> None:
         self.pop(key)
         self._records[key] = record
-        for tally, value in zip(self._tallies, self._measure(record), strict=True):
-            tally[value] += 1
+        first, second = self._measure(record)
+        self._tallies[0][first] += 1
+        self._tallies[1][second] += 1
+        if self._marked is not None and self._marked(key):
+            self._tallies[2][second] += 1
 
     def __delitem__(self, key: str) -> None:
-        self._untally(self._records.pop(key))
+        self._untally(key, self._records.pop(key))
 
     def pop(self, key: str, default: Record | None = None) -> Record | None:  # type: ignore[override]
         if key not in self._records:
             return default
         record = self._records.pop(key)
-        self._untally(record)
+        self._untally(key, record)
         return record
 
     def __iter__(self) -> Iterator[str]:
@@ -64,11 +73,23 @@ class Peaked(MutableMapping[str, Record]):
         """The highest value of each measure over the records held (None: there are none)."""
         if not self._records:
             return None
-        first, second = self._tallies
+        first, second, _ = self._tallies
         return max(first), max(second)
 
-    def _untally(self, record: Record) -> None:
-        for tally, value in zip(self._tallies, self._measure(record), strict=True):
-            tally[value] -= 1
-            if not tally[value]:
-                del tally[value]
+    def highest_marked(self) -> int | None:
+        """The highest second measure over the marked records (None: none is held)."""
+        marked = self._tallies[2]
+        return max(marked) if marked else None
+
+    def _untally(self, key: str, record: Record) -> None:
+        first, second = self._measure(record)
+        _untally_one(self._tallies[0], first)
+        _untally_one(self._tallies[1], second)
+        if self._marked is not None and self._marked(key):
+            _untally_one(self._tallies[2], second)
+
+
+def _untally_one(tally: Counter[int], value: int) -> None:
+    tally[value] -= 1
+    if not tally[value]:
+        del tally[value]

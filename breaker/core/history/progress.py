@@ -92,6 +92,11 @@ class _Seen:
     call: frozenset[str]  # the keys of the call that returned it
 
 
+def _failed_key(key: str) -> bool:
+    """A key of what a call asks that counts only when it fails (``asked.failed_keys``)."""
+    return key.startswith(FAILED_KEYS)
+
+
 def _measures(seen: _Seen) -> tuple[int, int]:
     """What ``passes`` reads of a key's record: how close it could come to its limit (times seen
     plus the most results sooner it could be stopped), and how close it is (plus how many sooner
@@ -116,7 +121,7 @@ class Evidence:
     window: int = 16  # a repeat counts while the one before it is at most this many calls back
     state: int = 0  # the workspace state the evidence belongs to
     serial: int = 0  # calls allowed so far
-    repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures))  # by call key
+    repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures, _failed_key))  # by key
     recent: list[_Recent] = field(default_factory=list)
     target: str = ""  # the target of the last result's call, its result and how often in a row
     target_result: bytes = b""
@@ -145,7 +150,11 @@ class Evidence:
             return None
         highest = self.repeats.highest()
         if highest is not None and highest[1] >= limit:  # a key came back often enough to stop
-            for key in sorted(keys | self._failing(asked)):
+            # What failed, asked again, is read only once a key of what failed could stop a call:
+            # one that cannot changes nothing here, wherever it sorts.
+            failed = self.repeats.highest_marked()
+            failing = self._failing(asked) if failed is not None and failed >= limit else frozenset()
+            for key in sorted(keys | failing):
                 seen = self.repeats.get(key)
                 if seen is None or seen.serial <= self.serial - self.window:
                     continue
