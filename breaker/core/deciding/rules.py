@@ -59,7 +59,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     spelled = spelling(call, fingerprints, config)
     preview = config.resultPreviewChars
     watched = config.sameResultLimit is not None
-    asked = Asked(call, raw, fingerprints, ignored_args(config, call.name)) if watched else None
+    asked = Asked(call, raw, fingerprints, config) if watched else None
     effect = None if state.workspace is None else state.workspace.identified
     if not hits and not failures:
         stall = None if asked is None else _stall(state, call.name, asked, config)
@@ -149,11 +149,6 @@ def returned(
 def denial_keys(hits: tuple[Hit, ...], failures: tuple[FailureHit, ...]) -> list[str]:
     """The fingerprint keys a denial stops on: the repeats, then the failing targets."""
     return [hit.fingerprint.key for hit in hits] + [failure.fingerprint.key for failure in failures]
-
-
-def ignored_args(config: BreakerConfig, tool: str) -> frozenset[str]:
-    """The argument names that are notes, not part of a call of ``tool`` (``ignoreArgs``)."""
-    return frozenset(config.ignoreArgs.get("*", ())) | frozenset(config.ignoreArgs.get(tool, ()))
 
 
 def _stall(state: AgentState, tool: str, asked: Asked, config: BreakerConfig) -> Stall | None:

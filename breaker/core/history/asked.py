@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from breaker.core.config import BreakerConfig
 from breaker.core.history.identity import text_argument
 from breaker.core.reading import (
     COMMAND_ARGS,
@@ -45,33 +46,38 @@ class Asked:
     its ``target`` and its ``failed`` keys. Each is a function of the call, its fingerprints and its
     notes alone, so reading it late, or once for both the verdict and the result, reads the same."""
 
-    __slots__ = ("_failed", "_target", "call", "ignored", "keys", "raw")
+    __slots__ = ("_config", "_failed", "_target", "call", "keys", "raw")
 
     def __init__(
         self,
         call: ToolCall,
         raw: tuple[Fingerprint, ...],
         fingerprints: tuple[Fingerprint, ...],
-        ignored: frozenset[str],
+        config: BreakerConfig,
     ) -> None:
         self.call = call
         self.raw = raw  # as read (the target's addresses)
-        self.ignored = ignored  # the argument names that are notes (``ignoreArgs``)
         self.keys = call_keys(fingerprints)  # of the fingerprints it counts by
+        self._config = config  # its notes (``ignoreArgs``)
         self._target: str | None = None
         self._failed: frozenset[str] | None = None
 
     @property
     def target(self) -> str:
         if self._target is None:
-            self._target = target_of(self.call, self.raw, self.ignored)
+            self._target = target_of(self.call, self.raw, ignored_args(self._config, self.call.name))
         return self._target
 
     @property
     def failed(self) -> frozenset[str]:
         if self._failed is None:
-            self._failed = failed_keys(self.call, self.ignored)
+            self._failed = failed_keys(self.call, ignored_args(self._config, self.call.name))
         return self._failed
+
+
+def ignored_args(config: BreakerConfig, tool: str) -> frozenset[str]:
+    """The argument names that are notes, not part of a call of ``tool`` (``ignoreArgs``)."""
+    return frozenset(config.ignoreArgs.get("*", ())) | frozenset(config.ignoreArgs.get(tool, ()))
 
 
 def target_of(

@@ -33,6 +33,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.peaked import Peaked
@@ -104,8 +105,9 @@ def _measures(seen: _Seen) -> tuple[int, int]:
     return seen.times + seen.worst, seen.times + seen.sooner
 
 
-@dataclass(frozen=True, slots=True)
-class _Ran:
+class _Ran(NamedTuple):
+    """A call allowed, until its result (a tuple: one is made for every call)."""
+
     tool: str
     keys: frozenset[str]
     serial: int
@@ -321,9 +323,12 @@ class Evidence:
         for period in range(2, MAX_PERIOD + 1):
             if len(recent) < 2 * period:
                 break
-            if _together(recent[-1][3], recent[-1 - period][3]):
+            last, before = recent[-1], recent[-1 - period]
+            if last[1] is None or last[:2] != before[:2]:
+                continue  # the last call did not go round (or its result is still awaited)
+            if _together(last[3], before[3]):
                 continue  # calls of one turn, sent before their answers: no round gone twice
-            if all(_same(recent[-i], recent[-i - period], unknown=False) for i in range(1, period + 1)):
+            if all(_same(recent[-i], recent[-i - period], unknown=False) for i in range(2, period + 1)):
                 return period
         return 0
 
