@@ -376,6 +376,7 @@ export function apply(ctx, config) {
           // Only when advisories are switched on does a result block for its reply.
           const answer = bridge.call(message);
           if (!answer.ok) throw new Error(answer.error);
+          journal.result(message, message.text.length + 64);
           ahead.granted(agent, committed, answer.passes, bridge.generation);
           owed = answer.notices ?? [];
         } else if (bridge.later) {
@@ -405,6 +406,7 @@ export function apply(ctx, config) {
       const human = step?.messages?.some((message) => message?.source?.kind === 'user');
       const known = agentOf(step?.agent, { create: false });
       if (known !== undefined && human) {
+        bridge.idle.flush(); // what waits for an idle moment came first: the journal has it before
         journal.cleared(known.id);
         ahead.sending(known, 'human');
         bridge.notify({ op: 'human', agent: known.id });

@@ -1,0 +1,65 @@
+// A replacement worker must start from the very state the lost one had, whatever was still waiting
+// for an idle moment when it was lost (idle.js) and however results were sent: each session runs
+// once unbroken and once with the worker killed at one point, and every verdict must be the same.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { WorkerBridge } from '../bridge.js';
+import { apply } from '../index.js';
+import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
+import { captureStderr, isAlive, waitUntil } from './processes.js';
+
+const disposers = [];
+after(() => disposers.forEach((dispose) => dispose()));
+
+// The bridge each `apply` made: the first to send a request after it.
+let lastBridge = null;
+const send = WorkerBridge.prototype.send;
+WorkerBridge.prototype.send = function record(...args) {
+  lastBridge = this;
+  return send.apply(this, args);
+};
+
+const FAILING = { command: 'ls /missing', output: "ls: cannot access '/missing'\n[exit code: 2]" };
+const call = (dsh, agent) => dsh.call(agent, 'bash', FAILING).then((outcome) => outcome.denied === undefined);
+
+// Run `steps` (an agent's calls, turns and human messages) through a fresh shim; with `killAt`,
+// the worker is killed (and seen to be gone) before that step. The verdicts, allowed or not.
+async function session(config, steps, killAt = -1) {
+  const dsh = new FakeDsh({ body: (exec) => exec.arguments.output });
+  lastBridge = null;
+  disposers.push(apply(dsh.ctx, config));
+  const bridge = lastBridge;
+  const agent = makeAgent('replaced');
+  const verdicts = [];
+  for (const [index, step] of steps.entries()) {
+    if (index === killAt) {
+      bridge.drain(); // the helper's news: the worker's pid
+      const pid = bridge.pid;
+      process.kill(pid, 'SIGKILL');
+      assert.ok(await waitUntil(() => !isAlive(pid)));
+    }
+    if (step === 'call') verdicts.push(await call(dsh, agent));
+    else await dsh.step(agent, step === 'human' ? [userMessage('try something else')] : []);
+  }
+  return verdicts;
+}
+
+async function sameWhenKilled(config, steps, killAt) {
+  const expected = await session(config, steps);
+  assert.ok(expected.includes(false), `the session has denials: ${expected}`);
+  let killed;
+  await captureStderr(async () => {
+    killed = await session(config, steps, killAt);
+  });
+  assert.deepEqual(killed, expected);
+}
+
+test('a human message that came while a passed call and its result waited for an idle moment: the replacement has it after them', async () => {
+  // The second call goes through on a pass; the human message comes before the event loop is idle.
+  await sameWhenKilled({}, ['turn', 'call', 'call', 'human', 'call', 'call', 'call', 'call', 'call'], 4);
+});
+
+test('with notices on (results answered at once), the replacement still has the results', async () => {
+  await sameWhenKilled({ warnAt: 9, sameResultLimit: 3 }, ['call', 'call', 'call', 'call', 'call', 'call'], 2);
+});
