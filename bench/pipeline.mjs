@@ -4,8 +4,9 @@
 // @deepseek-ai/dsh-tools 0.1.0-rc.8 (ToolRuntime.prepareExecution, serviceAsk, postExecute;
 // cordis' waterfall): the arguments snapshotted and deep-frozen, the tools/pre-execute waterfall,
 // the guards, a no-op body that returns the shape's result text after one turn of the event loop
-// (as any real tool body returns through it), then the tools/post-execute waterfall. Three mounts
-// share the process: no plugin, ours (shim + Python worker, default settings) and the in-process
+// (as any real tool body returns through it), then the tools/post-execute waterfall. Four mounts
+// share the process: no plugin, ours (shim + Python worker, default settings), ours under
+// `preset: seed` (no rule reads results: printed in a table of its own) and the in-process
 // reference 0.5.2 (seed-like settings, bench/reference.mjs). Runs are interleaved (each run
 // measures every shape on every mount, in rotating order; one warm-up run is dropped) and the
 // figures are medians over runs:
@@ -13,7 +14,9 @@
 //   paused     the same, with PAUSE_MS between one call's end and the next one's start, as a model
 //              takes between an answer and its next call (far longer in use): only the calls are
 //              timed, never the pause. Ours lets a call through on a pass when the worker's answer
-//              to the previous result has come (node-shim/ahead.js); back to back it waits for it
+//              to the previous result has come (node-shim/ahead.js); back to back it waits for it.
+//              The shim's own work for a call on a pass (its event, its result) is sent once the
+//              event loop is idle (node-shim/idle.js): it counts in busy, not in the call's wall
 //   busy       event-loop active time per call (performance.eventLoopUtilization()): what no
 //              other agent, the model stream or the UI can use meanwhile; "+" over no plugin
 //   calls/s    16 agents calling concurrently, each back to back
@@ -141,6 +144,7 @@ function mount(plugin, config) {
 const mounts = {
   none: mount(null),
   ours: mount(ours, undefined),
+  seed: mount(ours, { preset: 'seed' }), // ours with no rule that reads results
   reference: mount(reference, REFERENCE_CONFIG),
 };
 let nextCall = 0;
@@ -247,4 +251,19 @@ for (const [index, shape] of SHAPES.entries()) {
   );
 }
 console.log(`| **event-loop busy, summed over the shapes** | | | | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
+console.log(
+  '\nThe same runs, ours under `preset: seed` (the seed\'s settings: no rule reads results, so an answer promises ' +
+    'several calls and no call waits for the previous one\'s result to be read):\n',
+);
+console.log('| call shape | wall back to back, seed | ours (defaults) | reference | seed / ref | wall paused, seed | seed / ref | busy, seed | seed / ref |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const [index, shape] of SHAPES.entries()) {
+  const { none, ours: o, seed: p, reference: r } = medians[index];
+  const extra = (m, key) => Math.max(0, m[key] - none[key]);
+  console.log(
+    `| ${shape.label.replaceAll('|', '\\|')} | ${plus(p.wall - none.wall)} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ` +
+      `${ratio(extra(p, 'wall'), extra(r, 'wall'))} | ${plus(p.paused - none.paused)} | ${ratio(extra(p, 'paused'), extra(r, 'paused'))} | ` +
+      `${plus(p.busy - none.busy)} | ${ratio(extra(p, 'busy'), extra(r, 'busy'))} |`,
+  );
+}
 console.log('\nBaseline, no plugin, per call: ' + SHAPES.map((shape, index) => `${shape.tool} ${us(medians[index].none.wall)} wall / ${us(medians[index].none.busy)} busy`).join('; '));

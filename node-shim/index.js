@@ -336,10 +336,12 @@ export function apply(ctx, config) {
       const agent = countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
       toldTurn(agent);
+      // What still waits to be sent (the loop was never idle since: calls back to back) goes now,
+      // so the answers that bring the next passes are on their way while this call runs.
+      bridge.idle.flush();
       if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       if (agent.refresh) {
-        bridge.idle.flush(); // its latest result, if it has not gone out yet
-        await agent.refresh; // the answer to it, on its way, may bring a pass
+        await agent.refresh; // the answer to its latest result, on its way, may bring a pass
         if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       }
       const { message, weight } = callMessage('preflight', exec, agent.id);
