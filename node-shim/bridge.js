@@ -11,9 +11,9 @@
 //
 // One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied
 // by the worker before any later request. Events are coalesced: they wait in an outbox until the
-// next request (or EVENT_DELAY_MS, or OUTBOX_FRAMES of them) and go out in one write with it. The
-// worker answers an event only when it fails (on fd 3, or stdout where there is none); other
-// replies come in order on their stream and are matched by id. What no call waits on can wait
+// next request (or a short delay) and go out in one write with it (outbox.js). The worker
+// answers an event only when it fails (on fd 3, or stdout where there is none); other replies
+// come in order on their stream and are matched by id. What no call waits on can wait
 // for the event loop to be idle (`idle`, idle.js): every request made after it goes after it.
 import { closeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
@@ -23,8 +23,9 @@ import { Awaited } from './awaited.js';
 import { clock } from './clock.js';
 import { Backlog, replyDue, restoreMs, timeoutFor } from './deadlines.js';
 import { mkfifo } from './fifo-folder.js';
-import { decode, encodeFrame } from './msgpack.js';
+import { decode } from './msgpack.js';
 import { IdleSends } from './idle.js';
+import { Outbox } from './outbox.js';
 import { Inbox, frameReader } from './replies.js';
 import { waitForReply, writeFrames } from './transport.js';
 import { SLOT, SLOTS_BYTES } from './slots.js';
@@ -35,10 +36,9 @@ export { RESTART_POLICY } from './crash-loop.js';
 export { WorkerUnavailable } from './worker-errors.js';
 
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
-/** How long an event may wait in the outbox for a request to ride with (one write for both), and
- * how many may wait: a flood of events goes out as it comes, so the worker keeps up with it. */
-const EVENT_DELAY_MS = 2;
-const OUTBOX_FRAMES = 64;
+
+/** For a flush of the idle sends right before a request, which carries the events they left. */
+const CARRIED = () => {};
 
 /** Events between two looks for their replies: ~13 KB of replies, a fifth of a FIFO's buffer. */
 const COLLECT_EVERY = 1024;
@@ -79,21 +79,11 @@ export class WorkerBridge {
     this.generation = 0; // which worker: a new one knows only what the journal restores
     this.later = null; // the event loop's reader of the worker's fd 3
     this.awaiting = new Awaited(); // replies awaited through fd 3 from the current worker
-    this.outbox = []; // encoded events not written yet, oldest first
+    this.outbox = new Outbox(() => this.writeOutbox()); // encoded events not written yet
     this.backlog = new Backlog(); // the requests the current worker has not answered yet
-    this.flushing = null; // the pending timer that writes the outbox
-    this.flushOutbox = () => {
-      this.flushing = null;
-      if (this.outbox.length === 0 || this.closed) return;
-      try {
-        this.ensureRunning(); // a lost worker's replacement drops the outbox: the journal has it all
-      } catch (error) {
-        if (error instanceof WorkerUnavailable) this.outbox = [];
-        else throw error;
-      }
-      if (this.outbox.length > 0) this.write(this.takeOutbox());
-    };
-    this.idle = new IdleSends(log); // what waits to be sent once the event loop is idle (idle.js)
+    // What waits to be sent once the event loop is idle (idle.js); the events they make go out
+    // once they are done, with the requests they made, in one write.
+    this.idle = new IdleSends(log, () => this.writeOutbox());
   }
 
   /** When workers were lost since the last answered call, oldest first (crash-loop.js). */
@@ -127,7 +117,7 @@ export class WorkerBridge {
    * thrown (the caller applies onWorkerFailure). The deadline is `deadline`'s, as for `ask`.
    */
   call(message, since = clock()) {
-    this.idle.flush(); // what waits for an idle moment was asked first
+    this.idle.flush(CARRIED); // what waits for an idle moment was asked first
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
       const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
@@ -152,7 +142,7 @@ export class WorkerBridge {
    * fd 3 (no FIFO, a worker still starting): a blocking `call` (a patient request: an event).
    */
   ask(message, since = clock(), patient = false) {
-    this.idle.flush(); // what waits for an idle moment was asked first
+    this.idle.flush(CARRIED); // what waits for an idle moment was asked first
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
@@ -341,7 +331,7 @@ export class WorkerBridge {
   // Events queued for the lost worker are dropped: the journal holds every one that matters.
   restart() {
     this.spawn();
-    this.outbox = [];
+    this.outbox.take();
     this.startingId = this.send(this.configureMessage);
   }
 
@@ -375,19 +365,22 @@ export class WorkerBridge {
   // events queued before it. Returns its id.
   send(message, reply = undefined) {
     const id = this.nextId++;
-    const frame = encodeFrame(reply === undefined ? { id, ...message } : { id, ...message, reply });
-    this.backlog.sent(id, frame.length);
-    this.outbox.push(frame);
-    if (reply !== 'errors' || this.outbox.length >= OUTBOX_FRAMES) this.write(this.takeOutbox());
-    else this.flushing ??= setTimeout(this.flushOutbox, EVENT_DELAY_MS);
+    this.backlog.sent(id, this.outbox.add(reply === undefined ? { id, ...message } : { id, ...message, reply }));
+    if (reply !== 'errors' || this.outbox.full) this.write(this.outbox.take());
+    else if (!this.idle.running) this.outbox.wait(); // else written once the idle sends are done
     return id;
   }
 
-  // The queued frames, oldest first; the outbox is left empty.
-  takeOutbox() {
-    const frames = this.outbox;
-    this.outbox = [];
-    return frames;
+  // The events waiting in the outbox, now (unless the plugin was disposed).
+  writeOutbox() {
+    if (this.outbox.size === 0 || this.closed) return;
+    try {
+      this.ensureRunning(); // a lost worker's replacement drops the outbox: the journal has it all
+    } catch (error) {
+      if (error instanceof WorkerUnavailable) this.outbox.take();
+      else throw error;
+    }
+    if (this.outbox.size > 0) this.write(this.outbox.take());
   }
 
   // Whole frames to the worker's stdin, in order (transport.js).

@@ -5,25 +5,44 @@
 // about to go out (it must not overtake them: bridge.js runs them first).
 
 export class IdleSends {
-  /** @param {(text: string) => void} log one line for the operator */
-  constructor(log) {
+  /**
+   * @param {(text: string) => void} log one line for the operator
+   * @param {() => void} [done] what `flush` runs after the sends by default: while they run
+   *   (`running`), the events they make wait for them rather than for a timer of their own, and
+   *   bridge.js then writes whatever they left, in one write
+   */
+  constructor(log, done = () => {}) {
     this.log = log;
+    this.done = done;
     this.waiting = []; // sends, oldest first
     this.timer = null; // the pending turn of the event loop that runs them
-    this.flush = () => {
-      if (this.timer !== null) clearTimeout(this.timer);
-      this.timer = null;
-      if (this.waiting.length === 0) return;
-      const waiting = this.waiting;
-      this.waiting = [];
-      for (const send of waiting) {
-        try {
-          send();
-        } catch (error) {
-          this.log(`could not send what waited for an idle moment: ${error.message}`);
-        }
-      }
+    this.running = false; // the sends of a flush are running
+    this.fire = () => {
+      this.timer = null; // it fired: nothing to clear
+      this.flush();
     };
+  }
+
+  /** Run the waiting sends now, then `done` (a caller whose own request follows at once, and
+   * carries what they left, gives nothing to do instead). */
+  flush(done = this.done) {
+    if (this.waiting.length === 0) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const waiting = this.waiting;
+    this.waiting = [];
+    this.running = true;
+    for (const send of waiting) this.attempt(send);
+    this.running = false;
+    this.attempt(done);
+  }
+
+  attempt(send) {
+    try {
+      send();
+    } catch (error) {
+      this.log(`could not send what waited for an idle moment: ${error.message}`);
+    }
   }
 
   /** How many sends wait. */
@@ -34,7 +53,7 @@ export class IdleSends {
   /** Run `send` once the event loop is idle, or at the next `flush`, after those before it. */
   push(send) {
     this.waiting.push(send);
-    this.timer ??= setTimeout(this.flush, 0);
+    this.timer ??= setTimeout(this.fire, 0);
   }
 }
 

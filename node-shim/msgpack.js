@@ -87,6 +87,45 @@ export function encodeFrame(value) {
   return frame;
 }
 
+/**
+ * Frames (as encodeFrame makes them) encoded one after another into one buffer of their own,
+ * reused once they are taken: a frame costs no buffer of its own, nor a copy.
+ */
+export class Frames {
+  constructor() {
+    this.writer = new Writer();
+  }
+
+  /** How many bytes are waiting. */
+  get length() {
+    return this.writer.length;
+  }
+
+  /** Append `value` as one frame; returns its length in bytes. */
+  add(value) {
+    const writer = this.writer;
+    const start = writer.length;
+    writer.reserve(4);
+    writer.length += 4;
+    try {
+      writeValue(writer, value);
+    } catch (error) {
+      writer.length = start; // what could not be encoded leaves nothing behind
+      throw error;
+    }
+    writer.view.setUint32(start, writer.length - start - 4);
+    return writer.length - start;
+  }
+
+  /** The frames waiting, oldest first, as a view valid until the next `add`; none wait after. */
+  take() {
+    const frames = this.writer.bytes.subarray(0, this.writer.length);
+    this.writer.length = 0;
+    if (this.writer.bytes.length > SCRATCH_KEPT_BYTES) this.writer = new Writer(); // the view keeps the old one
+    return frames;
+  }
+}
+
 function writeValue(writer, value) {
   switch (typeof value) {
     case 'string':

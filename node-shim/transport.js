@@ -5,7 +5,7 @@
 // reads) while the helper thread, as a watchdog, kills the worker once the deadline in
 // SLOT.DEADLINE passes (which ends the read); elsewhere it sleeps in Atomics.wait on the counter
 // the helper bumps for each message it forwards, and takes the reply from the port.
-import { writevSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 
 import { clock } from './clock.js';
 import { SLOT } from './slots.js';
@@ -16,30 +16,24 @@ import { exitError, timeoutError } from './worker-errors.js';
 const DIRECT_LIMIT = 1024 * 1024;
 
 /**
- * Whole frames to the stdin of the current worker of `bridge`, in order: in one direct write where
- * possible, else (and what a direct write left over) through the helper, as one buffer it can take
- * over.
- * @param {import('./bridge.js').WorkerBridge} bridge @param {Uint8Array[]} frames
+ * Whole frames (`frames`, one after another) to the stdin of the current worker of `bridge`: in
+ * one direct write where possible, else (and what a direct write left over) through the helper,
+ * as a copy it can take over. `frames` may be reused once this returns.
+ * @param {import('./bridge.js').WorkerBridge} bridge @param {Uint8Array} frames
  */
 export function writeFrames(bridge, frames) {
-  const total = frames.reduce((sum, frame) => sum + frame.length, 0);
   let written = 0;
   const direct = Atomics.load(bridge.state, SLOT.STDIN_FD);
-  if (direct >= 0 && total <= DIRECT_LIMIT && Atomics.load(bridge.state, SLOT.QUEUED) === 0) {
+  if (direct >= 0 && frames.length <= DIRECT_LIMIT && Atomics.load(bridge.state, SLOT.QUEUED) === 0) {
     try {
-      written = writevSync(direct, frames);
+      written = writeSync(direct, frames);
     } catch (error) {
       if (error.code === 'EPIPE') return; // the worker is gone; its exit is what gets reported
       // EAGAIN: the FIFO is full; the helper waits for room instead of this thread
     }
-    if (written === total) return;
+    if (written === frames.length) return;
   }
-  const rest = new Uint8Array(total - written);
-  let offset = -written;
-  for (const frame of frames) {
-    if (offset + frame.length > 0) rest.set(offset >= 0 ? frame : frame.subarray(-offset), Math.max(0, offset));
-    offset += frame.length;
-  }
+  const rest = frames.slice(written);
   Atomics.add(bridge.state, SLOT.QUEUED, 1);
   bridge.helper.postMessage(rest.buffer, [rest.buffer]);
 }

@@ -345,7 +345,12 @@ test('a call let through on a pass writes nothing while it runs: its event and i
   const writes = [];
   const write = bridge.write;
   bridge.write = function recordWrite(frames) {
-    writes.push(frames.map((frame) => decode(frame.subarray(4)).op));
+    const ops = []; // the frames of one write: each a 4-byte length, then the request
+    const view = new DataView(frames.buffer, frames.byteOffset, frames.byteLength);
+    for (let at = 0; at < frames.length; at += 4 + view.getUint32(at)) {
+      ops.push(decode(frames.subarray(at + 4, at + 4 + view.getUint32(at))).op);
+    }
+    writes.push(ops);
     return write.call(this, frames);
   };
   try {

@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { Journal } from '../journal.js';
+import { decode } from '../msgpack.js';
 import { pidNamespace } from '../owners.js';
 import { SLOT } from '../slots.js';
 import { isAlive, waitUntil, workerSettings } from './processes.js';
@@ -236,6 +237,44 @@ test('a worker killed for a missed deadline is counted once, not again when its 
   }
   assert.ok(lost.length >= 3, `${lost.length} timeouts`);
   assert.deepEqual(lost, lost.map((_, index) => index + 1), 'each lost worker counts one');
+});
+
+// The frames of each write to the worker, by op.
+function recordWrites(bridge) {
+  const writes = [];
+  const write = bridge.write;
+  bridge.write = function recordWrite(frames) {
+    const view = new DataView(frames.buffer, frames.byteOffset, frames.byteLength);
+    const ops = [];
+    for (let at = 0; at < frames.length; at += 4 + view.getUint32(at)) ops.push(decode(frames.subarray(at + 4, at + 4 + view.getUint32(at))).op);
+    writes.push(ops);
+    return write.call(this, frames);
+  };
+  return writes;
+}
+
+test('events wait for the next request, or 2 ms; those sent once the loop is idle go out with what else was sent then, in one write, no timer', async () => {
+  const { bridge, lines } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  const writes = recordWrites(bridge);
+  bridge.notify({ op: 'forget', agent: 1 });
+  assert.deepEqual(writes, [], 'an event waits');
+  assert.equal(bridge.call({ op: 'stats' }).ok, true);
+  assert.deepEqual(writes, [['forget', 'stats']], 'and rides with the next request');
+  bridge.notify({ op: 'forget', agent: 2 });
+  assert.ok(bridge.outbox.timer !== null, 'alone, it has a timer');
+  assert.ok(await waitUntil(() => writes.length === 2, 1000));
+  assert.deepEqual(writes[1], ['forget']);
+  bridge.idle.push(() => bridge.notify({ op: 'forget', agent: 3 }));
+  bridge.idle.push(() => bridge.notify({ op: 'forget', agent: 4 }));
+  assert.ok(await waitUntil(() => writes.length === 3, 1000));
+  assert.deepEqual(writes[2], ['forget', 'forget'], 'the idle sends: one write when they are done');
+  assert.equal(bridge.outbox.timer, null, 'and no timer of their own');
+  bridge.idle.push(() => bridge.notify({ op: 'forget', agent: 5 }));
+  assert.equal(bridge.call({ op: 'stats' }).ok, true, 'a request before the loop is idle');
+  assert.deepEqual(writes[3], ['forget', 'stats'], 'carries what waited for it, in order');
+  assert.equal(bridge.outbox.timer, null);
+  assert.deepEqual(lines, []);
 });
 
 // The latency of the call after such a burst is a figure of bench/faults.mjs.

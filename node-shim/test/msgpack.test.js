@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
-import { decode, encode } from '../msgpack.js';
+import { Frames, decode, encode, encodeFrame } from '../msgpack.js';
 
 const python = process.env.RTB_PYTHON || 'python3';
 
@@ -140,4 +140,23 @@ test('encoding a large value owns its buffer (its speed is in bench/, not here)'
   assert.equal(bytes.byteOffset, 0);
   assert.equal(bytes.buffer.byteLength, bytes.length);
   assert.deepEqual(decode(bytes), big);
+});
+
+test('frames appended to one buffer are the frames encodeFrame makes, one after another; the buffer is reused', () => {
+  const frames = new Frames();
+  const values = [{ id: 1, op: 'guard', args: { text: 'é'.repeat(40) } }, { id: 2, op: 'result', text: 'x'.repeat(3000) }, 7];
+  const lengths = values.map((value) => frames.add(value));
+  assert.deepEqual(lengths, values.map((value) => encodeFrame(value).length));
+  const taken = frames.take();
+  assert.deepEqual([...taken], values.flatMap((value) => [...encodeFrame(value)]));
+  assert.equal(frames.length, 0, 'none wait once taken');
+  assert.throws(() => frames.add({ bad: () => 1 }), TypeError);
+  assert.equal(frames.length, 0, 'what could not be encoded leaves nothing behind');
+  frames.add('again');
+  assert.equal(frames.take().buffer, taken.buffer, 'the same buffer, written over');
+  frames.add({ content: 'x'.repeat(2 * 1024 * 1024) });
+  const large = frames.take();
+  assert.deepEqual(decode(large.subarray(4)), { content: 'x'.repeat(2 * 1024 * 1024) });
+  frames.add(1);
+  assert.notEqual(frames.take().buffer, large.buffer, 'a buffer grown past 1 MB is not kept');
 });
