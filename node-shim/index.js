@@ -345,6 +345,7 @@ export function apply(ctx, config) {
         if (ahead.reserve(exec, agent, bridge.generation)) return decision;
       }
       const { message, weight } = callMessage('preflight', exec, agent.id);
+      bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
       const mark = ahead.preflighting(agent, bridge.generation);
       journal.sent('preflight', agent.id, message.call);
       const answer = await bridge.ask(message, since);

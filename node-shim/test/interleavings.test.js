@@ -102,7 +102,8 @@ function pauses(bridge, kills) {
     else if (draw === 2 && kills) {
       bridge.drain(); // the helper's news: the current worker's pid
       const pid = bridge.pid;
-      if (pid === null || bridge.losses.length > 0) return;
+      // Not one another agent's pause killed already (the bridge has not noticed yet).
+      if (pid === null || bridge.losses.length > 0 || !isAlive(pid)) return;
       process.kill(pid, 'SIGKILL');
       await waitUntil(() => !isAlive(pid));
     }

@@ -21,16 +21,17 @@ WorkerBridge.prototype.send = function record(...args) {
 };
 
 const FAILING = { command: 'ls /missing', output: "ls: cannot access '/missing'\n[exit code: 2]" };
-const call = (dsh, agent) => dsh.call(agent, 'bash', FAILING).then((outcome) => outcome.denied === undefined);
 
-// Run `steps` (an agent's calls, turns and human messages) through a fresh shim; with `killAt`,
-// the worker is killed (and seen to be gone) before that step. The verdicts, allowed or not.
+// Run `steps` through a fresh shim: 'call' (the failing command), a command of its own, 'turn',
+// 'human' or 'idle' (the event loop turns), each for the agent named before a colon ('a:' when
+// none); with `killAt`, the worker is killed (and seen to be gone) before that step. The verdicts
+// of the calls, allowed or not.
 async function session(config, steps, killAt = -1) {
-  const dsh = new FakeDsh({ body: (exec) => exec.arguments.output });
+  const dsh = new FakeDsh({ body: (exec) => exec.arguments.output ?? `ran ${exec.arguments.command}` });
   lastBridge = null;
   disposers.push(apply(dsh.ctx, config));
   const bridge = lastBridge;
-  const agent = makeAgent('replaced');
+  const agents = new Map();
   const verdicts = [];
   for (const [index, step] of steps.entries()) {
     if (index === killAt) {
@@ -39,8 +40,15 @@ async function session(config, steps, killAt = -1) {
       process.kill(pid, 'SIGKILL');
       assert.ok(await waitUntil(() => !isAlive(pid)));
     }
-    if (step === 'call') verdicts.push(await call(dsh, agent));
-    else await dsh.step(agent, step === 'human' ? [userMessage('try something else')] : []);
+    const [name, what] = step.includes(':') ? step.split(':') : ['a', step];
+    if (!agents.has(name)) agents.set(name, makeAgent(name));
+    const agent = agents.get(name);
+    if (what === 'idle') await new Promise((resolve) => setTimeout(resolve, 20));
+    else if (what === 'turn' || what === 'human') await dsh.step(agent, what === 'human' ? [userMessage('try something else')] : []);
+    else {
+      const args = what === 'call' ? FAILING : { command: what };
+      verdicts.push((await dsh.call(agent, 'bash', args)).denied === undefined);
+    }
   }
   return verdicts;
 }
@@ -62,4 +70,12 @@ test('a human message that came while a passed call and its result waited for an
 
 test('with notices on (results answered at once), the replacement still has the results', async () => {
   await sameWhenKilled({ warnAt: 9, sameResultLimit: 3 }, ['call', 'call', 'call', 'call', 'call', 'call'], 2);
+});
+
+test("another agent's request made while a passed call waited for an idle moment: the journal forgets the agent the worker forgot", async () => {
+  // With room for two agents: b reaches its cap (no pass left), a's call goes through on a pass
+  // and b asks before the event loop is idle; so a's call reached the worker first, and when c
+  // comes, the worker forgets a (the idlest), not b, whose window the replacement must have.
+  const steps = ['b:cat x', 'b:cat x', 'b:cat x', 'a:ls', 'idle', 'a:ls', 'b:pwd', 'idle', 'c:ls', 'b:cat x'];
+  await sameWhenKilled({ maxAgents: 2, limits: { exact: 3 } }, steps, 9);
 });
