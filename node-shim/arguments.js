@@ -117,9 +117,10 @@ class Copier {
     return copy;
   }
 
-  // A copy without a prototype, so an own "__proto__" key (JSON.parse makes them) stays a key.
+  // A plain object (V8 keeps one without a prototype as a dictionary: ~8x the bytes), where an
+  // own "__proto__" key (JSON.parse makes them) is defined as a key, never assigned.
   object(object, depth) {
-    const copy = Object.create(null);
+    const copy = {};
     const keys = Object.keys(object);
     this.listedKeys += keys.length;
     if (this.listedKeys > this.limits.listedKeys) throw new TooCostly();
@@ -131,7 +132,9 @@ class Copier {
       const key = this.text(keys[index]);
       const item = this.readable(() => object[keys[index]]);
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-      copy[key] = this.readable(() => this.copy(item, depth + 1));
+      const value = this.readable(() => this.copy(item, depth + 1));
+      if (key === '__proto__') Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+      else copy[key] = value;
     }
     return copy;
   }
