@@ -19,10 +19,10 @@ page not of the shape PEP 691 gives it (index_page.py says what is wrong), a pin
 a wheel for this interpreter, a wheel listed at or redirected to an address that is not http or
 https or holds a user name (``_fetchable``: a password there would show in an error's text), a page
 or a wheel larger than ``MOST_BYTES`` or a wheel larger than its page gives it (``_body`` stops
-reading there), a wheel with a ``.data`` folder, pins that do not satisfy a requirement, or an
-index it cannot reach. The wheels go into a folder the caller gives (prepare_environment.py: one
-inside the environment's own work folder, so that nothing is left elsewhere when the preparation is
-killed). Standard library and the base interpreter's pip only; run by prepare_environment.py.
+reading there), a page of more than ``MOST_VALUES`` values, a wheel with a ``.data`` folder,
+pins that do not satisfy a requirement, or an index it cannot reach. The wheels go into a folder
+the caller gives (prepare_environment.py: one inside the environment's own work folder, so that
+nothing is left elsewhere when the preparation is killed). Standard library and the base interpreter's pip only; run by prepare_environment.py.
 """
 
 from __future__ import annotations
@@ -58,6 +58,14 @@ CHUNK = 1 << 20
 #: up to that size): well above the largest pinned wheel (pydantic-core's, a few MB) and the
 #: largest page (pydantic-core's, listing over ten thousand files). Past it pip takes over.
 MOST_BYTES = 64 << 20
+#: The most values (counted by their commas) one page is read into objects for. Read into
+#: Python's objects a page weighs far more than its bytes, most of all one of tiny values: 64 MB
+#: of ``{},`` hold 22 million of them, 1.7 GB once read. Real pages hold a few dozen values per
+#: file listed (pydantic-core's, over ten thousand files: a few hundred thousand); past this
+#: bound pip takes over. Pages are read into objects one at a time (``_READING``), so a boot
+#: holds at most one such page's objects, not one per package fetched at once.
+MOST_VALUES = 1 << 21
+_READING = threading.Lock()
 #: Written into each installed distribution's ``INSTALLER`` file.
 INSTALLER = "dsh-repeat-tool-breaker"
 
@@ -193,8 +201,14 @@ class Index:
             if not kind.startswith(SIMPLE_JSON):
                 raise Unpinnable(f"the index {self.url} does not answer in JSON (PEP 691)")
             body = b"".join(_body(response, MOST_BYTES, f"the index's page for {name}", _most()))
+        if body.count(b",") >= MOST_VALUES:
+            raise Unpinnable(
+                f"the index's page for {name} holds more than {MOST_VALUES} values, "
+                "the most this way reads of one page"
+            )
         try:
-            wheel = index_page.best(index_page.files(body), name, version, page, ranks)
+            with _READING:
+                wheel = index_page.best(index_page.files(body), name, version, page, ranks)
         except index_page.NotStandard as why:
             raise Unpinnable(
                 f"the index's page for {name} is not of the JSON (PEP 691) shape: {why}"

@@ -227,8 +227,27 @@ def test_a_wheel_or_page_past_the_most_bytes_is_not_read(
         index.wheel("demo", "1.0", ranks())
 
 
+def test_a_page_of_too_many_values_is_not_read_into_objects(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Well shaped, and the demo wheel is on it: only the count of its values stops it (a page of
+    # 64 MB of tiny values weighs 1.7 GB once read; pip then takes over).
+    listed_too = [{"filename": f"other-{n}.tar.gz", "url": "x", "hashes": {}} for n in range(60)]
+    document = {"files": [*standard()["files"], *listed_too]}
+    monkeypatch.setattr(pinned_wheels, "MOST_VALUES", 100)
+    with pytest.raises(pinned_wheels.Unpinnable) as raised:
+        page(served, document).wheel("demo", "1.0", ranks())
+    assert (
+        str(raised.value)
+        == "the index's page for demo holds more than 100 values, the most this way reads of one page"
+    )
+    monkeypatch.setattr(pinned_wheels, "MOST_VALUES", 200)
+    assert page(served, document).wheel("demo", "1.0", ranks()).filename == WHEEL
+
+
 def test_the_docs_give_the_bound_and_a_line_as_this_way_says_it(served: Served) -> None:
     text = " ".join((ROOT / "docs" / "install.md").read_text(encoding="utf-8").split())
+    assert f"a page holds more than {pinned_wheels.MOST_VALUES} values" in text
     assert f"or a page or a wheel past {pinned_wheels.MOST_BYTES >> 20} MB (the most read of one file" in text
     broken = {"files": [standard()["files"][0], {**standard()["files"][0], "hashes": [SHA256]}]}
     served.routes["/simple/pydantic/"] = (JSON_TYPE, json.dumps(broken).encode(), True)
