@@ -22,7 +22,8 @@ or a wheel larger than ``MOST_BYTES`` or a wheel larger than its page gives it (
 reading there), a page of more than ``MOST_VALUES`` values, a wheel with a ``.data`` folder,
 pins that do not satisfy a requirement, or an index it cannot reach. The wheels go into a folder
 the caller gives (prepare_environment.py: one inside the environment's own work folder, so that
-nothing is left elsewhere when the preparation is killed). Standard library and the base interpreter's pip only; run by prepare_environment.py.
+nothing is left elsewhere when the preparation is killed). Standard library and the base
+interpreter's pip only; run by prepare_environment.py.
 """
 
 from __future__ import annotations
