@@ -62,15 +62,21 @@ export class Journal {
         this.agents.set(agent, journal);
       }
     } else if (recent) {
-      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
-      if (this.agents.size >= this.maxAgents) this.drop(this.idlest());
-      this.agents.set(agent, journal);
+      journal = this.made(agent);
     }
     if (journal && call && op !== 'result') {
       journal.awaiting.delete(call); // the latest request last: past the window the oldest goes
       journal.awaiting.set(call, op === 'preflight');
       if (journal.awaiting.size > this.window) journal.awaiting.delete(journal.awaiting.keys().next().value);
     }
+    return journal;
+  }
+
+  // A new agent's journal, the most recent; past maxAgents the idlest goes first (idlest).
+  made(agent) {
+    const journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+    if (this.agents.size >= this.maxAgents) this.drop(this.idlest());
+    this.agents.set(agent, journal);
     return journal;
   }
 
@@ -141,11 +147,13 @@ export class Journal {
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
-  /** A model turn began (a step request sent before its first call): kept while the agent has a
-   * journal, as the turn decides whether its calls' answers count as repeats. */
+  /** A model turn began (a step request sent before its first call): kept, as the turn decides
+   * whether its calls' answers count as repeats. The worker makes its state for an agent it does
+   * not know yet at its first step (Agents.known, breaker/core/history/agents.py), the most recent
+   * then: so is its journal made here. */
   stepped(message) {
-    const journal = this.sent('step', message.agent);
-    if (journal) this.add(journal, message, 32);
+    const journal = this.sent('step', message.agent) ?? this.made(message.agent);
+    this.add(journal, message, 32);
   }
 
   /** A human message: the worker starts the agent's window afresh, but not its workspace (what

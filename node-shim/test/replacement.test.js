@@ -79,3 +79,10 @@ test("another agent's request made while a passed call waited for an idle moment
   const steps = ['b:cat x', 'b:cat x', 'b:cat x', 'a:ls', 'idle', 'a:ls', 'b:pwd', 'idle', 'c:ls', 'b:cat x'];
   await sameWhenKilled({ maxAgents: 2, limits: { exact: 3 } }, steps, 9);
 });
+
+test("an agent's first model turn, told before any call of it: the replacement has it", async () => {
+  // Told before its first call, the turn makes the worker's state for the agent: its calls are
+  // then one turn's, whose answers alike are not repetition; a replacement without it reads each
+  // call as a turn of its own and stops the fourth.
+  await sameWhenKilled({ sameResultLimit: 3 }, ['turn', 'cat a', 'cat a', 'cat a', 'cat a', 'cat a', 'cat a'], 3);
+});
