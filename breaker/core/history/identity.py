@@ -152,12 +152,15 @@ class Workspace:
         for name in effect.places:
             state ^= self._digest_of(name, "identity")
         keyed: list[Fingerprint] = []
-        consumers = _consumers(fingerprints)
+        consumers = None  # read for the first address fetched (most calls fetch none)
         for fp in fingerprints:
             fp_state = state
             if fp.kind == "sink":
                 fp_state ^= self._digest_of(_sink_place(fp), "content")
-            if consumers and fp.kind in NETWORK_KINDS and not fp.local:
+            fetched = fp.kind in NETWORK_KINDS and not fp.local
+            if fetched and consumers is None:
+                consumers = _consumers(fingerprints)
+            if fetched and consumers:
                 keyed.append(Fingerprint(fp.kind, f"{fp.key} |{consumers}", fp.local))
             elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
                 keyed.append(fp)
