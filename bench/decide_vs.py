@@ -60,23 +60,27 @@ def write_events(path: Path, source: Any) -> int:
     return calls
 
 
-def replay(checkout: Path, config_text: str, events: Path, repeats: int) -> list[int]:
+def replay(checkout: Path, config_text: str, events: Path, repeats: int) -> dict[str, list[int]]:
     """In the child: ``events`` through ``checkout``'s breaker ``repeats`` times over (each time read
-    anew, as a worker reads each request); each decide's least CPU time (ns), in call order."""
+    anew, as a worker reads each request); the least CPU time (ns) of each ``decide`` and of each
+    ``record_result``, in order."""
     sys.path.insert(0, str(checkout))
     import time
 
     import breaker
     from breaker.core.config import load_config
-    from breaker.core.decision import Breaker, ToolCall
+
+    # Each checkout's ``decision`` module holds the call type it takes, wherever it is defined.
+    from breaker.core.decision import Breaker, ToolCall  # type: ignore[attr-defined]
 
     if not Path(breaker.__file__).resolve().is_relative_to(checkout.resolve()):
         raise SystemExit(f"imported {breaker.__file__}, not the checkout {checkout}")
     config = load_config(json.loads(config_text))
     clock = time.thread_time_ns
-    least: list[int] = []
+    least: dict[str, list[int]] = {"decide": [], "result": []}
     for _ in range(repeats):
         times: list[int] = []
+        results: list[int] = []
         current: Any = None
         with events.open(encoding="utf-8") as lines:
             for line in lines:
@@ -90,12 +94,14 @@ def replay(checkout: Path, config_text: str, events: Path, repeats: int) -> list
                     current.decide(row[1], call)
                     times.append(clock() - started)
                 elif kind == "result":
+                    started = clock()
                     current.record_result(row[1], row[2], row[3], {"isError": row[4]})
+                    results.append(clock() - started)
                 elif kind == "step" and hasattr(current, "new_step"):
                     current.new_step(row[1])
                 elif kind == "human":
                     current.human_message(row[1])
-        least = _least(least, times)
+        least = {"decide": _least(least["decide"], times), "result": _least(least["result"], results)}
     return least
 
 
@@ -114,9 +120,9 @@ def figures(times: list[int]) -> dict[str, float]:
     }
 
 
-def _run(checkout: Path, config_text: str, events: Path, repeats: int) -> list[int]:
+def _run(checkout: Path, config_text: str, events: Path, repeats: int) -> dict[str, list[int]]:
     command = [sys.executable, __file__, "--child", str(checkout), config_text, str(events), str(repeats)]
-    times: list[int] = json.loads(subprocess.check_output(command, cwd=checkout))
+    times: dict[str, list[int]] = json.loads(subprocess.check_output(command, cwd=checkout))
     return times
 
 
@@ -131,14 +137,14 @@ def main() -> None:
     parser.add_argument("--only", default="", help="only the sources whose name ends so ('3')")
     args = parser.parse_args()
     sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "corpus")]
-    from sources import real_sources
+    from sources import real_sources  # type: ignore[import-not-found]
 
     sources, absent = real_sources()
     sources = [source for source in sources if source.name.endswith(args.only)]
     for name, folder in absent:
         print(f"({name}: {folder} is absent, skipped)")
     sides = {"old": (args.old, args.old_config), "new": (args.new, args.new_config)}
-    least: dict[tuple[str, str], list[int]] = {}
+    least: dict[tuple[str, str, str], list[int]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         files = {}
         calls = {}
@@ -150,24 +156,34 @@ def main() -> None:
             for source in sources:
                 for side in order:
                     checkout, config_text = sides[side]
-                    times = _run(checkout, config_text, files[source.name], args.repeats)
-                    least[(source.name, side)] = _least(least.get((source.name, side), []), times)
+                    runs = _run(checkout, config_text, files[source.name], args.repeats)
+                    for op, times in runs.items():
+                        key = (source.name, side, op)
+                        least[key] = _least(least.get(key, []), times)
             print(f"(round {turn + 1} of {args.rounds} done)", file=sys.stderr)
     print(
         f"`decide` CPU time per call (µs; each call's least over {args.rounds} rounds taking "
-        f"turns, {args.repeats} replays each); total: of every call (ms)."
+        f"turns, {args.repeats} replays each); total: of every call; with results: the total of "
+        "every `decide` and every `record_result` (what a result reads counts there)."
     )
     print(f"old: {args.old} with {args.old_config}; new: {args.new} with {args.new_config}.")
     print()
-    print("| source | calls | old p50 / p99 | new p50 / p99 | p50 new/old | p99 new/old | total new/old |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| source | calls | old p50 / p99 | new p50 / p99 | p50 new/old | p99 new/old "
+        "| total new/old | with results new/old |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for source in sources:
-        old, new = figures(least[(source.name, "old")]), figures(least[(source.name, "new")])
+        old, new = (figures(least[(source.name, side, "decide")]) for side in ("old", "new"))
+        old_all, new_all = (
+            sum(least[(source.name, side, "decide")]) + sum(least[(source.name, side, "result")])
+            for side in ("old", "new")
+        )
         print(
             f"| {source.name} | {calls[source.name]} "
             f"| {old['p50']:.1f} / {old['p99']:.1f} | {new['p50']:.1f} / {new['p99']:.1f} "
             f"| {new['p50'] / old['p50']:.2f}x | {new['p99'] / old['p99']:.2f}x "
-            f"| {new['total'] / old['total']:.2f}x |"
+            f"| {new['total'] / old['total']:.2f}x | {new_all / old_all:.2f}x |"
         )
 
 
