@@ -94,7 +94,7 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
             state.results.denied.add(call.call_id)
         state.commit(call.call_id, plan.commits, plan.peak, plan.spelling)
         return verdict
-    state.commit(call.call_id, (fp.key for fp in plan.fingerprints), plan.peak, plan.spelling)
+    state.commit(call.call_id, [fp.key for fp in plan.fingerprints], plan.peak, plan.spelling)
     asked = plan.asked
     if state.progress is not None and asked is not None:
         state.progress.ran(

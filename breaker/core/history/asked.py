@@ -37,7 +37,7 @@ _EDIT_ARGS = ("new_string", "new_str", "content", "file_text")
 
 
 def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
-    return frozenset(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
+    return frozenset([fp.key for fp in fingerprints if fp.kind in CALL_KINDS])
 
 
 class Asked:
