@@ -20,7 +20,8 @@ a wheel for this interpreter, a wheel listed at or redirected to an address that
 https or holds a user name (``_fetchable``: a password there would show in an error's text), a page
 or a wheel larger than ``MOST_BYTES`` or a wheel larger than its page gives it (``_body`` stops
 reading there), a page of more than ``MOST_VALUES`` values, a wheel with a ``.data`` folder,
-pins that do not satisfy a requirement, or an index it cannot reach. The wheels go into a folder
+pins that do not satisfy a requirement, or an index it cannot reach; once one package could not
+be fetched the other reads stop at their next chunk (``Index.stopped``). The wheels go into a folder
 the caller gives (prepare_environment.py: one inside the environment's own work folder, so that
 nothing is left elsewhere when the preparation is killed). Standard library and the base
 interpreter's pip only; run by prepare_environment.py.
@@ -73,6 +74,10 @@ INSTALLER = "dsh-repeat-tool-breaker"
 
 class Unpinnable(Exception):
     """The short way does not apply here: pip takes the long one. The message says why."""
+
+
+class _Stopped(Unpinnable):
+    """A read given up because another package could not be fetched (``Index.stopped``)."""
 
 
 class Tampered(Exception):
@@ -188,6 +193,9 @@ class Index:
         if proxy:
             handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
         self._opener = urllib.request.build_opener(*handlers)
+        # Set once a package could not be fetched: pip takes over, so the other reads stop at
+        # their next chunk rather than go on to their end (a slow index's wheels, a minute each).
+        self.stopped = threading.Event()
 
     def open(self, url: str, accept: str = "*/*") -> http.client.HTTPResponse:
         request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": INSTALLER})
@@ -201,7 +209,9 @@ class Index:
             kind = response.headers.get("Content-Type", "")
             if not kind.startswith(SIMPLE_JSON):
                 raise Unpinnable(f"the index {self.url} does not answer in JSON (PEP 691)")
-            body = b"".join(_body(response, MOST_BYTES, f"the index's page for {name}", _most()))
+            body = b"".join(
+                _body(response, MOST_BYTES, f"the index's page for {name}", _most(), self.stopped)
+            )
         if body.count(b",") >= MOST_VALUES:
             raise Unpinnable(
                 f"the index's page for {name} holds more than {MOST_VALUES} values, "
@@ -230,7 +240,7 @@ class Index:
         else:
             limit, most = MOST_BYTES, _most()
         with self.open(wheel.url) as response, open(path, "wb") as out:
-            for chunk in _body(response, limit, wheel.filename, most):
+            for chunk in _body(response, limit, wheel.filename, most, self.stopped):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != wheel.sha256:
@@ -245,14 +255,19 @@ def _most() -> str:
     return f"{MOST_BYTES / (1 << 20):g} MB, the most this way reads of one file"
 
 
-def _body(response: http.client.HTTPResponse, limit: int, what: str, most: str) -> Iterator[bytes]:
-    """The body of ``response``, a chunk at a time; Unpinnable (``what`` is larger than ``most``,
-    which says ``limit`` bytes) as soon as its Content-Length or the bytes come past ``limit``."""
+def _body(
+    response: http.client.HTTPResponse, limit: int, what: str, most: str, stopped: threading.Event
+) -> Iterator[bytes]:
+    """The body of ``response``, a chunk at a time, as it comes (a chunk is what has arrived, up to
+    CHUNK); Unpinnable (``what`` is larger than ``most``, which says ``limit`` bytes) as soon as
+    its Content-Length or the bytes come past ``limit``, or once ``stopped`` is set."""
     length = (response.headers.get("Content-Length") or "").strip()
     if length.isdigit() and int(length) > limit:
         raise Unpinnable(f"{what} is larger than {most}")
     read = 0
-    while chunk := response.read(min(CHUNK, limit + 1 - read)):
+    while chunk := response.read1(min(CHUNK, limit + 1 - read)):
+        if stopped.is_set():
+            raise _Stopped(f"{what} was not read to its end: another package could not be fetched")
         read += len(chunk)
         if read > limit:
             raise Unpinnable(f"{what} is larger than {most}")
@@ -334,9 +349,13 @@ def install(
             wheel = index.wheel(item[0], item[1], ranks)
             path = index.download(wheel, scratch)
         except (OSError, http.client.HTTPException, ValueError, KeyError) as error:
+            index.stopped.set()
             raise Unpinnable(
                 f"{item[0]} {item[1]} could not be fetched from {index.url} ({error})"
             ) from error
+        except BaseException:  # Unpinnable, Tampered: the others are of no use now
+            index.stopped.set()
+            raise
         with counting:
             fetched[0] += 1
             what = f"{wheel.name}-{wheel.version}{_size(wheel.size)}"
@@ -345,7 +364,11 @@ def install(
 
     say(f"step 2/3, fetching packages: {len(versions)} pinned wheels at once")
     with ThreadPoolExecutor(max_workers=len(versions) or 1) as pool:
-        downloads = list(pool.map(fetch, versions.items()))
+        fetches = [pool.submit(fetch, item) for item in versions.items()]
+    failures = [error for error in (done.exception() for done in fetches) if error is not None]
+    if failures:  # what stopped the others, not their being stopped
+        raise next((error for error in failures if not isinstance(error, _Stopped)), failures[0])
+    downloads = [done.result() for done in fetches]
     archives = [(wheel, zipfile.ZipFile(path)) for wheel, path in downloads]
     try:
         infos = [(wheel, *_metadata(archive, wheel.filename)) for wheel, archive in archives]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +51,7 @@ class Served:
 
     def __init__(self) -> None:
         self.routes: dict[str, tuple[str, bytes, bool]] = {}
+        self.slow: set[str] = set()  # paths whose body comes a kilobyte every tenth of a second
         self.url = ""
 
 
@@ -64,8 +67,12 @@ def served() -> Iterator[Served]:
             if length:
                 self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            for start in range(0, len(body), 4096):
-                self.wfile.write(body[start : start + 4096])
+            piece = 1024 if self.path in answers.slow else 4096
+            for start in range(0, len(body), piece):
+                self.wfile.write(body[start : start + piece])
+                if self.path in answers.slow:
+                    self.wfile.flush()
+                    time.sleep(0.1)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -254,3 +261,31 @@ def test_the_docs_give_the_bound_and_a_line_as_this_way_says_it(served: Served) 
     with pytest.raises(pinned_wheels.Unpinnable) as raised:
         pinned_wheels.Index({"index-url": served.url}, set()).wheel("pydantic", "2.0", ranks())
     assert f"such as ``{raised.value}``;" in text
+
+
+def test_once_one_package_cannot_be_fetched_the_others_stop_and_pip_takes_over(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # demo's page is no JSON; slow's wheel would take ten seconds to come: its download stops at
+    # its next chunk, not at its end, and the line says why pip takes over (demo's page), not that.
+    slow = "slow-1.0-py3-none-any.whl"
+    body = BYTES * 10
+    entry = {
+        "filename": slow,
+        "url": f"../../files/{slow}",
+        "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
+    }
+    served.routes["/simple/slow/"] = (JSON_TYPE, json.dumps({"files": [entry]}).encode(), True)
+    served.routes[f"/files/{slow}"] = ("application/octet-stream", body, True)
+    served.slow.add(f"/files/{slow}")
+    served.routes["/simple/demo/"] = (JSON_TYPE, b"<html>", True)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", served.url)
+    scratch = tmp_path / "wheels"
+    scratch.mkdir()
+    started = time.monotonic()
+    with pytest.raises(pinned_wheels.Unpinnable, match=r"^the index's page for demo is not of the JSON"):
+        pinned_wheels.install(
+            str(tmp_path / "venv"), ["slow==1.0", "demo==1.0"], [], str(scratch), lambda _: None
+        )
+    assert time.monotonic() - started < 3, "the slow download went on to its end"
