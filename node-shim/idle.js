@@ -31,10 +31,11 @@ export class IdleSends {
     this.timer = null;
     const waiting = this.waiting;
     this.waiting = [];
+    const outer = this.running; // a send that made more and flushed them: the outer flush ends it
     this.running = true;
     for (const send of waiting) this.attempt(send);
-    this.running = false;
-    this.attempt(done);
+    this.running = outer;
+    if (!outer) this.attempt(done);
   }
 
   attempt(send) {

@@ -344,3 +344,20 @@ test('a worker that is stopped when its Node process dies does not outlive it', 
   if (!gone) process.kill(worker, 'SIGKILL');
   assert.ok(gone, 'the stopped worker was killed with its shim');
 });
+
+test('idle sends that make more and flush them within the same idle moment still go out once, in order, in one write', async () => {
+  const { bridge, lines } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
+  const writes = recordWrites(bridge);
+  bridge.idle.push(() => {
+    bridge.notify({ op: 'forget', agent: 1 });
+    bridge.idle.push(() => bridge.notify({ op: 'human', agent: 2 }));
+    bridge.idle.flush(); // a send that flushes what it made
+    bridge.notify({ op: 'step', agent: 3 });
+  });
+  assert.ok(await waitUntil(() => writes.length === 1, 1000));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(writes, [['forget', 'human', 'step']]);
+  assert.equal(bridge.outbox.timer, null, 'no timer of their own');
+  assert.deepEqual(lines, []);
+});
