@@ -158,6 +158,7 @@ def test_replay_says_under_its_tables_what_count_figures_mean(capsys: pytest.Cap
     )
     assert "(5/5, 6/5)" in legend and "for failLimit, the failures in a row of ON (3/3)" in legend
     assert "for sameResultLimit" in legend and "+2: two more fingerprints reached that limit" in legend
+    assert "against the limit it stopped at, up to 2 below sameResultLimit" in " ".join(legend.split())
     assert "-: no capped fingerprint" in legend
     assert out.count("COUNT: ") == 1 and max(len(line) for line in out.splitlines()) <= 100
     _, out, _ = _run(capsys, "replay", "--format", "markdown", str(SESSIONS))
