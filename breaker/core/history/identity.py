@@ -34,7 +34,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from breaker.core.reading import (
     COMMAND_ARGS,
@@ -104,12 +104,12 @@ IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
 Edit = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
+class Effect(NamedTuple):
     """What one call changes when it works: the places it writes and the token each then holds.
 
     An edit's token is computed when it lands (it depends on the place's history), so for an
-    edit ``tokens`` is empty and ``edit`` holds its (old, new) pairs.
+    edit ``tokens`` is empty and ``edit`` holds its (old, new) pairs. (A tuple: one is made for
+    every call that writes.)
     """
 
     places: tuple[str, ...]
