@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -49,6 +50,29 @@ FETCHED = re.compile(
 VERBS = {"Downloading": "downloaded", "Using cached": "from pip's cache:", "Processing": "from a local file:"}
 INSTALLING = re.compile(r"^Installing collected packages: (.*)$")
 NOISE = re.compile(r"^WARNING: Location '.*' is ignored")
+
+
+#: The pip this preparation runs, while it runs: in a process group of its own (pip runs another
+#: pip under the venv's Python), stopped with the preparation (``stop``).
+RUNNING: list[subprocess.Popen[str]] = []
+#: The signals that stop a preparation: the caller's timeout (SIGTERM), Ctrl-C, a closed terminal.
+STOPPING = (signal.SIGTERM, signal.SIGINT) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+
+
+def stop(signum: int, _frame: object) -> None:
+    """Stopped by a signal: the pip it runs goes first (it would go on installing, orphaned, into
+    a folder the caller removes), then this process, by the same signal (the caller says which)."""
+    for process in RUNNING:
+        try:
+            if os.name == "nt":
+                process.terminate()
+            else:
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def say(prefix: str, text: str) -> None:
@@ -80,7 +104,9 @@ def run_pip(
         stderr=subprocess.STDOUT,
         text=True,
         errors="replace",
+        start_new_session=os.name != "nt",
     )
+    RUNNING.append(process)
     assert process.stdout is not None
     for line in process.stdout:
         line = line.rstrip("\n")
@@ -95,7 +121,9 @@ def run_pip(
         elif match := INSTALLING.match(line):
             count = len(match[1].split(","))
             say(prefix, f"{steps[1]}installing {count} packages into the environment")
-    return process.wait(), list(last)
+    status = process.wait()
+    RUNNING.remove(process)
+    return status, list(last)
 
 
 def install_packages(python: str, target: str, prefix: str, requirements: list[str]) -> int:
@@ -145,6 +173,8 @@ def install_pinned(target: str, prefix: str, pins: list[str], requirements: list
 
 
 def main(argv: list[str]) -> int:
+    for signum in STOPPING:
+        signal.signal(signum, stop)
     if argv[:1] == ["--packages"]:
         return install_packages(argv[1], argv[2], argv[3], argv[4:])
     pins: list[str] = []

@@ -340,10 +340,21 @@ test('a boot killed while it downloads a wheel (the pinned way\'s or pip\'s) lea
   }
 });
 
-test('the preparing Python stopped while it downloads a wheel: the boot says so and nothing is left', { skip: !existsSync('/proc/self/stat') && 'no /proc' }, async () => {
+/** The pids of the processes whose command line names `text` (from /proc). */
+function running(text) {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
+for (const page of /** @type {const} */ (['json', 'html'])) test(`the preparing Python stopped while it downloads a wheel (${page === 'json' ? 'the pinned way' : 'pip'}): the boot says so, nothing is left and nothing goes on`, { skip: !existsSync('/proc/self/stat') && 'no /proc' }, async () => {
   const stalled = { now: true, sent: undefined };
   const sent = new Promise((resolve) => { stalled.sent = resolve; });
-  const served = await index({ stalled });
+  const served = await index({ page, stalled });
   try {
     const env = online(served.url, { PIP_FIND_LINKS: '' });
     const { child, done } = startPreparing(env, pinnedPackage());
@@ -352,6 +363,7 @@ test('the preparing Python stopped while it downloads a wheel: the boot says so 
     process.kill(preparing(child.pid), 'SIGTERM');
     const result = await done;
     assert.match(result.error, /installing the worker's Python packages \(pip>=20\) failed:\nprepare_environment\.py was stopped by SIGTERM\nWith network access/);
+    assert.deepEqual(running(folderOf(env)), [], 'no pip of the preparation still runs');
     assert.deepEqual(readdirSync(env.TMPDIR), [], 'nothing in the temporary folder');
     assert.deepEqual(readdirSync(folderOf(env)), [], 'nothing in the cache folder');
   } finally {
