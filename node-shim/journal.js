@@ -74,7 +74,7 @@ export class Journal {
 
   // A new agent's journal, the most recent; past maxAgents the idlest goes first (idlest).
   made(agent) {
-    const journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+    const journal = emptyJournal();
     if (this.agents.size >= this.maxAgents) this.drop(this.idlest());
     this.agents.set(agent, journal);
     return journal;
@@ -91,7 +91,7 @@ export class Journal {
   guard(message, weight, op = 'guard') {
     let journal = this.sent(op, message.agent, message.call);
     if (!journal) {
-      journal = { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+      journal = emptyJournal();
       this.agents.set(message.agent, journal);
     }
     const entry = this.add(journal, message, weight);
@@ -201,4 +201,9 @@ export class Journal {
     journal.bytes -= weight;
     this.bytes -= weight;
   }
+}
+
+/** An agent's journal with nothing in it yet. */
+function emptyJournal() {
+  return { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
 }
