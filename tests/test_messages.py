@@ -131,6 +131,9 @@ SECRET_FORMATS = [
         "abcdefghijklmnopqrstuvwxyz",
     ),
     ("url-escaped-slashes", '{"u": "https:\\/\\/app:slash-pw-15@db.example.org\\/x"}', "slash-pw-15"),
+    ("assignment-across-a-line-continuation", "export DEPLOY_TOKEN=\\\n  cont-tok-16\nrun", "cont-tok-16"),
+    ("mysql-password-attached", "mysql -h db -u root -pmysql-pw-17 app < dump.sql", "mysql-pw-17"),
+    ("mysqldump-password-quoted", "mysqldump -uroot -p'dump pw 18' app", "dump pw 18"),
 ]
 
 
@@ -165,6 +168,7 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "npm install left-pad@1.3.0 && pip install requests==2.31.0",
         "if password == expected: return True",
         "The secretary filed the passport; the compass points north.",
+        "mysql -h db -P 3306 -u root -p app && mkdir -p /tmp/out",
     ],
     ids=[
         "http-response",
@@ -181,6 +185,7 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "package-versions",
         "comparison",
         "prose",
+        "mysql-password-prompt",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
@@ -289,6 +294,10 @@ def test_quoted_text_is_bounded_and_free_of_tool_call_markup(text: str, limit: i
         "'DB_PASSWORD': '" * 10_000,
         "password:\n" * 20_000,
         "curl -" + "s" * 100_000,
+        "TOKEN=\\\n" * 20_000,
+        "PASSWORD=" + "\\\n " * 30_000,
+        "mysql -p" * 12_000,
+        "mysql " + "-u " * 40_000,
     ],
 )
 def test_every_pattern_runs_in_linear_time(hostile: str) -> None:

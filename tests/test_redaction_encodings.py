@@ -49,6 +49,8 @@ REPRODUCTIONS = [
     ("curl-u-attached", "curl -ualice:Zq7-attached-pw https://api.example.org/v1/items", "Zq7-attached-pw"),
     ("value-on-the-next-line", "Enter DB_PASSWORD:\nZq7-next-line-pw\nconnected", "Zq7-next-line-pw"),
     ("yaml-block-value", "client_secret: |\n  Zq7-block-secret\nname: app", "Zq7-block-secret"),
+    ("across-a-line-continuation", "#!/bin/sh\nAPI_TOKEN=\\\n  Zq7-continued\ncurl x", "Zq7-continued"),
+    ("mysql-password-attached", "mysql -u root -pZq7-mysql-pw app", "Zq7-mysql-pw"),
 ]
 
 
@@ -104,6 +106,22 @@ def test_a_password_in_a_json_body_is_redacted_on_the_exact_line_as_on_the_cmd_l
     assert verdict.message.count("[REDACTED]") >= 3  # the exact: line, the cmd: line, the quote
 
 
+def _every_replay_output(capsys: pytest.CaptureFixture[str], tmp_path: Path, log: Log) -> list[str]:
+    """What ``rtb replay`` of ``log`` prints as a table, markdown, JSON (in that order), and its page."""
+    log.write(tmp_path / "logs")
+    page = tmp_path / "page.html"
+    outputs = []
+    for options in (
+        ["--calls", "--show-denials"],
+        ["--format", "markdown", "--show-denials"],
+        ["--format", "json", "--show-denials"],
+        ["--html", str(page)],
+    ):
+        assert main(["replay", *options, str(tmp_path / "logs")]) == 0
+        outputs.append(capsys.readouterr().out)
+    return [*outputs, page.read_text(encoding="utf-8")]
+
+
 def test_no_rtb_output_prints_a_secret_carried_in_an_encoding(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -117,23 +135,38 @@ def test_no_rtb_output_prints_a_secret_carried_in_an_encoding(
     )
     for _ in range(7):
         log.call("bash", {"command": command, "description": "log in"}, result)
-    log.write(tmp_path / "logs")
-    page = tmp_path / "page.html"
-    outputs = []
-    for options in (
-        ["--calls", "--show-denials"],
-        ["--format", "markdown", "--show-denials"],
-        ["--format", "json", "--show-denials"],
-        ["--html", str(page)],
-    ):
-        assert main(["replay", *options, str(tmp_path / "logs")]) == 0
-        outputs.append(capsys.readouterr().out)
-    outputs.append(page.read_text(encoding="utf-8"))
+    outputs = _every_replay_output(capsys, tmp_path, log)
     assert main(["explain", command]) == 0
     outputs.append(capsys.readouterr().out)
     for output in outputs:
         assert "Zq7-rtb" not in output and "Zq7rtb" not in output
     assert "REDACTED" in outputs[2]
+
+
+def test_a_secret_assigned_across_a_line_continuation_reaches_no_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A script the agent reads again and again, whose token is assigned across a line
+    continuation (issue 40, finding 4): neither the denial nor any ``rtb replay`` output shows it."""
+    script = "#!/bin/sh\nexport DEPLOY_TOKEN=\\\n  Zq7-cont-token\nmysql -u root -pZq7-cont-mysql app\n"
+    arguments = {"command": "cat deploy.sh", "description": "read the script"}
+    breaker = Breaker(load_config({}))
+    shown = []
+    for index in range(1, 8):
+        verdict = breaker.decide(1, ToolCall("bash", arguments, f"c{index}"))
+        if isinstance(verdict, Deny):
+            shown.append(verdict.message)
+            break
+        breaker.record_result(1, f"c{index}", script)
+    assert shown and "[REDACTED]" in shown[0]
+    log = Log("session-e5c0d1a9-0000-4000-8000-000000000002", started_ms=1_796_000_000_000, cwd="/work")
+    log.prompt("deploy")
+    for _ in range(7):
+        log.call("bash", arguments, script)
+    shown += _every_replay_output(capsys, tmp_path, log)
+    assert "DEPLOY_TOKEN" in shown[3]  # the JSON quotes the script, redacted
+    for output in shown:
+        assert "Zq7-cont" not in output
 
 
 # --- every secret shape in every encoding ---------------------------------------------------------
@@ -157,6 +190,8 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "openai-key": lambda value: f"sk-{value}",
     "private-key": lambda value: f"-----BEGIN PRIVATE KEY-----\n{value}\n-----END PRIVATE KEY-----",
     "netrc": lambda value: f"machine h login alice password {value}",
+    "line-continuation": lambda value: f"export DEPLOY_TOKEN=\\\n  {value}",
+    "mysql-p": lambda value: f"mysql -h db -u root -p{value} app",
 }
 
 

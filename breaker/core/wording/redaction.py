@@ -160,11 +160,12 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
     # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
     # _authToken=x), header lines or "name: value" secrets, to the end of the line or a quote;
     # and a value on the line after its name (a name and ":" or "=" ending a line: a prompt, a
-    # YAML block scalar "secret: |"), the next line's text.
+    # YAML block scalar "secret: |"; or a shell line continuation, TOKEN=\ and the value on the
+    # next line), the next line's text.
     (
         re.compile(
             rf"(?i)({_SECRET_NAME})(?:"
-            r"([ \t]*(?:=(?!=)|:)[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*)\S[^\r\n]*"
+            r"([ \t]*(?:=(?!=)|:)[ \t]*(?:(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*|(?:\\\r?\n[ \t]*+)++))\S[^\r\n]*"
             rf"|({_ASSIGN})([\"'])(?:(?!\4)[^\\\r\n]|\\.){{0,1024}}+(?:\4|\\?(?=[\r\n]|\Z))"
             r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
             r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
@@ -183,6 +184,16 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
         ),
         r"\1" + _REDACTED,
         ("curl",),
+    ),
+    # A MySQL or MariaDB client's password attached to -p (mysql -u root -pSECRET, -p'SECRET';
+    # a -p standing alone prompts for it, and -P is the port): the command's other words stay.
+    (
+        re.compile(
+            r"(\b(?i:mysql|mariadb)[a-z\-]{0,16}\b[^\r\n|;&]{0,256}?[ \t]-p)"
+            r"(?:'[^'\r\n]*+'?|\"[^\"\r\n]*+\"?|[^\s'\"]+)"
+        ),
+        r"\1" + _REDACTED,
+        ("mysql", "mariadb"),
     ),
     # netrc entries: machine host login user password secret (on one line or several).
     (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED, ("password",)),
