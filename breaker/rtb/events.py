@@ -1,5 +1,6 @@
 """What a replay reads from a session log: human turns, tool calls, their results and approvals;
-what a log says about its session; a log, a session of logs, and a problem reading one."""
+what a log says about its session; a log, a session of logs, a problem reading one, and input
+rtb cannot work with at all."""
 
 from __future__ import annotations
 
@@ -117,3 +118,7 @@ class ReadProblem:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
         return f"{where}: {self.reason}"
+
+
+class UsageError(Exception):
+    """A command line or input file rtb cannot work with at all."""

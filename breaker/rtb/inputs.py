@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from breaker.rtb import shown
+from breaker.rtb.events import UsageError
 from breaker.rtb.sessions import (
     ReadProblem,
     Session,
@@ -23,10 +24,6 @@ from breaker.rtb.sessions import (
 )
 from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
 from breaker.rtb.tables import Progress
-
-
-class UsageError(Exception):
-    """A command line or input file rtb cannot work with at all."""
 
 
 def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProblem]]:
