@@ -37,7 +37,7 @@ NEW_CONFIG = "{}"
 def write_events(path: Path, source: Any) -> int:
     """``source``'s sessions as one JSON event a line (``session`` starts a fresh breaker);
     returns the number of calls."""
-    from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
+    from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
 
     calls = 0
     with path.open("w", encoding="utf-8") as out:

@@ -20,8 +20,8 @@ from breaker.core.judging.verdicts import Deny
 from breaker.core.reading.fingerprints import ToolCall
 from breaker.protocol import parse_request
 from breaker.rtb.inputs import load_sessions
+from breaker.rtb.read.sessions import session_sources
 from breaker.rtb.replay import replay_session
-from breaker.rtb.sessions import session_sources
 from breaker.worker import RequestHandler
 from tests.rtb_logs import Log
 

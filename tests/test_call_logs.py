@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from breaker.core.config import load_config
+from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
 from breaker.rtb.replay import replay_session
-from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
 from tests.corpus.call_logs import CallLogError, read_call_log
 
 

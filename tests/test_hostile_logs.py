@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from breaker.rtb.jsontext import MAX_NESTING, REPLACEMENT, Unreadable, load_json
-from breaker.rtb.logstream import MAX_EXPANSION, MAX_LINE_BYTES, BadLine, log_lines
+from breaker.rtb.read.jsontext import MAX_NESTING, REPLACEMENT, Unreadable, load_json
+from breaker.rtb.read.logstream import MAX_EXPANSION, MAX_LINE_BYTES, BadLine, log_lines
 from tests.rtb_logs import Log
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,8 +181,8 @@ def test_a_lone_surrogate_in_a_key_is_replaced_too() -> None:
 
 
 def test_the_docs_quote_the_limits_as_the_code_has_them() -> None:
-    from breaker.rtb.logstream import EXPANSION_FLOOR
-    from breaker.rtb.sessions import PROBLEMS_LISTED
+    from breaker.rtb.read.logstream import EXPANSION_FLOOR
+    from breaker.rtb.read.sessions import PROBLEMS_LISTED
 
     docs = (ROOT / "docs" / "rtb.md").read_text(encoding="utf-8")
     mib = 1024 * 1024

@@ -208,7 +208,7 @@ def test_the_layer_check_rejects_io_and_outer_layers_in_the_core() -> None:
         "import msgpack\n",
         "from breaker import worker\n",
         "from breaker.protocol import Request\n",
-        "from breaker.rtb.sessions import Session\n",
+        "from breaker.rtb.read.sessions import Session\n",
         "def late() -> None:\n    import anyio\n",
     ):
         assert layer_problems("breaker.core.history.window", source), source

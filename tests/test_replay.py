@@ -9,8 +9,7 @@ import pytest
 import zstandard
 
 from breaker.core.config import default_config, load_config
-from breaker.rtb.replay import CallReplay, replay_events, replay_session
-from breaker.rtb.sessions import (
+from breaker.rtb.read.sessions import (
     ApprovalEvent,
     ResultEvent,
     find_session_files,
@@ -18,6 +17,7 @@ from breaker.rtb.sessions import (
     parse_log,
     read_session,
 )
+from breaker.rtb.replay import CallReplay, replay_events, replay_session
 from breaker.rtb.sweep import Setting, parse_labels, parse_loop_starts, sweep
 from tests.corpus.trajectories import Trajectory
 

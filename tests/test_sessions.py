@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from breaker.rtb.logstream import MissingZstandard
-from breaker.rtb.sessions import (
+from breaker.rtb.read.logstream import MissingZstandard
+from breaker.rtb.read.sessions import (
     ApprovalEvent,
     CallEvent,
     HumanTurn,

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
-from breaker.rtb import dshhome
 from breaker.rtb.configfile import ROW_ID, _parse_document, config_mapping
+from breaker.rtb.read import dshhome
 
 PROFILE_PATCH = "cordis.patch.yml"
 

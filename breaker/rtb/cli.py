@@ -18,11 +18,12 @@ from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
-from breaker.rtb import check, dshhome, replayrun, shown
+from breaker.rtb import check, replayrun, shown
 from breaker.rtb.configfile import read_config_file
-from breaker.rtb.events import UsageError
 from breaker.rtb.inputs import load_sessions, read_labels, replay_sources
-from breaker.rtb.logstream import MissingZstandard
+from breaker.rtb.read import dshhome
+from breaker.rtb.read.events import UsageError
+from breaker.rtb.read.logstream import MissingZstandard
 from breaker.rtb.replayjson import JsonReport
 from breaker.rtb.replaytext import TextReport
 from breaker.rtb.sweep import Setting, sweep

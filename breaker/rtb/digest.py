@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TextIO
 
-from breaker.rtb.events import NOTHING_KNOWN, About
+from breaker.rtb.read.events import NOTHING_KNOWN, About
 from breaker.rtb.replay import CallReplay, RecordedOutcome
 
 #: Bytes copied out of a spool at a time.

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from breaker.rtb import shown
-from breaker.rtb.events import UsageError
-from breaker.rtb.sessions import (
+from breaker.rtb.read.events import UsageError
+from breaker.rtb.read.sessions import (
     ReadProblem,
     Session,
     SessionLog,

@@ -38,7 +38,7 @@ from breaker.core.reading.fingerprints import (
     fingerprint_call,
 )
 from breaker.core.reading.outcomes import shell_end
-from breaker.rtb.sessions import (
+from breaker.rtb.read.sessions import (
     NOTHING_KNOWN,
     About,
     ApprovalEvent,

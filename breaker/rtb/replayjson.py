@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from breaker.core.judging.verdicts import Hit, Reached
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
-from breaker.rtb.events import ReadProblem
+from breaker.rtb.read.events import ReadProblem
 from breaker.rtb.replay import CallReplay
 
 

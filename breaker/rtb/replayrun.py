@@ -18,9 +18,9 @@ from typing import Protocol, TextIO
 from breaker.core.config import BreakerConfig
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest
-from breaker.rtb.events import ReadProblem
+from breaker.rtb.read.events import ReadProblem
+from breaker.rtb.read.sessions import SessionSource
 from breaker.rtb.replay import CallReplay, Replayer, lookahead
-from breaker.rtb.sessions import SessionSource
 
 #: Events read from a log before they are replayed: reading a run of lines, then deciding a run
 #: of calls, keeps the code and data of each warm in the CPU's caches (some 5% faster than one

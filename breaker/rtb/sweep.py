@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from breaker.core.config import ConfigError, load_config
+from breaker.rtb.read.sessions import Session
 from breaker.rtb.replay import SessionReplay, replay_session
-from breaker.rtb.sessions import Session
 
 Label = Literal["loop", "ok"]
 LABELS: tuple[Label, ...] = ("loop", "ok")

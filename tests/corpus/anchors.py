@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, Session
 from breaker.rtb.replay import CallReplay, result_facts
-from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent, Session
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.reading.fingerprints import ToolCall
-from breaker.rtb.sessions import CallEvent, Event, HumanTurn, ResultEvent, Session, StepStart, session_id_for
+from breaker.rtb.read.sessions import (
+    CallEvent,
+    Event,
+    HumanTurn,
+    ResultEvent,
+    Session,
+    StepStart,
+    session_id_for,
+)
 
 
 class CallLogError(ValueError):

@@ -39,8 +39,8 @@ from sources import HERE, ROOT, Source, corpus, evasions, real_sessions, real_so
 from timing import timing_table
 
 from breaker.core.config import BreakerConfig, default_config, load_config
+from breaker.rtb.read.sessions import Session
 from breaker.rtb.replay import CallReplay, replay_session
-from breaker.rtb.sessions import Session
 
 #: This project's rows: (row name, mode file under modes/). The recommended mode is the one the
 #: README recommends; change this list when it changes.

@@ -21,8 +21,8 @@ from typing import Any
 from sources import REAL_FOLDERS, Source, read_folder, real_sources
 
 from breaker.core.config import load_config
+from breaker.rtb.read.sessions import Session
 from breaker.rtb.replay import replay_session
-from breaker.rtb.sessions import Session
 from breaker.rtb.sweep import (
     SWEPT_KINDS,
     Label,

@@ -14,7 +14,7 @@ from sources import Source
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
-from breaker.rtb.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
+from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
 
 
 def decide_times(source: Source, config: BreakerConfig) -> list[float]:

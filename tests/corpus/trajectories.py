@@ -2,7 +2,7 @@
 
 A labelled corpus needs many small sessions written on purpose (a loop, an edit/test cycle, a
 human turn in the middle). ``Trajectory`` builds them as the minimal subset of dsh's own event
-shapes, so ``breaker.rtb.sessions`` reads a written file and a recorded ``session.jsonl.zstd`` the same
+shapes, so ``breaker.rtb.read.sessions`` reads a written file and a recorded ``session.jsonl.zstd`` the same
 way::
 
     trajectory = Trajectory()

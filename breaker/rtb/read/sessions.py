@@ -24,42 +24,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     NOTHING_KNOWN as NOTHING_KNOWN,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     About as About,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     ApprovalEvent as ApprovalEvent,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     CallEvent as CallEvent,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     Event as Event,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     HumanTurn as HumanTurn,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     ReadProblem as ReadProblem,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     ResultEvent as ResultEvent,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     Session as Session,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     SessionLog as SessionLog,
 )
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     StepStart as StepStart,
 )
-from breaker.rtb.logreader import PROBLEMS_LISTED as PROBLEMS_LISTED
-from breaker.rtb.logreader import LogReader
-from breaker.rtb.logstream import log_lines
+from breaker.rtb.read.logreader import PROBLEMS_LISTED as PROBLEMS_LISTED
+from breaker.rtb.read.logreader import LogReader
+from breaker.rtb.read.logstream import log_lines
 
 COMPRESSED_SUFFIX = ".jsonl.zstd"
 PLAIN_SUFFIX = ".jsonl"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.reading.fingerprints import ToolCall
-from breaker.rtb.events import (
+from breaker.rtb.read.events import (
     About,
     ApprovalEvent,
     CallEvent,
@@ -25,8 +25,8 @@ from breaker.rtb.events import (
     SessionLog,
     StepStart,
 )
-from breaker.rtb.jsontext import Unreadable, load_json
-from breaker.rtb.logstream import BadLine
+from breaker.rtb.read.jsontext import Unreadable, load_json
+from breaker.rtb.read.logstream import BadLine
 
 #: The ``approval/decided`` outcome that lets the call run; every other one refuses it.
 APPROVED = "allowed-once"

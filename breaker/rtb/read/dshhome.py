@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from breaker.rtb.events import UsageError
+from breaker.rtb.read.events import UsageError
 
 
 def dsh_home() -> Path:
