@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from breaker.rtb.cli import main
-from breaker.rtb.configfile import config_mapping
+from breaker.rtb.config.configfile import config_mapping
 from breaker.rtb.tables import Progress
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -25,7 +25,7 @@ def test_the_shims_boot_wait_is_the_default_start_timeout() -> None:
 
 def test_a_bad_configuration_at_boot_names_the_fix_rtb_check_names() -> None:
     """The boot's line and ``rtb check``'s say the same fix (``rtb check`` states it)."""
-    from breaker.rtb.check import FIX
+    from breaker.rtb.config.check import FIX
 
     index = (ROOT / "node-shim" / "index.js").read_text(encoding="utf-8")
     found = re.search(r"^const CONFIG_FIX = ((?:'(?:[^'\\]|\\.)*'(?: \+\s*)?)+);$", index, re.MULTILINE)

@@ -18,8 +18,10 @@ from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
-from breaker.rtb import check, replayrun, shown
-from breaker.rtb.configfile import read_config_file
+from breaker.rtb import replayrun, shown
+from breaker.rtb.config import check
+from breaker.rtb.config.configfile import read_config_file
+from breaker.rtb.config.whichconfig import choose
 from breaker.rtb.inputs import load_sessions, read_labels, replay_sources
 from breaker.rtb.read import dshhome
 from breaker.rtb.read.events import UsageError
@@ -29,7 +31,6 @@ from breaker.rtb.replaytext import TextReport
 from breaker.rtb.sweep import Setting, sweep
 from breaker.rtb.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
 from breaker.rtb.timeline import TimelineReport
-from breaker.rtb.whichconfig import choose
 
 FORMATS = ("table", "json", "markdown")
 

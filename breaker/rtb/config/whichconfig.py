@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.rtb.check import PROFILE_PATCH, read_layer
-from breaker.rtb.configfile import ROW_ID, read_config_file
+from breaker.rtb.config.check import PROFILE_PATCH, read_layer
+from breaker.rtb.config.configfile import ROW_ID, read_config_file
 from breaker.rtb.read import dshhome
 
 #: Where a configuration came from.

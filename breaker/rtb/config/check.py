@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
-from breaker.rtb.configfile import ROW_ID, _parse_document, config_mapping
+from breaker.rtb.config.configfile import ROW_ID, _parse_document, config_mapping
 from breaker.rtb.read import dshhome
 
 PROFILE_PATCH = "cordis.patch.yml"
