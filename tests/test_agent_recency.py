@@ -21,7 +21,7 @@ from breaker.core.reading.fingerprints import ToolCall
 from breaker.protocol import parse_request
 from breaker.rtb.inputs import load_sessions
 from breaker.rtb.read.sessions import session_sources
-from breaker.rtb.replay import replay_session
+from breaker.rtb.replay.replayer import replay_session
 from breaker.worker import RequestHandler
 from tests.rtb_logs import Log
 

@@ -9,7 +9,7 @@ import pytest
 
 from breaker.core.config import load_config
 from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, StepStart
-from breaker.rtb.replay import replay_session
+from breaker.rtb.replay.replayer import replay_session
 from tests.corpus.call_logs import CallLogError, read_call_log
 
 

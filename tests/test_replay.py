@@ -17,8 +17,8 @@ from breaker.rtb.read.sessions import (
     parse_log,
     read_session,
 )
-from breaker.rtb.replay import CallReplay, replay_events, replay_session
-from breaker.rtb.sweep import Setting, parse_labels, parse_loop_starts, sweep
+from breaker.rtb.replay.replayer import CallReplay, replay_events, replay_session
+from breaker.rtb.replay.sweep import Setting, parse_labels, parse_loop_starts, sweep
 from tests.corpus.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,7 +16,7 @@ from breaker.rtb import replayrun, timeline
 from breaker.rtb.cli import main
 from breaker.rtb.inputs import replay_sources
 from breaker.rtb.read.events import CallEvent, ResultEvent
-from breaker.rtb.replay import Replayer
+from breaker.rtb.replay.replayer import Replayer
 from breaker.rtb.replaytext import TextReport
 from tests.rtb_logs import Log
 

@@ -22,7 +22,7 @@ from breaker.core.history.progress import CYCLE_ROUND
 from breaker.core.judging.verdicts import Allow, Deny, Reached
 from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.read.sessions import parse_log
-from breaker.rtb.replay import replay_events
+from breaker.rtb.replay.replayer import replay_events
 from tests.corpus.trajectories import Trajectory
 
 #: Only the no-progress rule decides: the caps are off.

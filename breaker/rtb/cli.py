@@ -26,9 +26,9 @@ from breaker.rtb.inputs import load_sessions, read_labels, replay_sources
 from breaker.rtb.read import dshhome
 from breaker.rtb.read.events import UsageError
 from breaker.rtb.read.logstream import MissingZstandard
+from breaker.rtb.replay.sweep import Setting, sweep
 from breaker.rtb.replayjson import JsonReport
 from breaker.rtb.replaytext import TextReport
-from breaker.rtb.sweep import Setting, sweep
 from breaker.rtb.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
 from breaker.rtb.timeline import TimelineReport
 

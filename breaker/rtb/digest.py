@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from breaker.rtb.read.events import NOTHING_KNOWN, About
-from breaker.rtb.replay import CallReplay, RecordedOutcome
+from breaker.rtb.replay.replayer import CallReplay, RecordedOutcome
 
 #: Bytes copied out of a spool at a time.
 _COPY_STEP = 1024 * 1024

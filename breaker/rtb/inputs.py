@@ -22,7 +22,7 @@ from breaker.rtb.read.sessions import (
     read_session,
     session_sources,
 )
-from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
+from breaker.rtb.replay.sweep import Label, parse_labels, parse_loop_starts
 from breaker.rtb.tables import Progress
 
 

@@ -16,7 +16,7 @@ from breaker.core.judging.verdicts import Hit, Reached
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.read.events import ReadProblem
-from breaker.rtb.replay import CallReplay
+from breaker.rtb.replay.replayer import CallReplay
 
 
 class JsonReport:

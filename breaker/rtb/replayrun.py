@@ -1,8 +1,8 @@
 """`rtb replay` over many sessions, one at a time, each call handed to the report as it is decided.
 
 For each session: a first, fast pass over its logs for what a call's verdict needs from later in
-the log (approvals, calls never dispatched: ``replay.lookahead``), then the replay itself, event by
-event (``replay.Replayer``), a second configuration's beside it when the page compares two. The
+the log (approvals, calls never dispatched: ``replayer.lookahead``), then the replay itself, event by
+event (``replayer.Replayer``), a second configuration's beside it when the page compares two. The
 report (``Report``) gets every call and a ``Digest`` of each session; memory holds the calls waiting
 for their results, not the session. Unreadable lines are said on stderr as each session ends.
 """
@@ -20,7 +20,7 @@ from breaker.rtb import shown
 from breaker.rtb.digest import Digest
 from breaker.rtb.read.events import ReadProblem
 from breaker.rtb.read.sessions import SessionSource
-from breaker.rtb.replay import CallReplay, Replayer, lookahead
+from breaker.rtb.replay.replayer import CallReplay, Replayer, lookahead
 
 #: Events read from a log before they are replayed: reading a run of lines, then deciding a run
 #: of calls, keeps the code and data of each warm in the CPU's caches (some 5% faster than one

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
-from breaker.rtb.replay import CallReplay
+from breaker.rtb.replay.replayer import CallReplay
 from breaker.rtb.tables import WIDTH, fitted_line, fitted_table, fitted_widths, markdown_table
 
 #: How a recorded outcome reads in the text report's session lines.

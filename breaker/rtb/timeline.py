@@ -36,7 +36,7 @@ from breaker.core.judging.verdicts import Reached
 from breaker.rtb import shown
 from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.pagestyle import COLUMNS, COMPARED, POLICY, RECORDED, SCRIPT, STYLE, fill_class
-from breaker.rtb.replay import CallReplay
+from breaker.rtb.replay.replayer import CallReplay
 from breaker.rtb.timelinehead import anchor, session_list, settings_line, settings_table
 
 #: Rows per block the browser may skip laying out while it is off screen.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from breaker.rtb.read.sessions import CallEvent, HumanTurn, ResultEvent, Session
-from breaker.rtb.replay import CallReplay, result_facts
+from breaker.rtb.replay.replayer import CallReplay, result_facts
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ of the real runs and evasions with the call each system catches it at, then per 
 system every false stop and every missed loop with its session, call and rule. Systems:
 
 * this project's rows (``PROJECT_ROWS``): each a mode file under modes/, replayed through
-  ``breaker.rtb.replay`` exactly as ``rtb replay`` and the live gate decide;
+  ``breaker.rtb.replay.replayer`` exactly as ``rtb replay`` and the live gate decide;
 * the reference plugin 0.5.2 with its own defaults, its real guard driven by reference.mjs;
 * the published detectors re-implemented in anchors.py (OpenHands, Roo Code, Gemini CLI, Cline,
   the official reminder), each citing its source.
@@ -40,7 +40,7 @@ from timing import timing_table
 
 from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.rtb.read.sessions import Session
-from breaker.rtb.replay import CallReplay, replay_session
+from breaker.rtb.replay.replayer import CallReplay, replay_session
 
 #: This project's rows: (row name, mode file under modes/). The recommended mode is the one the
 #: README recommends; change this list when it changes.

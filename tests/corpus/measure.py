@@ -22,8 +22,8 @@ from sources import REAL_FOLDERS, Source, read_folder, real_sources
 
 from breaker.core.config import load_config
 from breaker.rtb.read.sessions import Session
-from breaker.rtb.replay import replay_session
-from breaker.rtb.sweep import (
+from breaker.rtb.replay.replayer import replay_session
+from breaker.rtb.replay.sweep import (
     SWEPT_KINDS,
     Label,
     Setting,

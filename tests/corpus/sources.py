@@ -17,7 +17,7 @@ from pathlib import Path
 from call_logs import read_call_logs
 
 from breaker.rtb.read.sessions import Session, find_session_files, group_sessions, read_session
-from breaker.rtb.sweep import Label, parse_labels, parse_loop_starts
+from breaker.rtb.replay.sweep import Label, parse_labels, parse_loop_starts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from breaker.core.config import ConfigError, load_config
 from breaker.rtb.read.sessions import Session
-from breaker.rtb.replay import SessionReplay, replay_session
+from breaker.rtb.replay.replayer import SessionReplay, replay_session
 
 Label = Literal["loop", "ok"]
 LABELS: tuple[Label, ...] = ("loop", "ok")
