@@ -13,7 +13,7 @@ import pytest
 
 from breaker.rtb.cli import main
 from breaker.rtb.config.configfile import config_mapping
-from breaker.rtb.tables import Progress
+from breaker.rtb.show.tables import Progress
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSIONS = FIXTURES / "sessions"

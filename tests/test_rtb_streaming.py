@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from breaker.core.config import default_config
-from breaker.rtb import replayrun, timeline
+from breaker.rtb import replayrun
 from breaker.rtb.cli import main
 from breaker.rtb.inputs import replay_sources
 from breaker.rtb.read.events import CallEvent, ResultEvent
 from breaker.rtb.replay.replayer import Replayer
-from breaker.rtb.replaytext import TextReport
+from breaker.rtb.show import timeline
+from breaker.rtb.show.replaytext import TextReport
 from tests.rtb_logs import Log
 
 

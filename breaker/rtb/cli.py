@@ -18,7 +18,7 @@ from pathlib import Path
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
-from breaker.rtb import replayrun, shown
+from breaker.rtb import replayrun
 from breaker.rtb.config import check
 from breaker.rtb.config.configfile import read_config_file
 from breaker.rtb.config.whichconfig import choose
@@ -27,10 +27,11 @@ from breaker.rtb.read import dshhome
 from breaker.rtb.read.events import UsageError
 from breaker.rtb.read.logstream import MissingZstandard
 from breaker.rtb.replay.sweep import Setting, sweep
-from breaker.rtb.replayjson import JsonReport
-from breaker.rtb.replaytext import TextReport
-from breaker.rtb.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
-from breaker.rtb.timeline import TimelineReport
+from breaker.rtb.show import shown
+from breaker.rtb.show.replayjson import JsonReport
+from breaker.rtb.show.replaytext import TextReport
+from breaker.rtb.show.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
+from breaker.rtb.show.timeline import TimelineReport
 
 FORMATS = ("table", "json", "markdown")
 

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from breaker.rtb import shown
 from breaker.rtb.read.events import UsageError
 from breaker.rtb.read.sessions import (
     ReadProblem,
@@ -23,7 +22,8 @@ from breaker.rtb.read.sessions import (
     session_sources,
 )
 from breaker.rtb.replay.sweep import Label, parse_labels, parse_loop_starts
-from breaker.rtb.tables import Progress
+from breaker.rtb.show import shown
+from breaker.rtb.show.tables import Progress
 
 
 def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProblem]]:

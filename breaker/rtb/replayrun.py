@@ -16,11 +16,11 @@ from itertools import islice
 from typing import Protocol, TextIO
 
 from breaker.core.config import BreakerConfig
-from breaker.rtb import shown
-from breaker.rtb.digest import Digest
 from breaker.rtb.read.events import ReadProblem
 from breaker.rtb.read.sessions import SessionSource
 from breaker.rtb.replay.replayer import CallReplay, Replayer, lookahead
+from breaker.rtb.show import shown
+from breaker.rtb.show.digest import Digest
 
 #: Events read from a log before they are replayed: reading a run of lines, then deciding a run
 #: of calls, keeps the code and data of each warm in the CPU's caches (some 5% faster than one

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from breaker.core.judging.verdicts import Hit, Reached
-from breaker.rtb import shown
-from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.read.events import ReadProblem
 from breaker.rtb.replay.replayer import CallReplay
+from breaker.rtb.show import shown
+from breaker.rtb.show.digest import Digest, Spool
 
 
 class JsonReport:

@@ -14,8 +14,8 @@ from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
 from breaker.core.reading.fingerprints import CallFingerprints, ToolCall
 from breaker.core.wording.messages import format_number
-from breaker.rtb import shown
 from breaker.rtb.replay.sweep import SettingScore
+from breaker.rtb.show import shown
 
 
 def explanation_json(call: ToolCall, explained: CallFingerprints, config: BreakerConfig) -> dict[str, Any]:

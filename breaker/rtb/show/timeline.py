@@ -33,11 +33,11 @@ from typing import TextIO
 
 from breaker.core.config import BreakerConfig
 from breaker.core.judging.verdicts import Reached
-from breaker.rtb import shown
-from breaker.rtb.digest import Digest, Spool
-from breaker.rtb.pagestyle import COLUMNS, COMPARED, POLICY, RECORDED, SCRIPT, STYLE, fill_class
 from breaker.rtb.replay.replayer import CallReplay
-from breaker.rtb.timelinehead import anchor, session_list, settings_line, settings_table
+from breaker.rtb.show import shown
+from breaker.rtb.show.digest import Digest, Spool
+from breaker.rtb.show.pagestyle import COLUMNS, COMPARED, POLICY, RECORDED, SCRIPT, STYLE, fill_class
+from breaker.rtb.show.timelinehead import anchor, session_list, settings_line, settings_table
 
 #: Rows per block the browser may skip laying out while it is off screen.
 BLOCK_ROWS = 200

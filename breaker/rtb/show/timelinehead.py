@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from breaker.core.config import BreakerConfig
 from breaker.core.wording.messages import format_number
-from breaker.rtb import shown
-from breaker.rtb.digest import Digest
+from breaker.rtb.show import shown
+from breaker.rtb.show.digest import Digest
 
 #: The settings a verdict depends on, in the order the page lists them.
 _SETTINGS = (

@@ -14,10 +14,10 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from breaker.rtb import shown
-from breaker.rtb.digest import Digest, Spool
 from breaker.rtb.replay.replayer import CallReplay
-from breaker.rtb.tables import WIDTH, fitted_line, fitted_table, fitted_widths, markdown_table
+from breaker.rtb.show import shown
+from breaker.rtb.show.digest import Digest, Spool
+from breaker.rtb.show.tables import WIDTH, fitted_line, fitted_table, fitted_widths, markdown_table
 
 #: How a recorded outcome reads in the text report's session lines.
 _RECORDED_WORDS = {
