@@ -6,8 +6,8 @@
     npm run quality -- --write-readme                 # also put the table into docs/decision-quality.md
 
 Sources (see sources.py): the labelled corpus, the hand-made evasions, and the real agent runs in
-../shared/real-sessions and ../shared/real-sessions-2 (read there at run time; the table says so
-when one is absent). It prints a summary table (the README's), one table per source, every loop
+../shared/real-sessions, -2, -3 and -4 (read there at run time; the table says so when one is
+absent). It prints a summary table (the README's), one table per source, every loop
 of the real runs and evasions with the call each system catches it at, then per source and
 system every false stop and every missed loop with its session, call and rule. Systems:
 
@@ -346,7 +346,7 @@ def _misses_and_false_stops(systems: Sequence[System], source: Source, scores: S
         for session_id, act in sorted(measured.false_stops.items()):
             label = source.label_of(session_id)
             kind = (
-                f"before its loop (calls {label.start}-{label.end or 'end'})"
+                f"before its labelled call {label.start} (loop to {label.end or 'the end'})"
                 if label.label == "loop"
                 else "labelled ordinary"
                 if source.is_labelled(session_id)

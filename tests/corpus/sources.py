@@ -2,11 +2,13 @@
 
 * ``corpus``: the labelled trajectories written here (``sessions/``, ``labels.tsv``; build.py).
 * ``evasions``: loops that never repeat a call verbatim back to back (``evasions/``; evasions.py).
-* ``real sessions`` (and ``2``, ``3``): agent runs nobody here wrote, kept outside the
-  project in ``../shared/real-sessions``, ``-2`` and ``-3`` (relative to the
+* ``real sessions`` (and ``2``, ``3``, ``4``): agent runs nobody here wrote, kept outside the
+  project in ``../shared/real-sessions``, ``-2``, ``-3`` and ``-4`` (relative to the
   repository root) and read from there at run time, never copied. Each ``labels.tsv`` marks loops
   with their first and last call and ordinary runs that were read (``ok``); a session it does not
-  name was not read call by call and counts as ordinary work (``unlabelled``).
+  name was not read call by call and counts as ordinary work (``unlabelled``). In ``-4`` a loop's
+  first call is the earliest call a good gate is justified in stopping, so a stop before it is a
+  false stop there as a stop before the loop is everywhere.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ REAL_FOLDERS = (
     ("real sessions", REAL_SESSIONS),
     ("real sessions 2", SHARED / "real-sessions-2"),
     ("real sessions 3", SHARED / "real-sessions-3"),
+    ("real sessions 4", SHARED / "real-sessions-4"),
 )
 
 
