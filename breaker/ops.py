@@ -38,6 +38,9 @@ class Configure(NamedTuple):
     #: Truthy: the shim says this very configuration was accepted before by this very code, so
     #: pydantic's strict check (the last gate behind ``load_config``'s own) is not repeated.
     known: Any = None
+    #: The rows of the patches dsh composed, as ``{id, keys}`` (the keys of a row's ``config:``),
+    #: for ``breaker.strayrows``; untyped: whatever it holds, what cannot be a row is skipped.
+    rows: Any = None
     reply: ReplyMode = None
     op: Literal["configure"] = "configure"
 
@@ -138,7 +141,7 @@ _Kind = type[int] | type[str] | type[_Anything] | type[_StringKeyedMap]
 #: op → its request type and its fields between ``id`` and ``reply``, in the order of the type's
 #: fields and of the problems an error text tells.
 _REQUEST_FIELDS: dict[str, tuple[type[Request], tuple[tuple[str, _Kind], ...]]] = {
-    "configure": (Configure, (("config", _Anything), ("known", _Anything))),
+    "configure": (Configure, (("config", _Anything), ("known", _Anything), ("rows", _Anything))),
     "guard": (
         Guard,
         (("agent", int), ("call", str), ("name", str), ("args", _Anything), ("standIn", _Anything)),

@@ -19,10 +19,11 @@ Requests (shim → worker)
     ============  ===================================  =========================================
     configure     config: raw map | nil,               settings: {countedTools, onWorkerFailure,
                   known: bool (optional; accepted      guardTimeoutMs, startTimeoutMs, window,
-                  before: no pydantic check)           maxAgents, notices, condensedChars,
-                                                       operations, resultTextChars,
-                                                       factFields, factTextChars,
-                                                       workerFailureDenial}
+                  before: no pydantic check),          maxAgents, notices, condensedChars,
+                  rows: [{id, keys}] (optional: the    operations, resultTextChars,
+                  patch rows dsh composed)             factFields, factTextChars,
+                                                       workerFailureDenial, strays: [str] (a
+                                                       line each: ``breaker.strayrows``)}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
                   args: any, standIn: bool (optional)  passes: int, standIn: any (when asked)
     preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:

@@ -68,6 +68,7 @@ from breaker.protocol import (
     error_reply,
     ok_reply,
 )
+from breaker.strayrows import stray_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -254,8 +255,24 @@ class RequestHandler:
             "factFields": list(FACT_FIELDS),
             "factTextChars": FACT_TEXT_CHARS,
             "workerFailureDenial": WORKER_FAILURE_DENIAL,
+            # Rows dsh gives to nothing that were meant for this plugin: the shim prints each line.
+            "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],
         }
         return ok_reply(request.id, settings=settings)
+
+
+def patch_rows(rows: object) -> list[tuple[str, list[str]]]:
+    """(id, config keys) of each ``{id, keys}`` the shim sent; anything else is skipped."""
+    if not isinstance(rows, list):
+        return []
+    found = []
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            keys = row.get("keys")
+            found.append(
+                (row["id"], [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else [])
+            )
+    return found
 
 
 def forbid_side_effects() -> None:

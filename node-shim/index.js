@@ -19,6 +19,7 @@ import {
 import { watchFrontend } from './frontend.js';
 import { askWhenIdle } from './idle.js';
 import { Journal } from './journal.js';
+import { patchRows } from './patch-rows.js';
 import { outcomeOf, resultText } from './result-facts.js';
 import { boundedWriter } from './stderr.js';
 
@@ -152,7 +153,7 @@ export function apply(ctx, config) {
   let journal; // created from the worker's settings once it has accepted the config
   const bridge = bridgeFor(workerOptions(python));
   bridge.replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
-  const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value };
+  const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value, rows: patchRows(ctx) };
   const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
     ? config.startTimeoutMs
     : BOOT_TIMEOUT_MS;
@@ -172,9 +173,10 @@ export function apply(ctx, config) {
   }
   if (!reply.ok) {
     bridge.close();
-    throw bootFailure(`${reply.error}. Fix: ${CONFIG_FIX}`);
+    throw bootFailure(`${reply.error}${/[.?!]$/.test(reply.error) ? '' : '.'} Fix: ${CONFIG_FIX}`);
   }
   const settings = reply.settings;
+  for (const line of settings.strays ?? []) log(line); // a row meant for this plugin, given to nothing
   if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, configure.config, settings);
   const { countedTools, onWorkerFailure, notices, maxAgents, condensedChars, logDenials, operations } = settings;
   const { resultTextChars, factFields, factTextChars, workerFailureDenial } = settings;

@@ -15,7 +15,7 @@ OPS = ["configure", "guard", "preflight", "commit", "result", "human", "step", "
 #: Each op's fields as the frame spells them, and the kind each takes: a required int or str, or
 #: anything (``None`` when absent), or a map with string keys (``"map"``; nil or absent: None).
 FIELDS: dict[str, dict[str, object]] = {
-    "configure": {"config": Any, "known": Any},
+    "configure": {"config": Any, "known": Any, "rows": Any},
     "guard": {"agent": int, "call": str, "name": str, "args": Any, "standIn": Any},
     "preflight": {"agent": int, "call": str, "name": str, "args": Any, "standIn": Any},
     "commit": {"agent": int, "call": str},

@@ -113,3 +113,41 @@ def test_replay_without_a_path_reads_dsh_sessions_folder(
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "nowhere"))
     status, _, err = _run(capsys, "replay")
     assert status == 2 and "no dsh sessions folder" in err
+
+
+def test_a_misspelt_row_id_is_a_configuration_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dsh gives the config of `- id: repeat-tool-braker` to nothing; rtb check says so and the fix."""
+    profile = _profile(tmp_path, "- id: repeat-tool-braker\n  config:\n    limits: { exact: 3 }\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and out.count("\n") == 1
+    assert "the row 'repeat-tool-braker' is not this plugin's row 'repeat-tool-breaker'" in out
+    assert "Fix: write its id as repeat-tool-breaker" in out and "cordis.patch.yml" in out
+
+
+def test_this_plugins_keys_under_another_row_are_a_configuration_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "- id: repeat-tool-reminder\n  config:\n    failLimit: 4\n    window: 20\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert (
+        status == 1
+        and "'repeat-tool-reminder' carries keys of this plugin's config (failLimit, window)" in out
+    )
+    # the reminder's own keys (include and exclude are ours too) are its business
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "cordis.patch.yml").write_text(
+        "- id: repeat-tool-reminder\n  config:\n    thresholds: [3, 5]\n    exclude: [read]\n"
+    )
+    status, out, _ = _run(capsys, "check", str(other))
+    assert status == 0 and out.startswith("OK:")
+
+
+def test_a_suggestion_ending_in_a_question_mark_takes_no_stray_period(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    identity: exactt\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and "did you mean 'exact'? Fix: correct it" in out

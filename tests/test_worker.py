@@ -128,10 +128,30 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "factFields": list(FACT_FIELDS),
                 "factTextChars": FACT_TEXT_CHARS,
                 "workerFailureDenial": WORKER_FAILURE_DENIAL,
+                "strays": [],
             },
         }
         assert reply["settings"]["operations"]["preflight"] == {"recent": True, "changes": "when it asks"}
         assert "todo" in reply["settings"]["countedTools"]
+
+
+async def test_configure_names_the_rows_meant_for_the_plugin_under_another_id() -> None:
+    """The patch rows the shim sends (`{id, keys}`): a misspelt id gets one line, with the fix;
+    what cannot be a row is skipped, never an error."""
+    rows = [
+        {"id": "hmr", "keys": ["root"]},
+        {"id": "repeat-tool-braker", "keys": ["limits"]},
+        {"id": 3},
+        "not a row",
+        {"id": "agent", "keys": ["failLimit", 7]},
+    ]
+    async with worker() as pipe:
+        reply = await pipe.call("configure", config=None, rows=rows)
+        strays = reply["settings"]["strays"]
+        assert len(strays) == 2
+        assert strays[0].startswith("the row 'repeat-tool-braker' is not this plugin's row")
+        assert strays[0].endswith("Fix: write its id as repeat-tool-breaker")
+        assert "'agent' carries keys of this plugin's config (failLimit)" in strays[1]
 
 
 async def test_a_commit_with_no_verdict_kept_is_an_error_the_shim_hears_and_commits_nothing() -> None:

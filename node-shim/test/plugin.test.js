@@ -62,14 +62,23 @@ test('loop A: the fifth identical call is denied before its body runs, quoting t
   assert.match(denial, /notes, version call-4/);
 });
 
-test('logDenials: one stderr line per denial, naming the tool, the kinds and the agent, never the arguments', async () => {
+/** Run `body(lines)` while the stderr writes that hold `marker` are collected into `lines`. */
+async function withStderr(marker, body) {
   const lines = [];
   const write = process.stderr.write;
   process.stderr.write = function capture(text, ...rest) {
-    if (String(text).includes('denied a ')) lines.push(String(text));
+    if (String(text).includes(marker)) lines.push(String(text));
     return write.call(this, text, ...rest);
   };
   try {
+    await body(lines);
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+test('logDenials: one stderr line per denial, naming the tool, the kinds and the agent, never the arguments', async () => {
+  await withStderr('denied a ', async (lines) => {
     const quiet = mount(undefined).dsh;
     await verdicts(quiet, makeAgent('q'), Array(5).fill(['bash', bash('echo secret-arg')]));
     assert.deepEqual(lines, [], 'off by default');
@@ -79,9 +88,29 @@ test('logDenials: one stderr line per denial, naming the tool, the kinds and the
     assert.equal(lines.length, 2);
     assert.match(lines[0], /^\[repeat-tool-breaker\] denied a bash call of agent \d+ \(reached exact 5\/5, cmd 5\/5\); the session log/);
     assert.ok(!lines.some((line) => line.includes('secret-arg')));
-  } finally {
-    process.stderr.write = write;
-  }
+  });
+});
+
+test('a row meant for the plugin under another id is named at boot in one line, with the fix, and the boot goes on', async () => {
+  await withStderr('[repeat-tool-breaker] the row ', async (lines) => {
+    const dsh = new FakeDsh();
+    // what cordis-plugin-include holds: every patch row, the bundles' inserted ones too
+    const patches = [
+      { insert: [{ id: 'repeat-tool-breaker', name: 'dsh-repeat-tool-breaker' }] },
+      { id: 'hmr', disabled: false, config: { root: [] } },
+      { id: 'repeat-tool-braker', config: { limits: { exact: 3 } } },
+    ];
+    dsh.ctx.fiber = { entry: { parent: { tree: { config: { patches } } } } };
+    disposers.push(apply(dsh.ctx, undefined));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /^\[repeat-tool-breaker\] the row 'repeat-tool-braker' is not this plugin's row 'repeat-tool-breaker'.*\. Fix: write its id as repeat-tool-breaker\n$/);
+    const outcomes = await verdicts(dsh, makeAgent('s'), Array(5).fill(['bash', bash('echo defaults')]));
+    assert.deepEqual(allowed(outcomes), [true, true, true, true, false], 'the defaults apply');
+  });
+});
+
+test('a suggestion ending in a question mark takes no stray period before the fix', () => {
+  assert.throws(() => apply(new FakeDsh().ctx, { identity: 'exactt' }), /did you mean 'exact'\? Fix: correct it/);
 });
 
 test("loop B: description '1st'/'2nd'/... decoys do not make a new call", async () => {

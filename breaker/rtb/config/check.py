@@ -10,7 +10,9 @@ give the plugin and validates it with the same ``load_config`` the worker runs:
 
 Several paths are layers in the order dsh applies them (the profile, then each ``--patch``).
 Within them the last row that carries a ``config:`` wins whole, as a patch replaces the row's
-whole ``config``. Prints ``OK`` or the one-line error the boot would print, with its fix.
+whole ``config``. A row meant for the plugin under another id (``repeat-tool-braker``, or this
+plugin's keys under another row: ``breaker.strayrows``) is an error too: dsh would give its
+``config:`` to nothing. Prints ``OK`` or the one-line error the boot would print, with its fix.
 Exit status: 0 valid, 1 invalid, 2 when a path cannot be read.
 """
 
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
-from breaker.rtb.config.configfile import ROW_ID, _parse_document, config_mapping
+from breaker.rtb.config.configfile import _parse_document, config_mapping
 from breaker.rtb.read import dshhome
+from breaker.strayrows import ROW_ID, StrayRow, stray_rows
 
 PROFILE_PATCH = "cordis.patch.yml"
 
@@ -34,11 +37,13 @@ FIX = f"correct it in the config: of the {ROW_ID} row (the profile's {PROFILE_PA
 
 @dataclass(frozen=True)
 class Layer:
-    """Where a config came from, and the ``config:`` it sets (``sets``: whether it sets one)."""
+    """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), and its
+    rows meant for the plugin under another id."""
 
     source: Path
     sets: bool
     config: object = None
+    strays: tuple[StrayRow, ...] = ()
 
 
 def add_subcommand(commands: Any) -> None:
@@ -75,7 +80,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
-    """(exit status, the line to print) for the config the last layer that sets one gives."""
+    """(exit status, the line to print) for the config the last layer that sets one gives; a row
+    meant for the plugin under another id, in any layer, first."""
+    stray = next(((layer, stray) for layer in layers for stray in layer.strays), None)
+    if stray is not None:
+        return 1, f"{stray[0].source}: {ROW_ID}: {stray[1].line}"
     setting = next((layer for layer in reversed(layers) if layer.sets), None)
     if setting is None:
         where = ", ".join(str(layer.source) for layer in layers)
@@ -83,9 +92,15 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
     try:
         load_config(setting.config)  # type: ignore[arg-type]  # validated there, whatever it is
     except ConfigError as error:
-        return 1, f"{setting.source}: {ROW_ID}: {error}. Fix: {FIX}"
+        return 1, f"{setting.source}: {ROW_ID}: {ended(str(error))} Fix: {FIX}"
     keys = ", ".join(sorted(setting.config or {})) or "none"  # type: ignore[call-overload]
     return 0, f"OK: {setting.source}: the {ROW_ID} config is valid (keys set: {keys})"
+
+
+def ended(text: str) -> str:
+    """``text`` as a sentence: a full stop added unless it ends in one, or in ``?`` or ``!`` (a
+    "did you mean 'exact'?" is not followed by a stray period)."""
+    return text if text.endswith((".", "?", "!")) else f"{text}."
 
 
 def read_layer(path: Path) -> Layer:
@@ -101,12 +116,20 @@ def read_layer(path: Path) -> Layer:
         raise ConfigError(f"{path}: {error.strerror or error}") from None
     document = _parse_document(text, path)
     if isinstance(document, list):
-        rows = [row for row in _rows(document) if row.get("id") == ROW_ID and "config" in row]
-        return Layer(path, sets=bool(rows), config=rows[-1]["config"] if rows else None)
+        every = _rows(document)
+        strays = tuple(stray_rows((row["id"], _keys(row)) for row in every if isinstance(row.get("id"), str)))
+        rows = [row for row in every if row.get("id") == ROW_ID and "config" in row]
+        return Layer(path, sets=bool(rows), config=rows[-1]["config"] if rows else None, strays=strays)
     try:
         return Layer(path, sets=True, config=config_mapping(document))
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+
+
+def _keys(row: dict[str, Any]) -> list[str]:
+    """The keys of a row's ``config:`` (none when it is not a mapping)."""
+    config = row.get("config")
+    return [key for key in config if isinstance(key, str)] if isinstance(config, dict) else []
 
 
 def _rows(rows: list[Any]) -> list[dict[str, Any]]:

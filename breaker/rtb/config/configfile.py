@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError
-
-#: The row id the plugin is mounted under in a cordis patch.
-ROW_ID = "repeat-tool-breaker"
+from breaker.strayrows import ROW_ID
 
 
 def read_config_file(path: Path | None) -> dict[str, Any]:

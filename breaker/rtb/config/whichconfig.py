@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.rtb.config.check import PROFILE_PATCH, read_layer
-from breaker.rtb.config.configfile import ROW_ID, read_config_file
+from breaker.rtb.config.configfile import read_config_file
 from breaker.rtb.read import dshhome
+from breaker.strayrows import ROW_ID
 
 #: Where a configuration came from.
 Origin = Literal["--config", "profile", "profile folder", "defaults"]

@@ -1,0 +1,105 @@
+"""Rows of a cordis patch meant for this plugin that dsh will not give it.
+
+dsh reconfigures a row by its id and ignores a flat ``- id:`` row that names no row in the tree,
+without a word (only ``dsh --dump-config`` warns). A profile whose row reads
+``repeat-tool-braker`` therefore boots on the defaults, its ``config:`` lost. Two kinds of row
+are named, with the fix, at boot (the shim sends the ids and config keys of the patch rows dsh
+composed) and by ``rtb check`` (which reads the patch files):
+
+* a row whose id is one or two edits away from ``ROW_ID`` (a misspelling);
+* a row under another id whose ``config:`` holds keys of this plugin only, at least one of them
+  no other plugin of dsh uses (``limits: {exact: 3}`` under the reminder's id).
+
+Sans-I/O: rows in, the strays found out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from breaker.core.config import DEFAULTS, IGNORED_KEYS, REMOVED_KEYS
+
+#: The row id the plugin is mounted under in a cordis patch.
+ROW_ID = "repeat-tool-breaker"
+
+#: A row id this many edits (insertions, deletions, substitutions) from ROW_ID, or fewer, is
+#: taken for a misspelling of it.
+MAX_EDITS = 2
+
+#: Keys of this plugin's config that other plugins' configs use too (dsh's own repeat-tool
+#: reminder has ``include`` and ``exclude``): alone they do not make a config look like ours.
+SHARED_KEYS = frozenset({"preset", "window", "include", "exclude", "python"})
+
+#: Every key this plugin's config may hold (the ignored and the removed keys included).
+OWN_KEYS = frozenset([*DEFAULTS, *IGNORED_KEYS, *REMOVED_KEYS])
+
+
+@dataclass(frozen=True, slots=True)
+class StrayRow:
+    """A row meant for this plugin under another id: what is wrong, and the fix."""
+
+    id: str
+    what: str
+    fix: str
+
+    @property
+    def line(self) -> str:
+        """The one line a boot prints and ``rtb check`` prints after the file's name."""
+        return f"{self.what}. Fix: {self.fix}"
+
+
+def edits(a: str, b: str) -> int:
+    """The fewest insertions, deletions and substitutions that turn ``a`` into ``b``."""
+    previous = list(range(len(b) + 1))
+    for i, letter in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (letter != other)))
+        previous = current
+    return previous[-1]
+
+
+def is_misspelt_id(row_id: str) -> bool:
+    """Whether ``row_id`` is ROW_ID misspelt: not it, and at most MAX_EDITS edits from it."""
+    if row_id == ROW_ID or abs(len(row_id) - len(ROW_ID)) > MAX_EDITS:
+        return False
+    return edits(row_id.lower(), ROW_ID) <= MAX_EDITS
+
+
+def looks_like_own_config(keys: Iterable[str]) -> list[str]:
+    """The keys of a config that make it look like this plugin's (empty: it does not): every key
+    is one of this plugin's, and one at least is no other plugin's."""
+    names = list(keys)
+    if not names or any(name not in OWN_KEYS for name in names):
+        return []
+    return names if any(name not in SHARED_KEYS for name in names) else []
+
+
+def stray_rows(rows: Iterable[tuple[str, Iterable[str]]]) -> list[StrayRow]:
+    """The strays among ``rows``: (row id, the keys of its ``config:``) in patch order."""
+    found: list[StrayRow] = []
+    for row_id, keys in rows:
+        if row_id == ROW_ID:
+            continue
+        if is_misspelt_id(row_id):
+            found.append(
+                StrayRow(
+                    row_id,
+                    f"the row {row_id!r} is not this plugin's row {ROW_ID!r} (a misspelling?): dsh "
+                    "ignores the config: of a row it does not have, so the defaults apply",
+                    f"write its id as {ROW_ID}",
+                )
+            )
+            continue
+        own = looks_like_own_config(keys)
+        if own:
+            found.append(
+                StrayRow(
+                    row_id,
+                    f"the row {row_id!r} carries keys of this plugin's config ({', '.join(own)}), "
+                    f"which only the row {ROW_ID!r} passes to it",
+                    f"move them into the config: of the {ROW_ID} row",
+                )
+            )
+    return found

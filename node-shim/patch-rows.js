@@ -1,0 +1,39 @@
+// @ts-check
+// The rows of the patches dsh composed, gathered for the worker, which names those meant for this
+// plugin under another id (breaker/strayrows.py decides; nothing is decided here).
+//
+// dsh ignores a flat `- id:` row that names no row of the tree without a word, so a profile whose
+// row reads `repeat-tool-braker` boots on the defaults. The include that mounted this plugin holds
+// every patch row in its config (`patches`: the bundles', the profile's, dsh's home's and the
+// `--patch` overlays', in order, as read in @deepseek-ai/cordis-plugin-include rc.8). Only each
+// row's id and the keys of its `config:` are sent; where dsh keeps them elsewhere, nothing is.
+
+/** At most this many rows, keys a row and characters an id or a key are sent. */
+export const MAX_ROWS = 2000;
+export const MAX_KEYS = 64;
+export const MAX_CHARS = 200;
+
+/** `{id, keys}` of each row of the patches that mounted the plugin of `ctx`, inserted rows too. */
+export function patchRows(ctx) {
+  const rows = [];
+  function visit(list, depth) {
+    if (!Array.isArray(list) || depth > 8) return;
+    for (const row of list) {
+      if (rows.length >= MAX_ROWS) return;
+      if (row === null || typeof row !== 'object') continue;
+      const { id, config, insert } = row;
+      if (typeof id === 'string' && id.length <= MAX_CHARS) {
+        const mapping = config !== null && typeof config === 'object' && !Array.isArray(config);
+        const keys = mapping ? Object.keys(config).slice(0, MAX_KEYS).map((key) => key.slice(0, MAX_CHARS)) : [];
+        rows.push({ id, keys });
+      }
+      visit(insert, depth + 1);
+    }
+  }
+  try {
+    visit(ctx?.fiber?.entry?.parent?.tree?.config?.patches, 0);
+  } catch {
+    return []; // a tree shaped otherwise: the boot goes on, unchecked
+  }
+  return rows;
+}

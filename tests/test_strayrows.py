@@ -1,0 +1,52 @@
+"""Rows meant for this plugin that dsh would not give it (breaker/strayrows.py): a row id one
+or two edits from `repeat-tool-breaker`, or this plugin's keys under another row."""
+
+from __future__ import annotations
+
+import pytest
+
+from breaker.strayrows import ROW_ID, edits, is_misspelt_id, looks_like_own_config, stray_rows
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "count"),
+    [("", "", 0), ("abc", "abc", 0), ("abc", "abd", 1), ("abc", "ab", 1), ("ab", "ba", 2), ("", "xyz", 3)],
+)
+def test_edits_counts_insertions_deletions_and_substitutions(a: str, b: str, count: int) -> None:
+    assert edits(a, b) == count == edits(b, a)
+
+
+@pytest.mark.parametrize(
+    "row_id",
+    [
+        "repeat-tool-braker",
+        "repeat-tool-breakr",
+        "repeat_tool_breaker",
+        "repeat-tool-breaker-",
+        "Repeat-Tool-Breaker",
+    ],
+)
+def test_an_id_one_or_two_edits_away_is_a_misspelling(row_id: str) -> None:
+    assert is_misspelt_id(row_id)
+    (stray,) = stray_rows([(row_id, [])])
+    assert stray.id == row_id and stray.line.endswith(f"Fix: write its id as {ROW_ID}")
+
+
+@pytest.mark.parametrize("row_id", [ROW_ID, "repeat-tool-reminder", "hmr", "tools", "repeat-breaker"])
+def test_its_own_id_and_other_rows_are_not(row_id: str) -> None:
+    assert not is_misspelt_id(row_id)
+    assert stray_rows([(row_id, [])]) == []
+
+
+def test_a_config_of_this_plugins_keys_only_looks_like_its_own() -> None:
+    assert looks_like_own_config(["limits", "window"]) == ["limits", "window"]
+    assert looks_like_own_config(["denyAfter"]) == ["denyAfter"]  # the unrelated plugin of the same name
+    assert looks_like_own_config(["window", "exclude"]) == []  # keys other plugins use too
+    assert looks_like_own_config(["thresholds", "exclude", "limits"]) == []  # another plugin's key
+    assert looks_like_own_config([]) == []
+
+
+def test_the_row_with_its_own_id_is_never_a_stray_whatever_it_holds() -> None:
+    assert stray_rows([(ROW_ID, ["limits"]), ("hmr", ["root"]), ("tools", ["mode"])]) == []
+    (stray,) = stray_rows([("repeat-tool-reminder", ["thresholds"]), ("agent", ["limits", "failLimit"])])
+    assert stray.id == "agent" and "(limits, failLimit)" in stray.what
