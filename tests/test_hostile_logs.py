@@ -122,15 +122,26 @@ def _deep_text(depth: int) -> str:
     return "[" * depth + '"bottom"' + "]" * depth
 
 
+#: Values no reader takes, each with what is said of them: a thousand levels deep; an integer of
+#: more digits than Python converts (``sys.get_int_max_str_digits()``).
+_PAST_A_LIMIT = {
+    "nested-a-thousand-deep": (_deep_text(1000), f"nested deeper than {MAX_NESTING} levels"),
+    "a-number-too-long": (
+        "7" * (sys.get_int_max_str_digits() + 1),
+        f"holds a number of more than {sys.get_int_max_str_digits():,} digits",
+    ),
+}
+
+
+@pytest.mark.parametrize("past", sorted(_PAST_A_LIMIT))
 @pytest.mark.parametrize("output", FORMATS)
-def test_arguments_and_events_nested_a_thousand_deep_are_named_problems(output: str, tmp_path: Path) -> None:
-    call = {"callId": "c1", "name": "bash", "arguments": '{"command":' + _deep_text(1000) + "}"}
+def test_arguments_and_events_past_a_limit_are_named_problems(output: str, past: str, tmp_path: Path) -> None:
+    value, reason = _PAST_A_LIMIT[past]
+    call = {"callId": "c1", "name": "bash", "arguments": '{"command":' + value + "}"}
     lines = [
         json.dumps({"type": "session", "id": "session-dee9"}),
         json.dumps({"type": "tool/call", "data": call}),
-        '{"type":"tool/call","data":{"callId":"c2","name":"bash","arguments":{"command":'
-        + _deep_text(1000)
-        + "}}}",
+        '{"type":"tool/call","data":{"callId":"c2","name":"bash","arguments":{"command":' + value + "}}}",
         json.dumps({"type": "tool/call", "data": {"callId": "c3", "name": "read", "arguments": "{}"}}),
     ]
     content = ("\n".join(lines) + "\n").encode()
@@ -138,11 +149,8 @@ def test_arguments_and_events_nested_a_thousand_deep_are_named_problems(output: 
 
     status, out, err = _rtb(folder, output, tmp_path)
 
-    too_deep = f"nested deeper than {MAX_NESTING} levels"
-    _assert_named_and_the_rest_reported(
-        status, out, err, f"{hostile}:2", f"tool/call c1: arguments {too_deep}"
-    )
-    assert f"{hostile}:3: an event {too_deep}" in err
+    _assert_named_and_the_rest_reported(status, out, err, f"{hostile}:2", f"tool/call c1: arguments {reason}")
+    assert f"{hostile}:3: an event {reason}" in err
 
 
 def test_nesting_just_inside_the_limit_is_read_and_past_it_is_not() -> None:

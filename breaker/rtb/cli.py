@@ -25,6 +25,7 @@ from breaker.rtb.config.whichconfig import choose
 from breaker.rtb.inputs import load_sessions, read_labels, replay_sources
 from breaker.rtb.read import dshhome
 from breaker.rtb.read.events import UsageError
+from breaker.rtb.read.jsontext import Unreadable, load_json
 from breaker.rtb.read.logstream import MissingZstandard
 from breaker.rtb.replay.sweep import Setting, sweep
 from breaker.rtb.show import shown
@@ -181,17 +182,21 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
         if args.command_text is not None:
             raise UsageError("give either a COMMAND or --json, not both")
         try:
-            document = json.loads(args.call_json)
+            document = load_json(args.call_json)
         except json.JSONDecodeError as error:
             raise UsageError(f"--json is not JSON: {error.msg}") from None
+        except Unreadable as error:
+            raise UsageError(f"--json {error}") from None
         if not isinstance(document, dict) or not isinstance(document.get("name"), str):
             raise UsageError('--json must be an object with a "name" and "arguments"')
         arguments = document.get("arguments", {})
         if isinstance(arguments, str):  # as dsh logs it
             try:
-                arguments = json.loads(arguments)
+                arguments = load_json(arguments)
             except json.JSONDecodeError as error:
                 raise UsageError(f"--json arguments string is not JSON: {error.msg}") from None
+            except Unreadable as error:
+                raise UsageError(f"--json arguments string {error}") from None
         return ToolCall(name=document["name"], arguments=arguments)
     if args.command_text is None:
         raise UsageError("give a COMMAND to explain, or a whole call with --json")

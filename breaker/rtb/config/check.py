@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
-from breaker.rtb.config.configfile import _parse_document, config_mapping
+from breaker.rtb.config.configfile import config_mapping, read_document
 from breaker.rtb.read import dshhome
 from breaker.strayrows import ROW_ID, StrayRow, stray_rows
 
@@ -110,11 +110,7 @@ def read_layer(path: Path) -> Layer:
         if not patch.is_file():
             return Layer(path, sets=False)
         path = patch
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: {error.strerror or error}") from None
-    document = _parse_document(text, path)
+    document = read_document(path, str(path))
     if isinstance(document, list):
         every = _rows(document)
         strays = tuple(stray_rows((row["id"], _keys(row)) for row in every if isinstance(row.get("id"), str)))

@@ -3,6 +3,8 @@
 * Nesting: no JSON value deeper than ``MAX_NESTING`` levels is read (``Unreadable``); deeper ones
   would exhaust Python's stack in the parser, in ``json.dumps`` and in every report. No real tool
   call or event comes near it.
+* Numbers: no integer of more than ``sys.get_int_max_str_digits()`` digits (4,300 unless set)
+  is read (``Unreadable``); Python refuses to convert one.
 * Lone surrogates: a ``\\ud800`` escape with no partner is valid JSON but not text any output can
   encode. Live, the shim sends the worker UTF-8 made by ``TextEncoder``, which puts U+FFFD in its
   place; so does this, so the replay sees what the gate saw.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import json.scanner
 import re
+import sys
 
 #: The deepest JSON value read from a log.
 MAX_NESTING = 128
@@ -43,6 +46,10 @@ def load_json(text: str) -> object:
                 json.loads(text)  # raises "Extra data" as json.loads does
     except RecursionError:
         raise Unreadable(too_deep) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer longer than Python converts
+        raise Unreadable(number_too_long()) from None
     # A text shorter than twice the limit cannot be deeper; else it takes that many brackets.
     brackets = len(text) > 2 * MAX_NESTING and text.count("[") + text.count("{") > MAX_NESTING
     if brackets and _deeper_than(value, MAX_NESTING):
@@ -50,6 +57,11 @@ def load_json(text: str) -> object:
     if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         return _mended(value)
     return value
+
+
+def number_too_long() -> str:
+    """What is said of a text holding an integer longer than Python converts."""
+    return f"holds a number of more than {sys.get_int_max_str_digits():,} digits"
 
 
 def _deeper_than(value: object, limit: int) -> bool:
