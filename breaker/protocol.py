@@ -36,6 +36,9 @@ Requests (shim → worker)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
                   outcome: map | nil                   some are owed (``record_result``); passes
     human         agent: int                           -                 (``human_message``)
+    step          agent: int                           -                 (``new_step``: the
+                                                       agent's model turn began; it is entered
+                                                       at the agent's next counted call)
     forget        agent: int                           -
     stats         -                                    stats: map
     shutdown      -                                    - (then the worker exits 0)

@@ -147,10 +147,10 @@ export class Journal {
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
-  /** A model turn began (a step request sent before its first call): kept, as the turn decides
-   * whether its calls' answers count as repeats. The worker makes its state for an agent it does
-   * not know yet at its first step (Agents.known, breaker/core/history/agents.py), the most recent
-   * then: so is its journal made here. */
+  /** A model turn began (a step request sent just before the turn's first counted call): kept,
+   * as the turn decides whether its calls' answers count as repeats (the worker enters the turn at
+   * that call: Breaker.new_step). An agent with no journal yet gets one here, the most recent, as
+   * its call, next, makes it in the worker. */
   stepped(message) {
     const journal = this.sent('step', message.agent) ?? this.made(message.agent);
     this.add(journal, message, 32);

@@ -46,6 +46,9 @@ __all__ = [
 ALLOW = rules.ALLOW
 #: What ``passes`` reads for an agent not seen yet (never changed).
 _FRESH = AgentState(1)
+#: Agents whose model turn began and who have made no counted call in it yet, at most (past it the
+#: turn longest begun is let go): never fewer than ``maxAgents``.
+BEGUN_TURNS = 1024
 
 
 class Breaker:
@@ -59,6 +62,9 @@ class Breaker:
         )
         self._analysis = Analysis(config, fingerprinter)
         self._tightest_cap = passes_.tightest_cap(config)
+        # Agents whose model turn began (``new_step``) and who have made no counted call since.
+        self._begun: dict[AgentId, None] = {}
+        self._begun_bound = max(config.maxAgents, BEGUN_TURNS)
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -86,6 +92,8 @@ class Breaker:
         if not self.is_counted(call.name):
             return ALLOW
         state = self._agents.called(agent, call.call_id, "guard")
+        if self._begun:
+            self._enter_turn(agent, state)
         if call.call_id and state.asks.reached_guard(call.call_id):
             state.changed()  # the operator approved it
         raw = state.raw_fingerprints(call, self._analysis, keep=False)  # read once: the preflight's
@@ -98,6 +106,8 @@ class Breaker:
         if not self.is_counted(call.name):
             return ALLOW  # decide changes nothing for it
         state = self._agents.called(agent, call.call_id, "preflight")
+        if self._begun:
+            self._enter_turn(agent, state)
         check = self.preflight(agent, call)
         if isinstance(check, Ask):
             return check
@@ -151,11 +161,30 @@ class Breaker:
     def new_step(self, agent: AgentId) -> None:
         """The agent's model began a new turn (a step): the calls it sends now were sent after it
         read every answer before them. Calls of one turn were sent together, so answers alike
-        among them are not repetition (``progress``)."""
-        state = self._agents.known(agent)
-        state.changed()
+        among them are not repetition (``progress``).
+
+        The turn is entered at the agent's next counted call (``precheck`` or ``decide``), not
+        here: so a human message told after the step began (dsh logs the step, then the message
+        that starts it) clears what came before the turn, not the turn itself, and an agent whose
+        step makes no counted call is neither made nor made to push another out past
+        ``maxAgents``. The shim tells a step just before the step's first counted call and
+        ``rtb replay`` where dsh logged it: both give every call the same turn."""
+        state = self._agents.get(agent)
+        if state is not None:
+            state.changed()
         if self.config.sameResultLimit is None:
             return
+        begun = self._begun
+        begun.pop(agent, None)
+        begun[agent] = None
+        if len(begun) > self._begun_bound:
+            del begun[next(iter(begun))]
+
+    def _enter_turn(self, agent: AgentId, state: AgentState) -> None:
+        """The agent's first counted call since its model turn began: the turn starts now."""
+        if agent not in self._begun:
+            return
+        del self._begun[agent]
         if state.progress is None:
             state.progress = Evidence(self.config.window)
         state.progress.new_round()
@@ -176,6 +205,7 @@ class Breaker:
     def forget(self, agent: AgentId) -> None:
         """The agent is gone: drop everything held for it."""
         self._agents.forget(agent)
+        self._begun.pop(agent, None)
 
     def window_count(self, agent: AgentId, key: str) -> int:
         """How many entries of the agent's window hold ``key`` now (0 for an agent it does not

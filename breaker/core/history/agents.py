@@ -92,14 +92,6 @@ class Agents(Generic[State]):
                 del awaiting[next(iter(awaiting))]
         return state
 
-    def known(self, agent: AgentId) -> State:
-        """The agent's state, made if new (then the most recently active); a known agent's place
-        is left alone."""
-        state = self._states.get(agent)
-        if state is None:
-            state = self._states[agent] = self._made()
-        return state
-
     def returned(self, agent: AgentId, call_id: str) -> None:
         """The result of ``call_id`` arrived: the call is no longer awaited."""
         awaiting = self._awaiting.get(agent)
