@@ -13,8 +13,8 @@ from breaker.core.config import load_config
 from breaker.core.decision import Breaker
 from breaker.core.judging.verdicts import Deny
 from breaker.core.reading.fingerprints import ToolCall
-from breaker.rtb.events import CallEvent, Event, HumanTurn, ResultEvent, StepStart
-from breaker.rtb.replay import replay_events
+from breaker.rtb.read.events import CallEvent, Event, HumanTurn, ResultEvent, StepStart
+from breaker.rtb.replay.replayer import replay_events
 
 AGENT = "session-a"
 READ = ("read", {"file_path": "notes.md"})
