@@ -31,7 +31,7 @@ from breaker.core.history import (
     Fingerprinter,
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
-from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call
+from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call, resolved_call
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -82,6 +82,7 @@ class Breaker:
             return ALLOW
         if config.onLimit != "ask" and state.asks.local_spent:
             return ALLOW  # the one local ask of this turn is spent
+        call = resolved_call(call)
         raw = state.raw_fingerprints(call, self._analysis, keep=True)
         return rules.question(state, call, raw, config) or ALLOW
 
@@ -96,6 +97,7 @@ class Breaker:
             self._enter_turn(agent, state)
         if call.call_id and state.asks.reached_guard(call.call_id):
             state.changed()  # the operator approved it
+        call = resolved_call(call)  # every rule reads its paths and URLs as they resolve
         raw = state.raw_fingerprints(call, self._analysis, keep=False)  # read once: the preflight's
         plan = rules.plan(state, call, raw, self.config)
         return rules.apply(state, plan, self.config)
@@ -113,6 +115,7 @@ class Breaker:
             return check
         if not call.call_id or call.call_id in state.asks.pending:
             return None
+        call = resolved_call(call)
         raw = state.raw_fingerprints(call, self._analysis, keep=False)
         plan = rules.plan(state, call, raw, self.config)
         state.kept.keep(plan, self.config.window)  # past a window of them: guards that never came

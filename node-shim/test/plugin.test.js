@@ -131,6 +131,18 @@ test('loop C: --max-time churn with open-data.canada.ca ↔ open.canada.ca ping-
   assert.match(outcomes[4].text, /net:open\.canada\.ca\//);
 });
 
+test('a resource respelled each time (./src/app.py, ././src/app.py, src//app.py; /v1/./jobs, /v1/%6Aobs) is one resource', async () => {
+  const { dsh } = mount({}, { body: (exec) => (exec.arguments.file_path ? 'Error: File not found' : '{"state": "queued"}') });
+  const paths = ['./src/app.py', '././src/app.py', 'src//app.py', './././src/app.py', 'src///app.py', 'src/app.py'];
+  const reads = await verdicts(dsh, makeAgent('paths'), paths.map((file_path) => ['read', { file_path }]));
+  assert.deepEqual(allowed(reads), [true, true, true, true, false, false]);
+  assert.match(reads[4].text, /exact:read:\{"file_path":"src\/app\.py"\}/);
+  const urls = ['/v1/./jobs/42', '/v1/x1/../jobs/42', '/v1/%6Aobs/42', '/./v1/jobs/42', '/v1/jobs/./42', '/v1/jobs/42'];
+  const curls = await verdicts(dsh, makeAgent('urls'), urls.map((path) => ['bash', bash(`curl -s https://api.example.com${path}`)]));
+  assert.deepEqual(allowed(curls), [true, true, true, true, false, false]);
+  assert.match(curls[4].text, /net:api\.example\.com\/v1\/jobs\/42/);
+});
+
 test('agents are isolated; a user message resets one, a plugin notice does not', async () => {
   const { dsh } = mount({});
   const [first, second] = [makeAgent('one'), makeAgent('two')];

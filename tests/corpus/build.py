@@ -759,6 +759,68 @@ def loop_through_notes(c: Case) -> None:
         a.write("NOTES.md", f"Attempt {n}: link error on sqlite3_open; retrying make.\n")
 
 
+# --- loops: one resource respelled each time (issue 38) ----------------------------------------
+
+
+def respelled_path(n: int) -> str:
+    """The n-th spelling of ``src/app.py``: one more ``./``, or one more ``/`` in the middle."""
+    return "./" * (n // 2 + 1) + "src/app.py" if n % 2 else "src" + "/" * (n // 2 + 1) + "app.py"
+
+
+def respelled_url(n: int) -> str:
+    """The n-th spelling of ``https://api.example.com/v1/jobs/42``: ``/.``, ``/./``, ``x1/../``, an
+    escaped letter of the path."""
+    spellings = ["/v1/./jobs/42", "/v1/jobs/./42", "/v1/x1/../jobs/42", "/v1/%6Aobs/42", "/v1/jobs/42/."]
+    return "https://api.example.com" + "/." * (n // 5) + spellings[n % 5]
+
+
+@case("loop", "one missing file read again and again, one more ./ or / in its path each time")
+def respelled_read_missing(c: Case) -> None:
+    a = c.agent()
+    a.human("why does the app crash on start?")
+    a.loop_starts()
+    for n in cycles(20):
+        path = respelled_path(n)
+        a.call("read", {"file_path": path}, f"Error: File not found: {path}", is_error=True)
+
+
+@case("loop", "one file read again and again, the same lines each time, its path respelled")
+def respelled_read_same(c: Case) -> None:
+    a = c.agent()
+    a.human("what does main() do?")
+    a.loop_starts()
+    for n in cycles(20):
+        a.read(respelled_path(n), ["def main():", "    app = create_app()", "    app.run()"], 10, 40)
+
+
+@case("loop", "cat of one missing file, its path respelled each time, the same error")
+def respelled_cat_missing(c: Case) -> None:
+    a = c.agent()
+    a.human("show me the app's entry point")
+    a.loop_starts()
+    for n in cycles(20):
+        path = respelled_path(n)
+        a.bash(f"cat {path}", f"cat: {path}: No such file or directory", 1)
+
+
+@case("loop", "web_fetch of one API URL respelled (/./, x1/../, %6A), answering 404 each time")
+def respelled_fetch_missing(c: Case) -> None:
+    a = c.agent()
+    a.human("did job 42 finish?")
+    a.loop_starts()
+    for n in cycles(20):
+        a.fetch_error(respelled_url(n), "HTTP 404 Not Found")
+
+
+@case("loop", "curl of one API URL respelled (/./, x1/../, %6A), the same answer each time")
+def respelled_curl_same(c: Case) -> None:
+    a = c.agent()
+    a.human("what is the state of job 42?")
+    a.loop_starts()
+    for n in cycles(20):
+        a.bash(f"curl -s {respelled_url(n)}", '{"id": 42, "state": "queued", "position": 3}')
+
+
 # --- ok: edit/test and build/fix cycles ------------------------------------------------------
 
 
@@ -1290,6 +1352,39 @@ def tail_after_restart(c: Case) -> None:
             "tail -n 20 ~/.local/state/worker.log",
             f"attempt {n}: connected" if n == 5 else f"attempt {n}: refused",
         )
+
+
+# --- ok: different resources spelled alike (issue 38's controls) ------------------------------
+
+
+@case("ok", "a file looked for up the tree and in each package: x.py, ../x.py, ../../x.py, a/x.py, b/x.py")
+def respell_ok_search_paths(c: Case) -> None:
+    a = c.agent()
+    a.human("find the settings module and the shared helpers, and read them")
+    for path in ["settings.py", "../settings.py", "../../settings.py", "../../../settings.py"]:
+        a.call("read", {"file_path": path}, f"Error: File not found: {path}", is_error=True)
+    a.read("../../../config/settings.py", ["DEBUG = False", "DATABASE_URL = env('DATABASE_URL')"])
+    for package in ["a", "b", "c"]:
+        a.bash(f"cat packages/{package}/x.py", f"cat: packages/{package}/x.py: No such file or directory", 1)
+    for path in ["x.py", "../x.py", "../../x.py"]:
+        a.bash(f"cat {path}", f"cat: {path}: No such file or directory", 1)
+    a.bash("cat ../../../x.py", "def shared():\n    return 42")
+
+
+@case("ok", "one API searched with queries that differ only in escapes (c%2B%2B is not c++, a%2Fb not a/b)")
+def respell_ok_escaped_queries(c: Case) -> None:
+    a = c.agent()
+    a.human("which of our repositories mention c++ or the a/b experiment?")
+    search = "https://code.example.com/api/search?q="
+    queries = ["c%2B%2B", "c++", "a%2Fb", "a/b", "a%26b", "a&b", "%22a%2Fb%22", "a%20b"]
+    for n, query in enumerate(queries):
+        a.fetch(search + query, 200, f'{{"total": {(7 * n) % 5}, "items": ["repo-{n}"]}}')
+    projects = "https://gitlab.example.com/api/v4/projects/"
+    for project in ["infra%2Fdeploy", "infra/deploy", "Infra%2FDeploy", "infra%2Fdeploy-tools"]:
+        a.fetch_error(projects + project, "HTTP 404 Not Found")
+    for name in ["README", "readme", "Readme", "ReadMe"]:
+        a.bash(f"curl -s https://files.example.com/docs/{name}", '{"error": "not found"}')
+    a.fetch("https://files.example.com/docs/README.md", 200, "# Docs")
 
 
 def corpus_files() -> dict[Path, bytes]:

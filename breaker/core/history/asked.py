@@ -32,7 +32,6 @@ MAX_ITEMS = 32
 #: A command this long is not lexed for its program: it is its own target.
 TARGET_CHARS = 4096
 
-_PATH_ARGS = ("file_path", "path", "notebook_path")
 _EDIT_ARGS = ("new_string", "new_str", "content", "file_text")
 
 

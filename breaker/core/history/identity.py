@@ -30,7 +30,6 @@ Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` place
 from __future__ import annotations
 
 import hashlib
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -46,6 +45,8 @@ from breaker.core.reading import (
     canonical_json,
     condensed,
     lex_shell,
+    normal_path,
+    path_argument,
     shell_end,
 )
 
@@ -60,7 +61,6 @@ FETCHER_NAMES = frozenset(FETCHERS)
 #: Volume budgets count calls whatever the workspace holds.
 UNKEYED_KINDS = frozenset({"verb"})
 
-_PATH_ARGS = ("file_path", "path")
 _CONTENT_ARGS = ("content", "file_text")
 _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
@@ -243,7 +243,7 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     if call.name.lower() in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
-    path = text_argument(arguments, _PATH_ARGS)
+    path = path_argument(arguments)
     if path is None:
         return NO_EFFECT
     place = "file:" + path
@@ -297,7 +297,7 @@ def _appended(script: ShellScript) -> frozenset[str]:
         targets.extend(target for operator, target in part.redirects if operator.endswith(_APPENDING))
         if part.words and part.words[0] == "tee" and "-a" in part.words:
             targets.extend(word for word in part.words[1:] if not word.startswith("-"))
-    return frozenset("file:" + path for target in targets for path in (target, posixpath.normpath(target)))
+    return frozenset("file:" + path for target in targets for path in (target, normal_path(target)))
 
 
 def _mutates(script: ShellScript) -> bool:

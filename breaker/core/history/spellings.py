@@ -6,9 +6,10 @@ a host. A denial says that changing those does not make a new action; that is wo
 when the repeat did change one of them. So each committed entry keeps its call's spelling, three
 8-byte digests:
 
-* the call as written, notes aside (its ``exact:`` key);
+* the call as written, notes aside (its ``exact:`` key, and for a call whose paths or URLs were
+  spelled otherwise than they resolve, the arguments as written too);
 * the action it names once flags and host spellings are folded (its ``cmd:`` and ``net:`` keys,
-  else its ``exact:`` key);
+  else its ``exact:`` key, paths and URLs as they resolve);
 * its notes (each text by ``canonical.condensed``, so a journal's stand-in spells the same).
 
 The keys are the ones the call counts by (under ``identity: state-aware``, keyed by the workspace),
@@ -38,16 +39,18 @@ def spelling(call: ToolCall, fingerprints: Iterable[Fingerprint], config: Breake
     """The spelling of ``call`` (``fingerprints``: those that count, as its window entry holds them).
 
     The keys' digests are the window's own (cached: the call was just counted by them); only the
-    notes are digested anew."""
-    written = bytes(8)
+    notes, and the arguments of a call whose paths or URLs were respelled, are digested anew."""
+    exact = written = bytes(8)
     named = 0
     for fp in fingerprints:
         kind = fp.kind
         if kind == "exact":
-            written = digest(fp.key)
+            exact = written = digest(fp.key)
+            if call.written is not None:  # its paths or URLs as written, not as they resolve
+                written = digest(f"{fp.key}\0{canonical_json(call.written)}")
         elif kind == "cmd" or kind == "net":
             named ^= int.from_bytes(digest(fp.key), "little")
-    return written + (named.to_bytes(8, "little") if named else written) + _notes(call, config)
+    return written + (named.to_bytes(8, "little") if named else exact) + _notes(call, config)
 
 
 def _notes(call: ToolCall, config: BreakerConfig) -> bytes:

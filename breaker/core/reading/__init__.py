@@ -1,6 +1,7 @@
 """Stage 1, reading a call: what one tool call does, read from its name and arguments alone.
 
-The shell lexer (``shell``), URLs and hosts (``urls``), canonical argument values (``canonical``),
+The shell lexer (``shell``), URLs and hosts (``urls``), paths (``paths``), a call's paths and URLs
+as they resolve (``resolved``), canonical argument values (``canonical``),
 command prefixes and HTTP clients (``wrappers``, ``fetchers``), what a command line touches
 (``findings``, ``commands``), and the call's fingerprints (``fingerprints``); also what a
 finished call's result says about how it ended (``outcomes``). Nothing here knows an agent: the
@@ -21,8 +22,10 @@ from breaker.core.reading.fingerprints import (
     ToolCall,
     distinct,
     fingerprint_call,
+    resolved_call,
 )
 from breaker.core.reading.outcomes import FILE_TOOLS, Failure, Settled, judge, says_nothing, shell_end
+from breaker.core.reading.paths import normal_path, path_argument
 from breaker.core.reading.shell import ShellScript, SimpleCommand, lex_shell
 from breaker.core.reading.wrappers import strip_prefix
 
@@ -47,6 +50,9 @@ __all__ = [
     "fingerprint_call",
     "judge",
     "lex_shell",
+    "normal_path",
+    "path_argument",
+    "resolved_call",
     "says_nothing",
     "shell_end",
     "strip_prefix",

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from breaker.core.reading.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
 from breaker.core.reading.findings import Findings, is_file
+from breaker.core.reading.paths import paths_in_operands
 from breaker.core.reading.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
 from breaker.core.reading.urls import CanonicalUrl
 from breaker.core.reading.wrappers import strip_prefix
@@ -112,7 +113,7 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
     if verb:
         found.verbs[verb] = None
     if start < len(words):
-        kept.append(found.render(words[start]))
+        kept.append(found.render(words[start], program=True))
     arguments = words[start + 1 :]
     as_data = found.as_data = verb in _DATA_WRITERS and not piped and _writes_a_file(verb, arguments, command)
     fetcher = FETCHERS.get(verb)
@@ -121,14 +122,15 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
         kept.extend(fetcher_args(fetcher, arguments, found))
     else:
         messages = _messages(verb, arguments)
-        kept.extend(_generic_args(arguments, found, is_tee=verb == "tee", messages=messages))
+        paths = paths_in_operands(verb)
+        kept.extend(_generic_args(arguments, found, is_tee=verb == "tee", messages=messages, paths=paths))
     for operator, target in command.redirects:
         if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
             found.add_sink(target)
         # What an input redirection names is text (``<<<``) or a local file read (``<``): a URL
         # there is never fetched.
         found.as_data = as_data or operator in _INPUT_REDIRECTS
-        kept.append(operator + found.render(target))
+        kept.append(operator + found.render(target, path=operator != "<<<"))
     found.as_data = False
     return " ".join(kept), verb, as_data
 
@@ -141,10 +143,17 @@ def _writes_a_file(verb: str, arguments: Sequence[str], command: SimpleCommand) 
 
 
 def _generic_args(
-    words: Sequence[str], found: Findings, *, is_tee: bool, messages: frozenset[int] = frozenset()
+    words: Sequence[str],
+    found: Findings,
+    *,
+    is_tee: bool,
+    messages: frozenset[int] = frozenset(),
+    paths: bool = True,
 ) -> list[str]:
-    """Arguments of any command: URLs canonical, generic volatile long options removed; the words
-    at ``messages`` are text the command stores, whose URLs are not targets."""
+    """Arguments of any command: URLs canonical, generic volatile long options removed, words
+    spelled like paths as they resolve (unless ``paths`` is False: the program's operands are text
+    or a script); the words at ``messages`` are text the command stores, whose URLs are not
+    targets."""
     kept: list[str] = []
     options_done = False
     as_data = found.as_data
@@ -165,8 +174,9 @@ def _generic_args(
             options_done = word == "--"
         elif is_tee and (options_done or not word.startswith("-") or word == "-"):
             found.add_sink(word)
-        found.as_data = as_data or i - 1 in messages
-        kept.append(found.render(word))
+        stored = i - 1 in messages
+        found.as_data = as_data or stored
+        kept.append(found.render(word, path=paths and not stored))
     found.as_data = as_data
     return kept
 

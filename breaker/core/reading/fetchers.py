@@ -203,7 +203,7 @@ def _long_option(fetcher: _Fetcher, words: Sequence[str], i: int, kept: list[str
         if name in fetcher.url_long:
             kept.append(quote(found.positional_url(argument, httpie=False)))
         else:
-            kept.append(found.render(argument))
+            kept.append(found.render(argument, path=name in fetcher.sink_long))
     return i
 
 
@@ -235,9 +235,10 @@ def _short_cluster(fetcher: _Fetcher, words: Sequence[str], i: int, kept: list[s
         else:
             kept.append("-" + letter)
             if argument is not None:
-                if letter in fetcher.sink_short:
+                sink = letter in fetcher.sink_short
+                if sink:
                     found.add_sink(argument)
-                kept.append(found.render(argument))
+                kept.append(found.render(argument, path=sink))
         break
     if removed_letters:
         found.removed.append("-" + removed_letters + removed_argument)

@@ -9,11 +9,11 @@ by the prefix (``wrappers``), the HTTP clients (``fetchers``) and every other co
 
 from __future__ import annotations
 
-import posixpath
 import re
 import string
 from collections.abc import Mapping
 
+from breaker.core.reading.paths import normal_path, normal_path_word
 from breaker.core.reading.urls import URL_IN_TEXT, CanonicalUrl, canonical_url, trim_url
 
 #: The most URLs one call contributes; more are a crawl list, already caught by what came before.
@@ -24,7 +24,6 @@ _SAFE_ASCII_BYTES = (string.ascii_letters + string.digits + "_@%+=:,./~^-").enco
 #: Destinations that say nothing about which resource was written.
 _GENERIC_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-", "/dev/zero"})
 _GENERIC_SINK_PREFIXES = ("/dev/fd/", "/proc/self/fd/")
-_UNNORMALISED_PATH = re.compile(r"(?:^|/)\.\.?(?:/|\Z)|//|./\Z")
 
 
 class Findings:
@@ -48,10 +47,14 @@ class Findings:
             return text
         return URL_IN_TEXT.sub(self._rewrite_url, text)
 
-    def render(self, word: str) -> str:
-        """One word of the normalised command line: URLs canonical, quoted as a shell needs it."""
+    def render(self, word: str, *, path: bool = False, program: bool = False) -> str:
+        """One word of the normalised command line: URLs canonical, quoted as a shell needs it;
+        where a file may be named (``path``, or the ``program`` run), a word spelled like a path
+        as it resolves (``paths.normal_path_word``)."""
         if "://" in word:
             word = URL_IN_TEXT.sub(self._rewrite_url, word)
+        elif (path or program) and "/" in word:
+            word = normal_path_word(word, program=program)
         return quote(word)
 
     def scan_only(self, text: str) -> None:
@@ -75,11 +78,8 @@ class Findings:
         return url.resource
 
     def add_sink(self, path: str) -> None:
-        if not is_file(path):
-            return
-        if _UNNORMALISED_PATH.search(path):
-            path = posixpath.normpath(path)
-        self.sinks[path] = None
+        if is_file(path):
+            self.sinks[normal_path(path)] = None
 
     def _rewrite_url(self, found: re.Match[str]) -> str:
         url_text, trailer = trim_url(found.group())

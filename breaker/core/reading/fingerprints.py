@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from breaker.core.config import BreakerConfig, HostPolicy
 from breaker.core.reading.canonical import bounded_key, canonical_json
 from breaker.core.reading.commands import analyze_shell
+from breaker.core.reading.resolved import URL_ARGS, URL_LIST_ARGS, resolved_arguments
 from breaker.core.reading.urls import CanonicalUrl, canonical_url
 
 #: Tools whose command argument is a shell line.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
 COMMAND_ARGS = ("command", "cmd", "script")
-_URL_ARGS = ("url", "href", "uri")
-_URL_LIST_ARGS = ("urls",)
 #: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
 #: counts as an HTTP fetch only when it is actually given a URL.
 _URL_TOOL_MARKERS = ("fetch", "browse", "web_", "search")
@@ -36,6 +35,9 @@ class ToolCall:
     name: str
     arguments: object
     call_id: str = ""
+    #: The arguments as the agent wrote them, when ``resolved_call`` changed how a path or URL
+    #: in them is spelled (None: as they are); only a denial's wording reads them.
+    written: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,15 @@ class CallFingerprints:
     aliases_folded: tuple[tuple[str, str], ...] = ()
 
 
+def resolved_call(call: ToolCall) -> ToolCall:
+    """``call`` with its path and URL arguments as they resolve (``resolved``): every rule reads
+    a call through this. The very call when nothing in it changes."""
+    arguments = resolved_arguments(call.arguments)
+    if arguments is call.arguments:
+        return call
+    return ToolCall(call.name, arguments, call.call_id, call.arguments)
+
+
 def distinct(fingerprints: tuple[Fingerprint, ...]) -> tuple[Fingerprint, ...]:
     """The rule for a key one call carries twice: it counts once, like a key carried once (the
     first fingerprint with that key stands). Every count follows it: a window entry, a cap's hits,
@@ -74,10 +85,11 @@ def distinct(fingerprints: tuple[Fingerprint, ...]) -> tuple[Fingerprint, ...]:
 def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     """Fingerprint ``call`` under ``config`` (decoy lists, host aliases).
 
-    Decoy arguments are deleted first and everything else is computed from what remains, so no
-    decoy value can reach any fingerprint.
+    Its paths and URLs are read as what they resolve to (``resolved_call``); decoy arguments are
+    deleted first and everything else is computed from what remains, so no decoy value can reach
+    any fingerprint.
     """
-    arguments, stripped = _without_decoys(call.arguments, config, call.name)
+    arguments, stripped = _without_decoys(resolved_arguments(call.arguments), config, call.name)
     exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
     tool = call.name.lower()
     command = _first_text(arguments, COMMAND_ARGS) if tool in SHELL_TOOLS else None
@@ -182,8 +194,8 @@ def _url_arguments(arguments: object, aliases: dict[str, str]) -> Iterable[Canon
     """The canonical URLs a URL-taking tool is given (``url``/``href``/``uri``, ``urls`` lists)."""
     if not isinstance(arguments, dict):
         return
-    spelled: list[object] = [arguments.get(name) for name in _URL_ARGS]
-    for name in _URL_LIST_ARGS:
+    spelled: list[object] = [arguments.get(name) for name in URL_ARGS]
+    for name in URL_LIST_ARGS:
         listed = arguments.get(name)
         if isinstance(listed, list):
             spelled.extend(listed)

@@ -3,6 +3,12 @@
 ``net:`` and ``site:`` count what a URL names, not how it was spelled: scheme, default port,
 ``www.``, case, trailing slash, fragment, query order and tracking parameters do not make another
 resource; a path or a query value does. Locality is decided from the text alone, never by DNS.
+
+A URL is first read as an HTTP client requests it (RFC 3986 section 6, ``requested_url``): the
+scheme's and host's case, a default port, dot segments (``/v1/./jobs``, ``/v1/x/../jobs``),
+percent-encoded unreserved characters (``/v1/%6Aobs`` is ``/v1/jobs``), the case of the hex of
+the other escapes, an empty query and the fragment do not change what is fetched. The order of a
+query's parameters does, for a server, so ``requested_url`` keeps it (``net:`` sorts them).
 """
 
 from __future__ import annotations
@@ -43,6 +49,10 @@ _BAD_HOST_CHAR = re.compile(r"[^\w.-]")
 _IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 _TRAILING_PROSE = ".,;:!?*'"
 _DEFAULT_PORTS = (80, 443)
+#: One percent-encoded octet; the unreserved characters an escape of one is the character itself.
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SCHEME_PORTS = {"http": 80, "https": 443}
 #: The longest DNS name; a longer "host" is not one (and is never cached).
 _MAX_HOST_CHARS = 253
 
@@ -179,11 +189,66 @@ def _site_of(name: str) -> str:
     return ".".join(labels[-2:])
 
 
+def requested_url(url: str) -> str | None:
+    """An http(s) URL as a client requests it (see the module docstring): ``HTTPS://Api.Example.com:443
+    /v1/./%6Aobs/42?`` is ``https://api.example.com/v1/jobs/42``. None for anything else."""
+    scheme, colon, rest = url.partition("://")
+    scheme = scheme.lower()
+    if not colon or scheme not in _SCHEME_PORTS:
+        return None
+    end = _AUTHORITY_END.search(rest)
+    authority, tail = (rest[: end.start()], rest[end.start() :]) if end else (rest, "")
+    user, at, host_port = authority.rpartition("@")
+    split = _split_host_port(host_port)
+    if split is None:
+        return None
+    host, port = split
+    netloc = user + at + host.lower()
+    if port is not None and port != _SCHEME_PORTS[scheme]:
+        netloc += f":{port}"
+    path, _, query = tail.partition("#")[0].partition("?")
+    query = _normal_escapes(query) if "%" in query else query
+    return f"{scheme}://{netloc}{normal_url_path(path) or '/'}" + ("?" + query if query else "")
+
+
+def normal_url_path(path: str) -> str:
+    """A URL's path with its escapes normalised, then its dot segments removed (RFC 3986 5.2.4)."""
+    if "%" in path:
+        path = _normal_escapes(path)
+    if "/." not in path:
+        return path
+    kept: list[str] = []
+    segments = path.split("/")
+    for at, segment in enumerate(segments):
+        last = at == len(segments) - 1
+        if segment == "." or segment == "..":
+            if segment == ".." and len(kept) > 1:
+                kept.pop()
+            if last:
+                kept.append("")  # "/a/b/.." is "/a/", a folder
+        else:
+            kept.append(segment)
+    return "/".join(kept) if len(kept) > 1 else "/"
+
+
+def _normal_escapes(text: str) -> str:
+    """Percent-encoded unreserved characters decoded, the other escapes in uppercase hex."""
+    return _ESCAPE.sub(_normal_escape, text)
+
+
+def _normal_escape(found: re.Match[str]) -> str:
+    character = chr(int(found.group(1), 16))
+    return character if character in _UNRESERVED else found.group().upper()
+
+
 def _path_and_query(tail: str) -> str:
-    """Path without trailing slash (``/`` when empty), then ``?query`` sorted, without trackers."""
+    """Path as requested (``normal_url_path``) without trailing slash (``/`` when empty), then
+    ``?query`` sorted, without trackers."""
     tail = tail.partition("#")[0]
     path, _, query = tail.partition("?")
-    path = path.rstrip("/") or "/"
+    path = normal_url_path(path).rstrip("/") or "/"
+    if "%" in query:
+        query = _normal_escapes(query)
     if not query:
         return path
     params = [param for param in query.split("&") if param and not _TRACKING_PARAM.match(param)]

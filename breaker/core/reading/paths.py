@@ -1,0 +1,110 @@
+"""Paths: a file named by what it resolves to, lexically, and which arguments and words name one.
+
+``./src/app.py``, ``././src/app.py``, ``src//app.py`` and ``src/lib/../app.py`` name one file, so
+they are one resource to every rule. The path is normalised by its text alone, never on disk: ``.``
+segments, repeated ``/`` and a trailing ``/`` go, ``..`` takes the segment before it. A ``..`` past
+the start of a relative path stays (``../a`` is not ``a``); past ``/`` it is ``/``. A relative path
+is resolved against the working directory a call names (``cwd``), when it names one.
+
+Which values are paths is read from what an argument means (its name: ``path``, ``file_path``,
+any ``…_path``, ``cwd``), never from a tool's name; in a shell command, from how a word is spelled
+and what the program does with its operands (``paths_in_operands``).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Argument names whose value is a path, whatever the tool; and any name ending in ``_path``.
+PATH_ARGS = frozenset(
+    {"path", "file_path", "filepath", "file", "filename", "notebook_path", "dir", "directory", "folder"}
+)
+#: Argument names whose value is a list of paths.
+PATH_LIST_ARGS = frozenset({"paths", "file_paths", "files"})
+#: Argument names that say which directory a call's relative paths are relative to.
+WORKDIR_ARGS = ("cwd", "workdir", "working_dir", "working_directory")
+_PATH_SUFFIX = "_path"
+
+#: What a path lexically normalised differs in: a ``.`` or ``..`` segment, ``//``, a trailing ``/``.
+_UNNORMALISED = re.compile(r"(?:^|/)\.\.?(?:/|\Z)|//|./\Z")
+#: A word spelled like a file path in a command line: path characters only (no quote, glob,
+#: variable, ``:`` or ``=``), at least one ``/``, not an option.
+_PATH_WORD = re.compile(r"[\w.~@+,-]*/[\w.~@+,/-]*")
+#: Programs whose operands are text or a script, not files to read: a ``/`` in their words is part
+#: of a pattern (``sed 's/a//g'``, ``grep 'a/./b'``, ``jq .a//.b``) or of text they print.
+_TEXT_OPERAND_PROGRAMS = frozenset(
+    {"echo", "printf", "sed", "awk", "gawk", "mawk", "grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "yq"}
+    | {"tr", "expr", "perl", "ruby"}
+)
+
+
+def is_path_argument(name: str) -> bool:
+    """Whether an argument of this name holds one path (``path``, ``file_path``, ``source_path``)."""
+    return name in PATH_ARGS or name.endswith(_PATH_SUFFIX)
+
+
+def path_argument(arguments: dict[object, object]) -> str | None:
+    """The first path a call's arguments name (``is_path_argument``), else None."""
+    for name, value in arguments.items():
+        if type(value) is str and type(name) is str and is_path_argument(name):
+            return value
+    return None
+
+
+def normal_path(path: str) -> str:
+    """``path`` lexically normalised (see the module docstring); unchanged when already normal."""
+    if not _UNNORMALISED.search(path):
+        return path
+    absolute = path.startswith("/")
+    segments = path.split("/")
+    head = ""
+    if not absolute and segments[0].startswith("~"):  # ``~`` and ``~user`` are where the path starts
+        head = segments.pop(0)
+    kept: list[str] = []
+    for segment in segments:
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if kept and kept[-1] != "..":
+                kept.pop()
+                continue
+            if absolute:
+                continue  # ``/..`` is ``/``
+        kept.append(segment)
+    body = "/".join(kept)
+    if absolute:
+        return "/" + body
+    if head:
+        return f"{head}/{body}" if body else head
+    return body or "."
+
+
+def resolved_path(path: str, workdir: str | None) -> str:
+    """``path`` normalised, relative to ``workdir`` when it is relative and a directory is named."""
+    if workdir and not path.startswith(("/", "~")):
+        return normal_path(f"{workdir}/{path}")
+    return normal_path(path)
+
+
+def paths_in_operands(program: str) -> bool:
+    """Whether the operands of ``program`` may be read as files (not ``sed``'s script, ``echo``'s
+    text, ``grep``'s pattern: their ``/`` belongs to what they say)."""
+    return program not in _TEXT_OPERAND_PROGRAMS
+
+
+def normal_path_word(word: str, *, program: bool = False) -> str:
+    """A word of a command line that is spelled like a path, normalised; any other word as it is.
+
+    The result never reads as something else: a program keeps its ``./`` (``./run`` is not a
+    ``run`` looked up in ``PATH``), and so does a file whose name starts with ``-``; a trailing
+    ``/`` stays (``rsync src/ dst`` copies what ``src`` holds, ``cp a dir/`` needs ``dir``)."""
+    if "/" not in word or word.startswith("-") or not _UNNORMALISED.search(word):
+        return word
+    if not _PATH_WORD.fullmatch(word):
+        return word
+    normal = normal_path(word)
+    if (program and "/" not in normal) or normal.startswith("-"):
+        normal = "./" + normal
+    if word.endswith("/") and not normal.endswith("/"):
+        normal += "/"
+    return normal
