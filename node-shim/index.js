@@ -30,6 +30,9 @@ export const inject = ['tools'];
  * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others
  * (the worker's default, kept equal to it by tests/test_shim_constants.py). */
 const BOOT_TIMEOUT_MS = 10_000;
+/** The `startTimeoutMs` the worker accepts (its NUMBER_BOUNDS, tests/test_shim_constants.py): past them
+ * the boot waits BOOT_TIMEOUT_MS for the worker, whose answer names the key (0.5, 3e9). */
+const START_TIMEOUT_BOUNDS = [1, 86_400_000];
 /** A logged failure is cut to this; the texts remembered for logging once are this many at most. */
 const LOGGED_CHARS = 300;
 const REMEMBERED_FAILURES = 100;
@@ -154,9 +157,8 @@ export function apply(ctx, config) {
   const bridge = bridgeFor(workerOptions(python));
   bridge.replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
   const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value, rows: patchRows(ctx) };
-  const bootTimeout = Number.isFinite(config?.startTimeoutMs) && config.startTimeoutMs > 0
-    ? config.startTimeoutMs
-    : BOOT_TIMEOUT_MS;
+  const [least, most, wanted] = [...START_TIMEOUT_BOUNDS, config?.startTimeoutMs];
+  const bootTimeout = Number.isInteger(wanted) && wanted >= least && wanted <= most ? wanted : BOOT_TIMEOUT_MS;
   // Every boot waits for the worker's answer to its configuration, so a worker that cannot start
   // (a package lost from its environment, the base Python of its venv replaced) or a bad
   // configuration stops the boot here, loud, with the fix. A configuration the plugin's own

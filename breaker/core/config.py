@@ -105,6 +105,27 @@ PRESETS: dict[str, dict[str, Any]] = {
     "seed": {"window": 12, "identity": "exact", "failLimit": None, "sameResultLimit": None},
 }
 
+#: Each number of the configuration (``limits``: each cap in it), the least and the most it may
+#: be: the one table ``load_config`` checks (so do ``rtb check`` and the boot). The most is what
+#: the shim holds: a count, a cap or a stage a 32-bit integer (a guard's passes come to no more); a
+#: timeout a day (a JavaScript timer fires at once past 2**31-1 ms, and a deadline is held in a
+#: 32-bit slot as ms since its worker started: node-shim/transport.js). docs/configuration.md quotes it.
+_MOST = 2**31 - 1
+NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
+    "window": (4, _MOST),
+    "previewChars": (1, _MOST),
+    "resultPreviewChars": (1, _MOST),
+    "limits": (2, _MOST),
+    "warnAt": (1, _MOST),
+    "summarizeAt": (1, _MOST),
+    "failWarnAt": (1, _MOST),
+    "failLimit": (2, _MOST),
+    "sameResultLimit": (2, _MOST),
+    "maxAgents": (1, _MOST),
+    "guardTimeoutMs": (1, 86_400_000),
+    "startTimeoutMs": (1, 86_400_000),
+}
+
 #: Keys that ``ignoreArgs``, ``hostAliases`` and ``limits`` merge one level deep over DEFAULTS.
 MERGED_KEYS = ("ignoreArgs", "hostAliases", "limits")
 
@@ -258,12 +279,12 @@ def _merge_one_level(key: str, default: Mapping[str, Any], value: Any) -> dict[s
 
 
 def _validate(merged: dict[str, Any]) -> BreakerConfig:
-    window = _integer(merged, "window", minimum=4)
-    preview = _integer(merged, "previewChars", minimum=1)
-    result_preview = _integer(merged, "resultPreviewChars", minimum=1)
-    guard_timeout = _integer(merged, "guardTimeoutMs", minimum=1)
-    start_timeout = _integer(merged, "startTimeoutMs", minimum=1)
-    max_agents = _integer(merged, "maxAgents", minimum=1)
+    window = _integer(merged, "window")
+    preview = _integer(merged, "previewChars")
+    result_preview = _integer(merged, "resultPreviewChars")
+    guard_timeout = _integer(merged, "guardTimeoutMs")
+    start_timeout = _integer(merged, "startTimeoutMs")
+    max_agents = _integer(merged, "maxAgents")
     local_hosts = _choice(merged, "localHosts", get_args(LocalHostsPolicy))
     identity = _choice(merged, "identity", get_args(IdentityMode))
     on_limit = _choice(merged, "onLimit", get_args(OnLimitPolicy))
@@ -308,12 +329,14 @@ def _flag(merged: Mapping[str, Any], key: str) -> bool:
     return value
 
 
-def _integer(merged: Mapping[str, Any], key: str, *, minimum: int) -> int:
+def _integer(merged: Mapping[str, Any], key: str) -> int:
+    minimum = NUMBER_BOUNDS[key][0]
     value = merged[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
     if not math.isfinite(value) or value != int(value) or value < minimum:
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    _within_most(key, value, "a whole number")
     return int(value)
 
 
@@ -329,6 +352,7 @@ def _stage(merged: Mapping[str, Any], key: str) -> int | None:
         return None
     if value != int(value):
         raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
+    _within_most(key, value, "null (off) or a whole number")
     return int(value)
 
 
@@ -413,7 +437,15 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
     if cap < 2:
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
+    _within_most(name, cap, "null (no cap) or a number")
     return float(cap)
+
+
+def _within_most(name: str, value: float, what: str) -> None:
+    """Raise past the most ``NUMBER_BOUNDS`` gives ``name`` (``limits.x``: what ``limits`` gives)."""
+    most = NUMBER_BOUNDS[name.partition(".")[0]][1]
+    if value > most:
+        raise ConfigError(f"{name} must be {what} up to {most:,} (what the shim holds), got {value!r}")
 
 
 def _is_limit_key(key: str) -> bool:

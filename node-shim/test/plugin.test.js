@@ -292,6 +292,20 @@ test('a config error is one message with the fix and no frame of the plugin\'s c
   });
 });
 
+test('a timeout the shim cannot hold, or not a whole number, fails the boot naming its key, not as a timeout', () => {
+  const refused = [
+    [{ startTimeoutMs: 0.5 }, 'startTimeoutMs', '0.5'],
+    [{ startTimeoutMs: 3_000_000_000 }, 'startTimeoutMs', '3000000000'],
+    [{ guardTimeoutMs: 10_000_000_000 }, 'guardTimeoutMs', '10000000000'],
+  ];
+  for (const [config, key, shown] of refused) {
+    assert.throws(() => apply(new FakeDsh().ctx, config), (error) => {
+      assert.match(error.message, new RegExp(`^repeat-tool-breaker: ${key} must be a whole number .*, got ${shown}\\. Fix: `));
+      return true;
+    }, key);
+  }
+});
+
 test('a missing interpreter or missing Python packages throw with the command that fixes it', () => {
   const dsh = new FakeDsh();
   assert.throws(() => apply(dsh.ctx, { python: '/nonexistent/python3' }), (error) => {
