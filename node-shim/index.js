@@ -21,7 +21,7 @@ import { askWhenIdle } from './idle.js';
 import { Journal } from './journal.js';
 import { patchRows } from './patch-rows.js';
 import { outcomeOf, resultText } from './result-facts.js';
-import { boundedWriter } from './stderr.js';
+import { boundedWriter } from './shared/stderr.js';
 
 export const name = 'repeat-tool-breaker';
 export const inject = ['tools'];

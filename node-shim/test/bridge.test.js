@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
 import { Journal } from '../journal.js';
 import { decode } from '../msgpack.js';
-import { pidNamespace } from '../owners.js';
+import { pidNamespace } from '../shared/owners.js';
 import { SLOT } from '../slots.js';
 import { isAlive, waitUntil, workerSettings } from './processes.js';
 

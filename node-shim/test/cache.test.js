@@ -23,7 +23,7 @@ import {
   pruneEnvironments,
   removeCacheFolders,
 } from '../environment.js';
-import { pidNamespace } from '../owners.js';
+import { pidNamespace } from '../shared/owners.js';
 import { scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode, asRoot } from './environments.js';
 
 test('an environment no installed copy uses is removed at the next boot, and only that', () => {

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { boundedWriter } from '../stderr.js';
+import { boundedWriter } from '../shared/stderr.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
