@@ -159,7 +159,9 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
 
 def identity() -> dict[str, list[str]]:
     """The dependency lists as the plugin reads them: every one, and the worker's."""
-    script = "import('./node-shim/package.js').then((m) => console.log(JSON.stringify(m.packageIdentity())))"
+    script = (
+        "import('./node-shim/boot/package.js').then((m) => console.log(JSON.stringify(m.packageIdentity())))"
+    )
     probe = subprocess.run(["node", "-e", script], cwd=ROOT, capture_output=True, text=True, check=True)
     found: dict[str, list[str]] = json.loads(probe.stdout)
     return found
@@ -184,7 +186,7 @@ def recipe_seconds(recipe: str, scratch: Path, dependencies: list[str], pins: Se
             capture_output=True,
         )
     else:
-        script = str(ROOT / "node-shim" / "prepare_environment.py")
+        script = str(ROOT / "node-shim" / "boot" / "prepare_environment.py")
         pinned = ["--pinned", ",".join(pins)] if pins else []
         command = ["python3", "-I", script, *pinned, str(target), "", *dependencies]
         subprocess.run(command, env=env, check=True, capture_output=True)

@@ -3,7 +3,7 @@
 // own environment (prepared now if it is not yet) with the packages only rtb uses. Prints two
 // lines: the interpreter, then what to put on PYTHONPATH for those packages (empty when nothing).
 // What it does goes to stderr; exit 1, naming the fix, when no environment can be had.
-import { EnvironmentUnavailable, rtbPackages, workerInterpreter } from '../node-shim/environment.js';
+import { EnvironmentUnavailable, rtbPackages, workerInterpreter } from '../node-shim/boot/environment.js';
 
 const PREFIX = 'demo: ';
 /** @param {string} text */

@@ -15,8 +15,8 @@ import {
   rememberAccepted,
   startupFailure,
   workerInterpreter,
-} from './environment.js';
-import { watchFrontend } from './frontend.js';
+} from './boot/environment.js';
+import { watchFrontend } from './boot/frontend.js';
 import { askWhenIdle } from './idle.js';
 import { Journal } from './journal.js';
 import { patchRows } from './patch-rows.js';

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { delimiter } from 'node:path';
 
-import { EnvironmentUnavailable, pythonEnvironment, rtbPackages, workerInterpreter } from './environment.js';
+import { EnvironmentUnavailable, pythonEnvironment, rtbPackages, workerInterpreter } from './boot/environment.js';
 
 function log(text) {
   process.stderr.write(`rtb: ${text}\n`);

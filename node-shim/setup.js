@@ -14,7 +14,7 @@ import {
   removeCacheFolders,
   rtbPackages,
   workerInterpreter,
-} from './environment.js';
+} from './boot/environment.js';
 
 const PREFIX = 'repeat-tool-breaker setup: ';
 function log(text) {

@@ -1,6 +1,6 @@
 """The first boot's pinned wheels read a hostile or broken index without failing the boot.
 
-node-shim/pinned_wheels.py (with index_page.py) leaves the work to pip, saying why, when an index's
+node-shim/boot/pinned_wheels.py (with index_page.py) leaves the work to pip, saying why, when an index's
 JSON page is not of the shape PEP 691 gives it, and reads no page or wheel past its bound: a
 wheel past the size its page gives it, or anything past ``MOST_BYTES``. These drive it against an
 index on 127.0.0.1 (node-shim/test/pinned-wheels.test.js boots with one).
@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "node-shim"))
+sys.path.insert(0, str(ROOT / "node-shim" / "boot"))
 
 import index_page  # noqa: E402  (node-shim/ is no package: its modules import each other by name)
 import pinned_wheels  # noqa: E402

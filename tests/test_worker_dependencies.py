@@ -2,7 +2,7 @@
 
 ``[tool.dsh-repeat-tool-breaker] worker-dependencies`` (pyproject.toml) names the packages of
 ``[project].dependencies`` the worker needs: the first boot installs only those before the worker
-starts (node-shim/package.js), the rest at the first ``npx rtb``. Read from the source (AST): every
+starts (node-shim/boot/package.js), the rest at the first ``npx rtb``. Read from the source (AST): every
 module outside ``breaker/rtb`` is one the worker may import, at the top or inside a function.
 """
 
@@ -39,8 +39,10 @@ def distribution(requirement: str) -> str:
 
 
 def shim_identity() -> dict[str, list[str]]:
-    """The dependency lists as the shim reads them from pyproject.toml (node-shim/package.js)."""
-    script = "import('./node-shim/package.js').then((m) => console.log(JSON.stringify(m.packageIdentity())))"
+    """The dependency lists as the shim reads them from pyproject.toml (node-shim/boot/package.js)."""
+    script = (
+        "import('./node-shim/boot/package.js').then((m) => console.log(JSON.stringify(m.packageIdentity())))"
+    )
     probe = subprocess.run(["node", "-e", script], cwd=ROOT, capture_output=True, text=True, check=True)
     identity: dict[str, list[str]] = json.loads(probe.stdout)
     return identity
@@ -65,7 +67,7 @@ def _version(text: str) -> tuple[int, ...]:
 def test_the_pinned_wheels_meet_the_worker_requirements_one_version_each() -> None:
     """``worker-pins`` (what a first boot unpacks without pip) pins every worker requirement at a
     version its lower bound allows, and each package once; what the wheels themselves require is
-    checked when they are unpacked (node-shim/pinned_wheels.py), and pip takes over if unmet."""
+    checked when they are unpacked (node-shim/boot/pinned_wheels.py), and pip takes over if unmet."""
     identity = shim_identity()
     pins = dict(pin.split("==") for pin in identity["pinned"])
     assert len(pins) == len(identity["pinned"])

@@ -22,7 +22,7 @@ import {
   environmentName,
   pruneEnvironments,
   removeCacheFolders,
-} from '../environment.js';
+} from '../boot/environment.js';
 import { pidNamespace } from '../shared/owners.js';
 import { scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode, asRoot } from './environments.js';
 

@@ -23,7 +23,7 @@ import {
   readDependencies,
   rtbPackages,
   workerInterpreter,
-} from '../environment.js';
+} from '../boot/environment.js';
 import { PYTHON, ENVIRONMENT_MODULE, scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode } from './environments.js';
 
 test('the dependency list is [project].dependencies of pyproject.toml, as Python reads it', (t) => {

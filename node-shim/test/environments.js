@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 
-import { workerInterpreter } from '../environment.js';
+import { workerInterpreter } from '../boot/environment.js';
 
 export const PYTHON = process.env.RTB_PYTHON || 'python3';
-export const ENVIRONMENT_MODULE = new URL('../environment.js', import.meta.url).href;
+export const ENVIRONMENT_MODULE = new URL('../boot/environment.js', import.meta.url).href;
 
 /** Every folder a test made, removed when the file's tests end so /tmp keeps nothing of them. */
 const scratchFolders = [];

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { FRONTEND_SERVICES, NO_FRONTEND, watchFrontend } from '../frontend.js';
+import { FRONTEND_SERVICES, NO_FRONTEND, watchFrontend } from '../boot/frontend.js';
 
 const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -22,7 +22,7 @@ import {
   bytecodeFolder,
   pythonEnvironment,
   rememberAccepted,
-} from '../environment.js';
+} from '../boot/environment.js';
 import { PYTHON, ENVIRONMENT_MODULE, scratch, fakePackage, offline, interpreter, folderOf } from './environments.js';
 
 test("Python runs this package's own breaker/ first, and pydantic looks for no plugins", () => {

@@ -1,5 +1,5 @@
 // @ts-check
-// The first boot's short way (node-shim/pinned_wheels.py): the pinned wheels fetched at once from
+// The first boot's short way (node-shim/boot/pinned_wheels.py): the pinned wheels fetched at once from
 // the configured index and unpacked, each checked against the index's SHA-256; pip takes over,
 // saying why, where that way does not apply; a download that is not what the index said fails the
 // preparation; a page not of PEP 691's shape, or a wheel past the size its page gives it, leaves

@@ -1,6 +1,6 @@
 """Prepare the worker's environment: a venv with the worker's Python dependencies, and nothing else.
 
-Run by node-shim/environment.js with the base interpreter the venv is made from, in isolated mode
+Run by node-shim/boot/environment.js with the base interpreter the venv is made from, in isolated mode
 (``python -I prepare_environment.py TARGET PREFIX [REQUIREMENT ...]``); standard library only.
 ``python -I prepare_environment.py --pinned PINS TARGET PREFIX REQUIREMENT ...`` tries the pinned
 wheels first (step 0 below).

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The directory holding `breaker/` and pyproject.toml: the Python code shipped with this module. */
-export const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+export const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 export const MINIMUM_PYTHON = [3, 10];
 export const minimum = MINIMUM_PYTHON.join('.');
 /** `npm run setup`: what a failure's fix names. */

@@ -53,7 +53,7 @@ export { startupFailure } from './startup.js';
 
 /** Creating the venv and installing the dependencies may take this long before it counts as failed. */
 const PREPARE_TIMEOUT_MS = 300_000;
-const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'prepare_environment.py');
+const PREPARE_SCRIPT = join(PACKAGE_ROOT, 'node-shim', 'boot', 'prepare_environment.py');
 
 // Run prepare_environment.py with `args` under the base interpreter `command`; its outcome (the
 // JSON of its last line; `step: 'stopped'` when a signal ended it), progress lines on `progress`.

@@ -23,9 +23,9 @@ import {
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 
-import { mayBeAtWork, ownerTag } from './shared/owners.js';
+import { mayBeAtWork, ownerTag } from '../shared/owners.js';
 import { dependencyDigest, readDependencies } from './package.js';
-import { PRIVATE_PREFIX, privateFolder, temporaryBase } from './shared/private-folder.js';
+import { PRIVATE_PREFIX, privateFolder, temporaryBase } from '../shared/private-folder.js';
 import { distrust, distrustCache, entries, makePrivateFolder, myUid, readJson } from './trust.js';
 
 export const CACHE_FOLDER = 'dsh-repeat-tool-breaker';
