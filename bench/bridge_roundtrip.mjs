@@ -4,7 +4,7 @@
 // the synchronous guard for bash calls whose arguments are about 1 KB and 64 KB. Every call is a
 // different command, so each one is fingerprinted and committed like real work. The `stats` line
 // is the bridge alone (a request the worker answers without deciding anything): the floor.
-import { WorkerBridge } from '../node-shim/bridge.js';
+import { WorkerBridge } from '../node-shim/worker/bridge.js';
 import { apply } from '../node-shim/index.js';
 
 const calls = Number(process.argv[2] ?? 20_000);

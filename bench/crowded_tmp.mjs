@@ -3,7 +3,7 @@
 //
 // Another local user can fill the sticky, world-writable temporary folder with names shaped like
 // the plugin's own (`rtb-<pid of no process>-N`, made as hard links: no inodes). A start looks
-// only in its private folder (node-shim/fifo-folder.js), so its cost must not depend on that
+// only in its private folder (node-shim/worker/fifo-folder.js), so its cost must not depend on that
 // crowd. Times WorkerBridge.boot (spawn, FIFOs, the worker's answer to `configure`) with TMPDIR
 // an empty folder and one holding `names` such names (default 200,000), interleaved, the order
 // alternating; prints the medians and their ratio. RTB_PYTHON is the worker's interpreter.
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge } from '../node-shim/bridge.js';
+import { WorkerBridge } from '../node-shim/worker/bridge.js';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const names = Number(process.argv[2] ?? 200_000);

@@ -16,7 +16,7 @@
 //              timed, never the pause. Ours lets a call through on a pass when the worker's answer
 //              to the previous result has come (node-shim/ahead.js); back to back it waits for it.
 //              The shim's own work for a call on a pass (its event, its result) is sent once the
-//              event loop is idle (node-shim/idle.js): it counts in busy, not in the call's wall
+//              event loop is idle (node-shim/worker/idle.js): it counts in busy, not in the call's wall
 //   busy       event-loop active time per call (performance.eventLoopUtilization()): what no
 //              other agent, the model stream or the UI can use meanwhile; "+" over no plugin
 //   calls/s    16 agents calling concurrently, each back to back

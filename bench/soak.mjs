@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 import { apply } from '../node-shim/index.js';
-import { decode } from '../node-shim/msgpack.js';
+import { decode } from '../node-shim/worker/msgpack.js';
 
 const [agents = 100_000, calls = 1_000_000, liveAgents = 64] = process.argv.slice(2).map(Number);
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge } from '../node-shim/bridge.js';
+import { WorkerBridge } from '../node-shim/worker/bridge.js';
 import { apply } from '../node-shim/index.js';
 import { FakeDsh, makeAgent } from '../node-shim/test/fake-dsh.js';
 

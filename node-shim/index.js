@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 import { boundedCopy } from './arguments.js';
 import { AheadVerdicts } from './ahead.js';
-import { WorkerBridge, WorkerUnavailable, clock, workerEnvironment } from './bridge.js';
+import { WorkerBridge, WorkerUnavailable, clock, workerEnvironment } from './worker/bridge.js';
 import {
   EnvironmentUnavailable,
   PACKAGE_ROOT,
@@ -17,7 +17,7 @@ import {
   workerInterpreter,
 } from './boot/environment.js';
 import { watchFrontend } from './boot/frontend.js';
-import { askWhenIdle } from './idle.js';
+import { askWhenIdle } from './worker/idle.js';
 import { Journal } from './journal.js';
 import { patchRows } from './patch-rows.js';
 import { outcomeOf, resultText } from './result-facts.js';

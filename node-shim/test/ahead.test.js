@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 
 import { AheadVerdicts } from '../ahead.js';
-import { WorkerBridge } from '../bridge.js';
-import { decode } from '../msgpack.js';
+import { WorkerBridge } from '../worker/bridge.js';
+import { decode } from '../worker/msgpack.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { childPids, isAlive, waitUntil, workerSettings } from './processes.js';

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Awaited } from '../awaited.js';
-import { clock } from '../clock.js';
-import { WorkerUnavailable } from '../worker-errors.js';
+import { Awaited } from '../worker/awaited.js';
+import { clock } from '../worker/clock.js';
+import { WorkerUnavailable } from '../worker/worker-errors.js';
 
 // When a promise settled (clock ms), and how.
 function watch(promise) {

@@ -22,11 +22,11 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
+import { WorkerBridge, WorkerUnavailable } from '../worker/bridge.js';
 import { Journal } from '../journal.js';
-import { decode } from '../msgpack.js';
+import { decode } from '../worker/msgpack.js';
 import { pidNamespace } from '../shared/owners.js';
-import { SLOT } from '../slots.js';
+import { SLOT } from '../worker/slots.js';
 import { isAlive, waitUntil, workerSettings } from './processes.js';
 
 const { operations } = workerSettings();
@@ -330,7 +330,7 @@ test('a frame over the 64 MB limit is refused for its own call only: the worker 
 
 test('a worker that is stopped when its Node process dies does not outlive it', async () => {
   const program = `
-    import { WorkerBridge } from ${JSON.stringify(join(PACKAGE_ROOT, 'node-shim', 'bridge.js'))};
+    import { WorkerBridge } from ${JSON.stringify(join(PACKAGE_ROOT, 'node-shim', 'worker', 'bridge.js'))};
     const bridge = new WorkerBridge({ command: ${JSON.stringify(PYTHON)}, args: ['-m', 'breaker.worker'],
       cwd: ${JSON.stringify(PACKAGE_ROOT)}, env: { ...process.env, PYTHONPATH: ${JSON.stringify(PACKAGE_ROOT)} }, log: () => {} });
     bridge.boot({ op: 'configure', config: null }, 10_000);

@@ -11,7 +11,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { AheadVerdicts } from '../ahead.js';
-import { WorkerBridge } from '../bridge.js';
+import { WorkerBridge } from '../worker/bridge.js';
 import { Journal } from '../journal.js';
 import { generator } from './processes.js';
 

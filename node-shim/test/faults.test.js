@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge, WorkerUnavailable } from '../bridge.js';
+import { WorkerBridge, WorkerUnavailable } from '../worker/bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { captureStderr, isAlive, waitUntil } from './processes.js';

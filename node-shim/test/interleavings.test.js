@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge } from '../bridge.js';
+import { WorkerBridge } from '../worker/bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { generator, isAlive, waitUntil } from './processes.js';

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import { WorkerBridge } from '../bridge.js';
+import { WorkerBridge } from '../worker/bridge.js';
 import { apply } from '../index.js';
 import { JOURNAL_BYTES, Journal } from '../journal.js';
 import { workerSettings } from './processes.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
-import { Frames, decode, encode, encodeFrame } from '../msgpack.js';
+import { Frames, decode, encode, encodeFrame } from '../worker/msgpack.js';
 
 const python = process.env.RTB_PYTHON || 'python3';
 

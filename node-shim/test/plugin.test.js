@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import { WorkerBridge } from '../bridge.js';
+import { WorkerBridge } from '../worker/bridge.js';
 import plugin, { apply, inject, name } from '../index.js';
 import { FakeDsh, makeAgent, pluginNotice, userMessage } from './fake-dsh.js';
 import { childPids, isAlive, waitUntil } from './processes.js';

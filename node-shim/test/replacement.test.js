@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
-import { WorkerBridge } from '../bridge.js';
+import { WorkerBridge } from '../worker/bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { captureStderr, isAlive, waitUntil } from './processes.js';

@@ -10,8 +10,8 @@
 import { accessSync, constants, lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
-import { mayBeAtWork, ownerTag } from './shared/owners.js';
-import { privateFolder, temporaryBase } from './shared/private-folder.js';
+import { mayBeAtWork, ownerTag } from '../shared/owners.js';
+import { privateFolder, temporaryBase } from '../shared/private-folder.js';
 
 /** What a start's folder ever holds: these three FIFOs, nothing else. */
 export const FIFO_NAMES = ['stdin', 'stdout', 'later'];

@@ -34,7 +34,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import { FIFO_NAMES, makeFifoFolder, removeFifoFolder } from './fifo-folder.js';
 import { SLOT } from './slots.js';
-import { boundedWriter } from './shared/stderr.js';
+import { boundedWriter } from '../shared/stderr.js';
 
 const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
 // `stateBuffer`: the slots shared with the main thread, named in slots.js.
