@@ -14,7 +14,7 @@
 //   paused     the same, with PAUSE_MS between one call's end and the next one's start, as a model
 //              takes between an answer and its next call (far longer in use): only the calls are
 //              timed, never the pause. Ours lets a call through on a pass when the worker's answer
-//              to the previous result has come (node-shim/ahead.js); back to back it waits for it.
+//              to the previous result has come (node-shim/call/ahead.js); back to back it waits for it.
 //              The shim's own work for a call on a pass (its event, its result) is sent once the
 //              event loop is idle (node-shim/worker/idle.js): it counts in busy, not in the call's wall
 //   busy       event-loop active time per call (performance.eventLoopUtilization()): what no

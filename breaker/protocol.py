@@ -52,7 +52,7 @@ Requests (shim → worker)
     ``preflight`` serves ``tools/pre-execute``, which dsh awaits before the guard: the shim uses a
     ``decided`` verdict in the guard, without a round trip, only when nothing else was sent for
     that agent since (but preflights that did not ask), and then sends ``commit``; otherwise the
-    guard sends ``guard`` as usual (node-shim/ahead.js). ``commit`` of a call with no kept verdict
+    guard sends ``guard`` as usual (node-shim/call/ahead.js). ``commit`` of a call with no kept verdict
     is an error reply and changes nothing: the two sides disagree about the ahead-of-guard rule
     (``agents.OPERATIONS``, which the shim gets in ``operations``). The shim sends a ``commit``
     only to the worker that kept the verdict; a replacement rebuilds that call from the journal's
@@ -62,7 +62,7 @@ Requests (shim → worker)
     will surely be allowed. The shim lets that many through at pre-execute without asking,
     counting every call it has committed or let through since it sent the request, and sends
     each as a ``guard`` event (``reply: "errors"``) once its guard has run, when its event loop
-    is idle and always before any later request (node-shim/ahead.js).
+    is idle and always before any later request (node-shim/call/ahead.js).
     A ``result`` whose reply is awaited (not an event) brings ``passes`` too, as of once it is
     recorded: the shim sends each result that way where its event loop reads the replies, so the
     agent's next call usually finds a pass waiting for it.

@@ -4,8 +4,8 @@
 // turns the answers into dsh's verdicts. See ARCHITECTURE.md and breaker/protocol.py.
 import { randomUUID } from 'node:crypto';
 
-import { boundedCopy } from './arguments.js';
-import { AheadVerdicts } from './ahead.js';
+import { boundedCopy } from './call/arguments.js';
+import { AheadVerdicts } from './call/ahead.js';
 import { WorkerBridge, WorkerUnavailable, clock, workerEnvironment } from './worker/bridge.js';
 import {
   EnvironmentUnavailable,
@@ -18,9 +18,9 @@ import {
 } from './boot/environment.js';
 import { watchFrontend } from './boot/frontend.js';
 import { askWhenIdle } from './worker/idle.js';
-import { Journal } from './journal.js';
+import { Journal } from './call/journal.js';
 import { patchRows } from './patch-rows.js';
-import { outcomeOf, resultText } from './result-facts.js';
+import { outcomeOf, resultText } from './call/result-facts.js';
 import { boundedWriter } from './shared/stderr.js';
 
 export const name = 'repeat-tool-breaker';

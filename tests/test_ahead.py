@@ -1,6 +1,6 @@
 """Verdicts given ahead of the guard: ``Breaker.precheck`` answers at pre-execute with what
 ``decide`` would say, and ``commit`` applies it when the guard uses it. The shim uses a kept
-verdict only while nothing else happened to that agent (node-shim/ahead.js); these pin that the
+verdict only while nothing else happened to that agent (node-shim/call/ahead.js); these pin that the
 kept verdict then is exactly ``decide``'s, and that anything in between drops it.
 """
 

@@ -1,5 +1,5 @@
 """Passes: ``Breaker.passes`` says how many more calls of an agent surely go through, so the shim
-lets that many through without waiting for the worker (node-shim/ahead.js) and sends them after.
+lets that many through without waiting for the worker (node-shim/call/ahead.js) and sends them after.
 A pass is only a promise about verdicts the worker still makes: these pin that the promise holds
 whatever the calls are, and that it is as wide as the caps allow.
 """

@@ -201,7 +201,7 @@ class Breaker:
         """The call from which the agent's calls rebuild what outlives its window: the failure
         that began its oldest streak (a streak lives while denied retries keep its key in the
         window, long after the failures that built it left). None: its window's calls suffice.
-        The shim's journal keeps the calls from it on (node-shim/journal.js)."""
+        The shim's journal keeps the calls from it on (node-shim/call/journal.js)."""
         state = self._agents.get(agent)
         return None if state is None else state.failures.streaks.first_call()
 

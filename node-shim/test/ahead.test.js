@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 
-import { AheadVerdicts } from '../ahead.js';
+import { AheadVerdicts } from '../call/ahead.js';
 import { WorkerBridge } from '../worker/bridge.js';
 import { decode } from '../worker/msgpack.js';
 import { apply } from '../index.js';

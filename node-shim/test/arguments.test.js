@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
-import { COPY_LIMITS, TOO_COSTLY, boundedCopy } from '../arguments.js';
+import { COPY_LIMITS, TOO_COSTLY, boundedCopy } from '../call/arguments.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
 import { captureStderr, childPids } from './processes.js';

@@ -23,7 +23,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable } from '../worker/bridge.js';
-import { Journal } from '../journal.js';
+import { Journal } from '../call/journal.js';
 import { decode } from '../worker/msgpack.js';
 import { pidNamespace } from '../shared/owners.js';
 import { SLOT } from '../worker/slots.js';

@@ -10,9 +10,9 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { AheadVerdicts } from '../ahead.js';
+import { AheadVerdicts } from '../call/ahead.js';
 import { WorkerBridge } from '../worker/bridge.js';
-import { Journal } from '../journal.js';
+import { Journal } from '../call/journal.js';
 import { generator } from './processes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 
 import { WorkerBridge } from '../worker/bridge.js';
 import { apply } from '../index.js';
-import { JOURNAL_BYTES, Journal } from '../journal.js';
+import { JOURNAL_BYTES, Journal } from '../call/journal.js';
 import { workerSettings } from './processes.js';
 
 const { operations } = workerSettings();

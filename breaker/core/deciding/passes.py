@@ -2,7 +2,7 @@
 
 The guard allows them and the preflight never asks about them, whatever results or human turns
 come between. The shim lets that many calls through without waiting for an answer
-(node-shim/ahead.js) and sends them after; they are decided in order all the same (a notice they
+(node-shim/call/ahead.js) and sends them after; they are decided in order all the same (a notice they
 earn still comes with their result). Why it holds: each rule stops a call once a count reaches
 its limit, and no call adds more than one to any count (a key a call carries twice counts once,
 ``fingerprints.distinct``): to a capped key in the window (none counts more than the agent's

@@ -34,7 +34,7 @@ class Operation:
 
 
 #: The one statement of that rule, by request (breaker/protocol.py): ``Breaker`` follows it, and
-#: the shim applies it from the configure reply (node-shim/ahead.js, journal.js), as does
+#: the shim applies it from the configure reply (node-shim/call/ahead.js, journal.js), as does
 #: ``rtb replay``. ``forget`` drops the agent whole.
 OPERATIONS: dict[str, Operation] = {
     "preflight": Operation(recent=True, changes="when it asks"),

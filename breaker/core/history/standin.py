@@ -1,6 +1,6 @@
 """A call's stand-in: the same call with its long texts condensed, for the shim's journal.
 
-The shim journals each agent's recent calls to rebuild a replacement worker (node-shim/journal.js),
+The shim journals each agent's recent calls to rebuild a replacement worker (node-shim/call/journal.js),
 within a byte budget that one 48 MB ``write`` would fill alone. A long text counts only by its
 digest (``canonical.condensed``: canonical JSON, an edit's strings and a write's content token all
 read it condensed), so the call with each long text replaced by its condensed form is the same
