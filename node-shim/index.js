@@ -19,7 +19,7 @@ import {
 import { watchFrontend } from './boot/frontend.js';
 import { askWhenIdle } from './worker/idle.js';
 import { Journal } from './call/journal.js';
-import { patchRows } from './patch-rows.js';
+import { patchRows } from './boot/patch-rows.js';
 import { outcomeOf, resultText } from './call/result-facts.js';
 import { boundedWriter } from './shared/stderr.js';
 
