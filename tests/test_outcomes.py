@@ -1,5 +1,6 @@
-"""outcomes.judge: structured facts first, a status code definitive both ways, the text fallback
-for shell tools only, and neither isError alone nor a cancellation ever a failure."""
+"""outcomes.judge: structured facts first, a status code definitive both ways, then the result's
+shape for every tool, the text fallback for shell tools only, and neither isError alone nor a
+cancellation ever a failure."""
 
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ def test_the_text_fallback_is_for_shell_tools_only() -> None:
     assert judge("read", {"isError": False}, "curl: (7) Failed\nHTTP Error 500") is Settled.SUCCEEDED
 
 
-def test_an_errored_shell_call_is_not_judged_from_its_text() -> None:
-    assert judge("bash", {"isError": True}, "Error: curl: (7) in a denial text") is Settled.UNDECIDED
+def test_an_errored_call_without_an_exit_is_judged_by_its_shape_like_any_tool() -> None:
+    assert judge("bash", {"isError": True}, "Error: curl: (7) in a denial text") == Failure(
+        "tool", "curl: (7) in a denial text"
+    )
+    assert judge("bash", {"isError": True}, "denied by the sandbox") is Settled.UNDECIDED
 
 
 @pytest.mark.parametrize(
@@ -73,8 +77,41 @@ def test_an_http_status_is_definitive_both_ways(status: int, expected: Failure |
     assert judge("bash", {**BASH, "status": status}, "curl: (22) in the text") == expected
 
 
-def test_a_thrown_web_fetch_is_undecided() -> None:
-    assert judge("web_fetch", {"isError": True}, "Error: fetch failed") is Settled.UNDECIDED
+def test_a_thrown_web_fetch_failed_by_its_shape_and_a_flag_alone_is_undecided() -> None:
+    assert judge("web_fetch", {"isError": True}, "Error: fetch failed") == Failure("tool", "fetch failed")
+    assert judge("web_fetch", {"isError": True}, "fetch failed") is Settled.UNDECIDED
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '{"error": "cd: \'x\': No such file or directory"}',
+            Failure("tool", "cd: 'x': No such file or directory"),
+        ),
+        (
+            "Error during execution: invalid syntax (<string>, line 1)",
+            Failure("tool", "Error during execution: invalid syntax (<string>, line 1)"),
+        ),
+        ('{"error": {"code": 404}}', Failure("tool", '{"code": 404}')),
+        ("boom\n[exit code: 3]", Failure("exit", "3")),
+        ("slept\n[killed by signal: SIGTERM]", Failure("signal", "SIGTERM")),
+        ('{"error": null, "result": "moved"}', Settled.SUCCEEDED),
+        ('{"error": ""}', Settled.SUCCEEDED),
+        ('{"current_working_directory": "workspace"}', Settled.SUCCEEDED),
+        ("None", Settled.SUCCEEDED),
+        ("a page that mentions an Error and an error key", Settled.SUCCEEDED),
+        ('{"error": "cut' + " x" * 9000, Failure("tool", "cut" + " x" * 30 + " ")),
+    ],
+)
+def test_any_tool_fails_by_the_shape_of_its_result(text: str, expected: Failure | Settled) -> None:
+    """One rule for every tool: a function-calling agent's failures count as dsh's do."""
+    assert judge("startEngine", {"isError": False}, text) == expected
+    assert judge("startEngine", None, text) is Settled.UNDECIDED  # no facts at all: an old shim
+
+
+def test_a_tool_that_said_it_exited_zero_is_not_read_by_its_shape() -> None:
+    assert judge("bash", BASH, '{"error": "in the file it printed"}') is Settled.SUCCEEDED
 
 
 def test_details_from_a_tool_are_cut() -> None:

@@ -163,5 +163,6 @@ def _stall(state: AgentState, tool: str, asked: Asked, config: BreakerConfig) ->
 
 
 def workspace_state(state: AgentState) -> int:
-    """The agent's workspace state as one number (0: unchanged, or not tracked)."""
-    return 0 if state.workspace is None else state.workspace.state
+    """The state of what the agent is known to have changed, as one number (0: unchanged, or not
+    tracked); what tools the breaker does not know may have changed is judged by their answers."""
+    return 0 if state.workspace is None else state.workspace.known_state

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterable
 
 from breaker.core.config import BreakerConfig
-from breaker.core.history.identity import text_argument
+from breaker.core.history.identity import WORKSPACE_MARK, text_argument
 from breaker.core.reading import (
     COMMAND_ARGS,
     SHELL_TOOLS,
@@ -36,7 +36,10 @@ _EDIT_ARGS = ("new_string", "new_str", "content", "file_text")
 
 
 def call_keys(fingerprints: Iterable[Fingerprint]) -> frozenset[str]:
-    return frozenset([fp.key for fp in fingerprints if fp.kind in CALL_KINDS])
+    """The keys that make two calls the same call, without the workspace state they carry: the
+    evidence of results starts over when what the agent is known to have changed changes, and
+    judges what else may have changed by the answers."""
+    return frozenset([fp.key.partition(WORKSPACE_MARK)[0] for fp in fingerprints if fp.kind in CALL_KINDS])
 
 
 class Asked:

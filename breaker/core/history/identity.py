@@ -44,10 +44,11 @@ from breaker.core.reading import (
     ToolCall,
     canonical_json,
     condensed,
+    failure_shape,
     lex_shell,
+    may_change,
     normal_path,
     path_argument,
-    shell_end,
 )
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
@@ -99,6 +100,10 @@ MUTATING_COMMANDS: dict[str, frozenset[str]] = {
 }
 #: Commands that change a file in place only with an ``-i`` flag.
 IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
+#: What a key keyed by the workspace state carries after the key as read: `` @workspace:<state>``.
+WORKSPACE_MARK = " @workspace:"
+#: The place of a call that may have changed what later calls read (``reading.may_change``).
+CHANGED = "call:"
 
 
 Edit = tuple[tuple[str, str], ...]
@@ -116,6 +121,7 @@ class Effect(NamedTuple):
     tokens: tuple[str, ...] = ()
     edit: Edit = ()
     appends: frozenset[str] = frozenset()  # the places it appends to: their new content builds on the old
+    answered: bool = False  # a possible change: its place's token is the answer it brings
 
 
 NO_EFFECT = Effect(())
@@ -134,11 +140,13 @@ class _Place:
 class Workspace:
     """One agent's changes: per place its tokens and undoable edits, and calls awaiting results."""
 
-    __slots__ = ("_last", "_pending", "_places", "_xor")
+    __slots__ = ("_changes", "_known", "_last", "_pending", "_places", "_xor")
 
     def __init__(self) -> None:
         self._places: dict[str, _Place] = {}  # insertion order = age
         self._xor = 0  # the XOR of every (place, identity token) digest: the whole state in one number
+        self._known = 0  # the same without the places of possible changes (``CHANGED``)
+        self._changes = 0  # possible changes that landed: each is new, whatever it answered
         self._pending: dict[str, Effect] = {}
         self._last: tuple[str, Effect] = ("", NO_EFFECT)
 
@@ -165,13 +173,20 @@ class Workspace:
             elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
                 keyed.append(fp)
             else:
-                keyed.append(Fingerprint(fp.kind, f"{fp.key} @workspace:{fp_state:016x}", fp.local))
+                keyed.append(Fingerprint(fp.kind, f"{fp.key}{WORKSPACE_MARK}{fp_state:016x}", fp.local))
         return tuple(keyed)
 
     @property
     def state(self) -> int:
         """The whole workspace state as one number (0: nothing changed yet)."""
         return self._xor
+
+    @property
+    def known_state(self) -> int:
+        """The state of what the agent is known to have changed (files, mutating commands), without
+        the possible changes of tools the breaker does not know: those are judged by the answers
+        that follow them (``progress``), not taken for a change of everything."""
+        return self._known
 
     @property
     def identified(self) -> Effect:
@@ -195,7 +210,11 @@ class Workspace:
         effect = self._pending.pop(call_id, None)
         if effect is None or not succeeded(text):
             return
-        for name, token in zip(effect.places, effect.tokens or (None,) * len(effect.places), strict=True):
+        tokens = effect.tokens
+        if effect.answered:  # each possible change that landed is a change: its own token
+            self._changes += 1
+            tokens = (_hash(["answer", text, self._changes]),)
+        for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
             place = self._places.pop(name, None) or _Place()
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
@@ -231,27 +250,39 @@ class Workspace:
         return 0 if held is None else _digest(name, held)
 
     def _rekey(self, name: str, place: _Place, identity: str | None) -> None:
+        known = not name.startswith(CHANGED)
         if place.identity is not None:
             self._xor ^= _digest(name, place.identity)
+            if known:
+                self._known ^= _digest(name, place.identity)
         place.identity = identity
         if identity is not None:
             self._xor ^= _digest(name, identity)
+            if known:
+                self._known ^= _digest(name, identity)
 
 
 def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
-    """What ``call`` would change: a file tool's path, or a shell command's sinks and mutations."""
+    """What ``call`` would change: a file tool's path, a shell command's sinks and mutations, or,
+    for a call of a tool the breaker does not know to only read, whatever it changes, known by
+    the answer it brings (``answered``)."""
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
-    if call.name.lower() in SHELL_TOOLS:
+    tool = call.name.lower()
+    if tool in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
     path = path_argument(arguments)
-    if path is None:
+    if path is not None:
+        place = "file:" + path
+        content = text_argument(arguments, _CONTENT_ARGS)
+        if content is not None:
+            return Effect((place,), (_hash(["content", content]),))
+        edit = _edit_pairs(arguments)
+        if edit:
+            return Effect((place,), edit=edit)
+    if not may_change(tool):
         return NO_EFFECT
-    place = "file:" + path
-    content = text_argument(arguments, _CONTENT_ARGS)
-    if content is not None:
-        return Effect((place,), (_hash(["content", content]),))
-    edit = _edit_pairs(arguments)
-    return Effect((place,), edit=edit) if edit else NO_EFFECT
+    exact = next((fp.key for fp in fingerprints if fp.kind == "exact"), None)
+    return Effect((CHANGED + (exact or canonical_json([call.name, arguments])),), answered=True)
 
 
 def reverse(edit: Edit) -> Edit:
@@ -261,11 +292,7 @@ def reverse(edit: Edit) -> Edit:
 
 def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
-    return (
-        not text.startswith("Error")
-        and shell_end(text) == (0, None)
-        and _COMMAND_NOT_FOUND.search(text) is None
-    )
+    return failure_shape(text) is None and _COMMAND_NOT_FOUND.search(text) is None
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:

@@ -37,17 +37,19 @@ from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.peaked import Peaked
+from breaker.core.history.sooner import SOONEST, stops_sooner, worst_sooner
 from breaker.core.reading import (
+    FILE_TOOLS,
     SHELL_TOOLS,
     Failure,
     judge,
+    may_change,
+    reports_state,
     says_nothing,
 )
 
 #: Calls (and results) remembered per agent since the last change; past this the oldest go.
 MAX_CALLS = 256
-#: How many results sooner than the limit a call is stopped at most: a file tool's error.
-SOONEST = 2
 #: The longest cycle looked for: five different calls repeated in turn.
 MAX_PERIOD = 5
 #: The round of a cycle a call is denied for beginning: the calls before it went round twice.
@@ -142,6 +144,11 @@ class Evidence:
     round: int = 0  # the model turn the agent is in (0: the harness does not tell turns)
     sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
+    # Possible changes (calls of tools that may change what later calls read) by their keys and
+    # answer, in order: one not among them is a new change; and the keys of such calls.
+    changes: dict[bytes, None] = field(default_factory=dict)
+    changers: set[str] = field(default_factory=set)
+    changed_at: int = 0  # the serial of the last call that may have changed what later calls read
 
     def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
         """The rule that denies a call asking for ``asked``, if any (reads only). Its keys are its
@@ -158,8 +165,8 @@ class Evidence:
             failing = self._failing(asked) if failed is not None and failed >= limit else frozenset()
             for key in sorted(keys | failing):
                 seen = self.repeats.get(key)
-                if seen is None or seen.serial <= self.serial - self.window:
-                    continue
+                if seen is None or seen.serial <= self.serial - self.window or seen.serial < self.changed_at:
+                    continue  # long ago, or something may have changed since: let its answer tell
                 cap = limit - seen.sooner
                 if seen.times >= cap:
                     rule = "failed" if key.startswith(FAILED_KEYS) else "same"
@@ -227,7 +234,10 @@ class Evidence:
             return
         judged = judge(ran.tool, facts, text)
         failure = judged.reason if isinstance(judged, Failure) else None
-        sooner = stops_sooner(failure, ran.tool, text, ran.settled)
+        # A call that may change what later calls read and reports what it did (``changes``):
+        # made again with the same report, it changed nothing, like a settled answer.
+        changes = failure is None and may_change(ran.tool) and reports_state(text)
+        sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes)
         result = _digest(ran.tool, text)
         for at, (keys, _, ran_id, turn) in enumerate(self.recent):
             if ran_id == call_id:
@@ -236,6 +246,9 @@ class Evidence:
         if ran.asked is not None and (failure is not None or self.failed_any):
             failing = ran.asked.failed  # read only when it failed or something had failed
             self.failed_any = self.failed_any or (failure is not None and bool(failing))
+        if changes:
+            self.changed_at = max(self.changed_at, ran.serial)
+            self._possibly_changed(ran.keys, result)
         for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -264,6 +277,27 @@ class Evidence:
                 self.tool_run += 1
             self.tool_result, self.tool_quote, self.tool_round = result, call_id, ran.round
 
+    def _possibly_changed(self, keys: frozenset[str], result: bytes) -> None:
+        """A call that may change what later calls read worked. A change not made before (this
+        call with this answer) may have undone what other such calls did, and made what failed
+        work: their records and every failure start over. Calls that only read keep theirs: their
+        answers tell whether the change changed anything for them."""
+        self.changers |= keys
+        change = hashlib.blake2b(
+            b"\0".join(sorted(k.encode("utf-8", "surrogatepass") for k in keys)) + result, digest_size=16
+        ).digest()
+        if change in self.changes:
+            return
+        self.changes[change] = None
+        if len(self.changes) > MAX_CALLS:
+            del self.changes[next(iter(self.changes))]
+        for key in [key for key in self.repeats if key in self.changers or key.startswith(FAILED_KEYS)]:
+            del self.repeats[key]
+        self.failed_any = False
+        if len(self.changers) > MAX_CALLS:
+            self.changers.clear()
+            self.changers |= keys
+
     def _seen(
         self, key: str, previous: _Seen | None, ran: _Ran, result: bytes, sooner: int, call_id: str
     ) -> _Seen:
@@ -272,6 +306,8 @@ class Evidence:
         batched = self.sizes.get(ran.round, 0) > 1
         if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
             sooner = min(sooner, 1)
+        elif key.startswith(FAILED_KEYS) and ran.tool.lower() not in FILE_TOOLS:
+            sooner = 0  # a tool not of files, failing alike with other arguments: counted in full
         recent = previous is not None and previous.serial > ran.serial - self.window
         if previous is None or not recent or previous.result != result:
             return _Seen(
@@ -363,43 +399,8 @@ class Evidence:
         self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
         self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
         self.failed_any = False
-
-
-#: A line the shell itself printed about the command (bash, dash, zsh): ``bash: line 1: pwd: -p:
-#: invalid option``, ``/bin/bash: -c: line 1: syntax error ...``, ``sh: 1: foo: not found``.
-_SHELL_COMPLAINT = re.compile(r"^[\w/.-]{0,64}sh: (?:-c: )?(?:line \d{1,9}: |\d{1,9}: )?\S", re.MULTILINE)
-
-#: The shell could not parse the command line (bash's ``-c: line N: syntax error ...`` and
-#: ``unexpected EOF while looking for matching``, whatever it names itself; dash's ``Syntax error``):
-#: the same line fails the same way whatever the workspace holds.
-_PARSE_ERROR = re.compile(
-    r"^[^\n]{0,256}?: (?:-c: )?line \d{1,9}: (?:syntax error|unexpected EOF while looking for matching)"
-    r"|^[\w/.-]{0,64}sh: \d{1,9}: Syntax error",
-    re.MULTILINE,
-)
-
-
-def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
-    """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
-    a file tool's error (an edit the linter rejected), a command line the shell could not parse
-    and a ``settled`` call's answer (each comes back the same every time), 1 for any other
-    failure, a complaint of the shell or no output at all (nothing the agent can read anything new
-    from), else 0."""
-    if failure == "tool" or settled:
-        return SOONEST
-    if tool.lower() in SHELL_TOOLS and _PARSE_ERROR.search(text[:4096]) is not None:
-        return SOONEST
-    if failure is not None or says_nothing(text):
-        return 1
-    if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
-        return 1
-    return 0
-
-
-def worst_sooner(sooner: int) -> int:
-    """How many results sooner than the limit a key could yet be stopped: a rerun after other
-    calls, or a file tool's error, is stopped ``SOONEST``."""
-    return max(sooner, SOONEST)
+        self.changes.clear()
+        self.changers.clear()
 
 
 def _together(one: int, other: int) -> bool:

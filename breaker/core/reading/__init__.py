@@ -24,8 +24,17 @@ from breaker.core.reading.fingerprints import (
     fingerprint_call,
     resolved_call,
 )
-from breaker.core.reading.outcomes import FILE_TOOLS, Failure, Settled, judge, says_nothing, shell_end
+from breaker.core.reading.outcomes import (
+    FILE_TOOLS,
+    Failure,
+    Settled,
+    failure_shape,
+    judge,
+    says_nothing,
+    shell_end,
+)
 from breaker.core.reading.paths import normal_path, path_argument
+from breaker.core.reading.readonly import READ_ONLY_TOOLS, may_change, reports_state
 from breaker.core.reading.shell import ShellScript, SimpleCommand, lex_shell
 from breaker.core.reading.wrappers import strip_prefix
 
@@ -34,6 +43,7 @@ __all__ = [
     "CONDENSED_CHARS",
     "FETCHERS",
     "FILE_TOOLS",
+    "READ_ONLY_TOOLS",
     "SHELL_TOOLS",
     "CallFingerprints",
     "Failure",
@@ -47,11 +57,14 @@ __all__ = [
     "condensed",
     "counted_tools_pattern",
     "distinct",
+    "failure_shape",
     "fingerprint_call",
     "judge",
     "lex_shell",
+    "may_change",
     "normal_path",
     "path_argument",
+    "reports_state",
     "resolved_call",
     "says_nothing",
     "shell_end",

@@ -1,24 +1,31 @@
 """Whether a finished tool call failed, judged from the plain facts of its result.
 
-The failure track needs a yes or a no that the model cannot argue with, so the structured value a
-tool returns decides first: a shell's non-zero ``exitCode``, a ``signal`` or ``timedOut``; a web
-tool's HTTP status, which is definitive both ways (a 200 page that mentions an error did not
-fail). ``isError`` alone is never a failure of a shell or web tool: dsh sets it when the call
-itself could not run (a thrown error, an unknown tool, a sandbox or plugin denial), not when the
-command failed; and a cancelled call is the operator's choice, not the model's failure. Neither
-says the call worked either, so both leave a streak where it was. A file tool is different: its
-error is its failure (``Error: old_string not found``, a linter rejecting an edit), so a file
-tool's result flagged ``isError`` and starting ``Error`` is a failure (``tool``).
+The failure track needs a yes or a no that the model cannot argue with. One rule for every tool,
+so a function-calling agent's failures count as dsh's do:
 
-A shell's exit status hides what failed inside a pipeline (``curl … | head`` exits 0), so shell
-tools alone fall back to the text: curl's ``curl: (N)``, a Python traceback, urllib's
-``HTTP Error NNN``. Any other tool's prose is a page or a file, and words in it prove nothing.
+1. the structured value a tool returns decides first: a shell's non-zero ``exitCode``, a
+   ``signal`` or ``timedOut``; a web tool's HTTP status, which is definitive both ways (a 200 page
+   that mentions an error did not fail). A tool that said it ended well (exit code 0) succeeded,
+   whatever its text says;
+2. else the result's shape: a text that begins ``Error``, a JSON object with an ``error`` key
+   (not null, false or empty), or dsh's last line saying how a shell command ended (``[exit code:
+   N]``, ``[killed by signal: X]``). Only the shape is read, never the words of a page or a file:
+   ``error`` in the middle of a text proves nothing;
+3. the harness's ``isError`` flag alone (dsh sets it when the call itself could not run: an
+   unknown tool, a sandbox or plugin denial) says the call did not work, not that it failed:
+   neither a failure nor a success, it leaves a streak where it was.
+
+A cancelled call is the operator's choice, not the model's failure, and a call sent to the
+background has not ended: neither says anything. A shell's exit status hides what failed inside a
+pipeline (``curl … | head`` exits 0), so shell tools alone fall back to their text: curl's
+``curl: (N)``, a Python traceback, urllib's ``HTTP Error NNN``.
 
 Every pattern here runs in linear time.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +53,10 @@ _SHELL_END = re.compile(r"\n" + _SHELL_MARKER + r"\Z")
 _NOTHING = re.compile(r"\s*(?:\(no output\)\s*)?(?:" + _SHELL_MARKER + r"\s*)?")
 #: How far from the end of a result that line is looked for.
 _SHELL_END_CHARS = 200
+#: A result this long or shorter that looks like a JSON object is parsed for its ``error`` key; a
+#: longer one (or one cut short) is read by its first key alone.
+_JSON_CHARS = 16384
+_LEADING_ERROR_KEY = re.compile(r'\A\s*\{\s*"error"\s*:\s*(?!null\b|false\b|""|\{\s*\}|\[\s*\])')
 
 
 #: The scalar fields of a tool's structured value that ``judge`` reads, and how much of a text
@@ -90,7 +101,7 @@ class Settled(Enum):
 
 
 def judge(tool: str, facts: Mapping[str, object] | None, text: str) -> Failure | Settled:
-    """Judge one result from its plain facts (see the module docstring for the order of evidence).
+    """Judge one result from its plain facts and its shape (the module docstring's order).
 
     ``facts`` holds what the shim copied from the result: ``isError`` and the scalar fields of its
     structured value (``kind``, ``exitCode``, ``signal``, ``timedOut``, ``aborted``, ``statusCode``
@@ -111,13 +122,49 @@ def judge(tool: str, facts: Mapping[str, object] | None, text: str) -> Failure |
     exit_code = _integer(facts.get("exitCode"))
     if exit_code is not None and exit_code != 0:
         return Failure("exit", str(exit_code))
+    if exit_code is None:
+        shaped = failure_shape(text)
+        if shaped is not None:
+            return shaped
     if facts.get("isError") is True:
-        if tool.lower() in FILE_TOOLS and text.startswith("Error"):
-            return Failure("tool", _first_line(text))
         return Settled.UNDECIDED
     if tool.lower() in SHELL_TOOLS:
         return _from_shell_text(text) or Settled.SUCCEEDED
     return Settled.SUCCEEDED
+
+
+def failure_shape(text: str) -> Failure | None:
+    """The failure a result's shape shows, whatever tool returned it: a text that begins
+    ``Error``, a JSON object with an ``error`` key, dsh's last line of a shell command that did not
+    exit 0; None when its shape shows none."""
+    if text.startswith("Error"):
+        return Failure("tool", _first_line(text))
+    if text[:64].lstrip().startswith("{"):
+        error = _error_key(text)
+        if error is not None:
+            return Failure("tool", _first_line(error))
+    code, signal = shell_end(text)
+    if signal is not None:
+        return Failure("signal", signal[:DETAIL_CHARS])
+    if code:
+        return Failure("exit", str(code))
+    return None
+
+
+def _error_key(text: str) -> str | None:
+    """The ``error`` of a JSON object's text when it holds one (not null, false or empty), as text."""
+    if len(text) <= _JSON_CHARS:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            error = value.get("error")
+            if error is None or error is False or error in ("", {}, []):
+                return None
+            return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
+    found = _LEADING_ERROR_KEY.match(text)
+    return None if found is None else text[found.end() : found.end() + DETAIL_CHARS * 4].strip('"')
 
 
 def _from_shell_text(text: str) -> Failure | None:

@@ -1,0 +1,53 @@
+"""How many results sooner than ``sameResultLimit`` a repeated call is stopped, by what it returned.
+
+Some answers say all a repeat could bring after fewer of them: a file tool's error (an edit the
+linter rejected, resent word for word, gets the same rejection), a line the shell could not parse,
+an answer settled by the call alone, a change made again with the same report (it changed nothing
+the second time). Others (a failure, a complaint of the shell, no output) leave the agent nothing
+new to read. Pure: an answer in, a number out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from breaker.core.reading import SHELL_TOOLS, says_nothing
+
+#: How many results sooner than the limit a call is stopped at most: a file tool's error.
+SOONEST = 2
+
+#: A line the shell itself printed about the command (bash, dash, zsh): ``bash: line 1: pwd: -p:
+#: invalid option``, ``/bin/bash: -c: line 1: syntax error ...``, ``sh: 1: foo: not found``.
+_SHELL_COMPLAINT = re.compile(r"^[\w/.-]{0,64}sh: (?:-c: )?(?:line \d{1,9}: |\d{1,9}: )?\S", re.MULTILINE)
+
+#: The shell could not parse the command line (bash's ``-c: line N: syntax error ...`` and
+#: ``unexpected EOF while looking for matching``, whatever it names itself; dash's ``Syntax error``):
+#: the same line fails the same way whatever the workspace holds.
+_PARSE_ERROR = re.compile(
+    r"^[^\n]{0,256}?: (?:-c: )?line \d{1,9}: (?:syntax error|unexpected EOF while looking for matching)"
+    r"|^[\w/.-]{0,64}sh: \d{1,9}: Syntax error",
+    re.MULTILINE,
+)
+
+
+def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
+    """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
+    a file tool's error (an edit the linter rejected), a command line the shell could not parse
+    and a ``settled`` call's answer (each comes back the same every time), 1 for any other
+    failure, a complaint of the shell or no output at all (nothing the agent can read anything new
+    from), else 0."""
+    if failure == "tool" or settled:
+        return SOONEST
+    if tool.lower() in SHELL_TOOLS and _PARSE_ERROR.search(text[:4096]) is not None:
+        return SOONEST
+    if failure is not None or says_nothing(text):
+        return 1
+    if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
+        return 1
+    return 0
+
+
+def worst_sooner(sooner: int) -> int:
+    """How many results sooner than the limit a key could yet be stopped: a rerun after other
+    calls, or a file tool's error, is stopped ``SOONEST``."""
+    return max(sooner, SOONEST)
