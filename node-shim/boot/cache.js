@@ -87,6 +87,53 @@ export function cacheFolder(env = process.env, { make = true } = {}) {
   return { folder: mkdtempSync(join(temporaryBase(env), PRIVATE_PREFIX)), distrusted, temporary: true, once: true };
 }
 
+/** Where each process using a temporary cache folder leaves its tag (owners.js), in that folder. */
+const LIVE = 'live';
+const held = new Set();
+
+/**
+ * Hold the temporary cache `folder` (`cacheFolder`'s `temporary` one) for this process: its tag is
+ * left in it and, when the process exits, the folder goes with every environment in it, unless a
+ * process that may still be running left its tag there too (one of another PID namespace always
+ * may); a folder made for this process alone (`once`) goes whatever. So no environment is left in
+ * the temporary folder once the last dsh or rtb using it has exited. One killed first leaves it to
+ * the next (which reuses it) and to `setup.js --remove`.
+ */
+export function holdTemporary(folder, { once = false } = {}) {
+  if (held.has(folder)) return;
+  held.add(folder);
+  const tag = join(folder, LIVE, ownerTag());
+  if (!once) {
+    makePrivateFolder(join(folder, LIVE));
+    writeFileSync(tag, '', { mode: 0o600 });
+  }
+  process.once('exit', () => {
+    try {
+      rmSync(tag, { force: true });
+      if (once || !othersLive(folder)) removeTemporary(folder, once);
+    } catch {
+      // exiting: what is left is the next process's, or --remove's
+    }
+  });
+}
+
+// Whether a process other than this one that may still be running left its tag in `folder`.
+function othersLive(folder) {
+  return entries(join(folder, LIVE)).some((tag) => tag !== ownerTag() && mayBeAtWork(tag, 0, Infinity));
+}
+
+// Renamed away first, so no boot finds it from then on; given back when a boot that came meanwhile
+// left its tag in it before the rename.
+function removeTemporary(folder, once) {
+  const away = workFolder(folder, 'pruning');
+  renameSync(folder, away);
+  if (!once && othersLive(away)) {
+    renameSync(away, folder);
+    return;
+  }
+  rmSync(away, { recursive: true, force: true });
+}
+
 // `~/.cache/dsh-repeat-tool-breaker` of this user's home, or null when there is no home.
 function homeCache(env) {
   let home = env.HOME;

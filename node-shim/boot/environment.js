@@ -35,6 +35,7 @@ import {
   candidates,
   environmentName,
   environmentState,
+  holdTemporary,
   interpreterOf,
   pruneEnvironments,
   recordUse,
@@ -205,11 +206,12 @@ export function workerInterpreter({
   const digest = dependencyDigest(identity.dependencies);
   const { folder, distrusted, temporary, once } = cacheFolder(env, { make: mayPrepare });
   if (!folder) return null;
+  if (temporary) holdTemporary(folder, { once });
   if (distrusted) {
     log(`not using the worker environments in ${join(cacheHome(env), CACHE_FOLDER)}: ${distrusted}; ` +
-      `using ${folder} instead${once ? ' (private to this process, so prepared again at each boot; ' +
-        `\`node ${SETUP_SCRIPT} --remove\` removes it)` : temporary ? ' (your private temporary folder: ' +
-        'reused until the system clears it)' : ''}`);
+      `using ${folder} instead${once ? ' (private to this process, so prepared again at each boot and ' +
+        'removed when it exits)' : temporary ? ' (your private temporary folder: removed when the last dsh ' +
+        'or rtb using it exits, so prepared again at the next boot; make your home private to keep one)' : ''}`);
   }
   const found = candidates(folder, root, digest);
   if (rebuild) for (const dir of found) removeEntry(dir);

@@ -1,7 +1,8 @@
 // The cache of environments: what no installed copy uses is removed (and only that, across PID
 // namespaces), the prune and remove commands, and a cache another user could change is not used.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import {
   chmodSync,
   chownSync,
@@ -24,7 +25,7 @@ import {
   removeCacheFolders,
 } from '../boot/environment.js';
 import { pidNamespace } from '../shared/owners.js';
-import { scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode, asRoot } from './environments.js';
+import { scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode, asRoot, ENVIRONMENT_MODULE } from './environments.js';
 
 test('an environment no installed copy uses is removed at the next boot, and only that', () => {
   const env = offline();
@@ -141,7 +142,7 @@ test("another user's cache folder, or a cache others can write, is not used: a p
   const last = recorder();
   const root = fakePackage('1.0.0', []);
   const temporary = interpreter({ env: nowhere, log: last.log, root });
-  assert.match(last.lines[0], /your private temporary folder: reused until the system clears it/);
+  assert.match(last.lines[0], /your private temporary folder: removed when the last dsh or rtb using it exits/);
   const own = join(nowhere.TMPDIR, `dsh-repeat-tool-breaker-${process.getuid()}`);
   assert.ok(temporary.dir.startsWith(join(own, 'environments')), temporary.dir);
   assert.equal(statSync(own).mode & 0o777, 0o700);
@@ -156,5 +157,40 @@ test("another user's cache folder, or a cache others can write, is not used: a p
   assert.equal(removed.status, 0, removed.stderr);
   assert.match(removed.stderr, /removed .*environments.*dsh-repeat-tool-breaker-Ab12Cd/);
   assert.deepEqual(readdirSync(nowhere.TMPDIR).sort(), [`dsh-repeat-tool-breaker-${process.getuid()}`, 'dsh-repeat-tool-breaker-Ef34Gh'].sort());
+  assert.deepEqual(readdirSync(own), []);
+});
+
+// A node process that finds (or prepares) the worker's environment as a boot does, prints its
+// folder and, with `hold`, keeps it until its stdin ends; then it exits.
+function booting(root, hold) {
+  return `import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    const python = workerInterpreter({ log: () => {}, root: ${JSON.stringify(root)}, progress: 'ignore' });
+    console.log(python.dir);
+    if (${hold}) { process.stdin.resume(); process.stdin.on('end', () => process.exit(0)); }`;
+}
+
+test('an environment in the temporary folder is removed once the last process using it has exited, and by --remove (issue 40, finding 7)', async () => {
+  const home = scratch('open-home');
+  chmodSync(home, 0o775); // another member of its group can write it: its cache is not used
+  const env = offline({ HOME: home, XDG_CACHE_HOME: join(home, '.cache') });
+  const own = join(env.TMPDIR, `dsh-repeat-tool-breaker-${process.getuid()}`);
+  const root = fakePackage('1.0.0', []);
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', booting(root, true)], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const [dir] = (await once(holder.stdout, 'data')).map((chunk) => chunk.toString().trim());
+  assert.ok(dir.startsWith(join(own, 'environments')), dir);
+  const other = spawnSync(process.execPath, ['--input-type=module', '-e', booting(root, false)], { env, encoding: 'utf8' });
+  assert.equal(other.stdout.trim(), dir, 'a second boot reuses it while the first runs');
+  assert.ok(existsSync(join(dir, 'bin')), 'kept while a process still uses it');
+  holder.stdin.end();
+  await once(holder, 'exit');
+  assert.deepEqual(readdirSync(own), [], 'nothing is left once the last one has exited');
+  // A boot killed before it could clean up leaves it: the next boot reuses it, --remove removes it.
+  const killed = spawn(process.execPath, ['--input-type=module', '-e', booting(root, true)], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  await once(killed.stdout, 'data');
+  killed.kill('SIGKILL');
+  await once(killed, 'exit');
+  assert.equal(environmentsIn(join(own, 'environments')).length, 1);
+  const removed = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, '--remove'], { env, encoding: 'utf8' });
+  assert.equal(removed.status, 0, removed.stderr);
   assert.deepEqual(readdirSync(own), []);
 });
