@@ -22,7 +22,7 @@ from breaker.core.reading import fingerprint_call, resolved_call
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.paths import normal_path, normal_path_word, resolved_path
 from breaker.core.reading.resolved import resolved_arguments
-from breaker.core.reading.urls import canonical_url, requested_url
+from breaker.core.reading.urls import _requested, canonical_url, requested_url
 
 _ids = count()
 DEFAULTS = default_config()
@@ -147,6 +147,21 @@ def test_a_url_is_read_as_an_http_client_requests_it(url: str) -> None:
 )
 def test_what_names_another_resource_stays_in_a_requested_url(url: str, requested: str | None) -> None:
     assert requested_url(url) == requested
+
+
+@given(
+    st.sampled_from(["http", "https", "HTTPS"]),
+    st.sampled_from(["x.io", "X.io", "x.io:443", "x.io:8080", "u@x.io", "[::1]"]),
+    st.text(alphabet="ab/.%6A?#&=", max_size=16),
+)
+def test_a_url_taken_as_requested_already_is_what_reading_it_in_full_gives(
+    scheme: str, authority: str, tail: str
+) -> None:
+    """The fast path (substring tests) never keeps a URL that reading it apart would change."""
+    url = f"{scheme}://{authority}{tail}"
+    requested = requested_url(url)
+    assert requested == _requested(url)
+    assert requested is None or requested_url(requested) == requested
 
 
 # --- a call's arguments ---------------------------------------------------------------------------

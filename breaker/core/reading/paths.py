@@ -25,8 +25,6 @@ PATH_LIST_ARGS = frozenset({"paths", "file_paths", "files"})
 WORKDIR_ARGS = ("cwd", "workdir", "working_dir", "working_directory")
 _PATH_SUFFIX = "_path"
 
-#: What a path lexically normalised differs in: a ``.`` or ``..`` segment, ``//``, a trailing ``/``.
-_UNNORMALISED = re.compile(r"(?:^|/)\.\.?(?:/|\Z)|//|./\Z")
 #: A word spelled like a file path in a command line: path characters only (no quote, glob,
 #: variable, ``:`` or ``=``), at least one ``/``, not an option.
 _PATH_WORD = re.compile(r"[\w.~@+,-]*/[\w.~@+,/-]*")
@@ -51,9 +49,16 @@ def path_argument(arguments: dict[object, object]) -> str | None:
     return None
 
 
+def maybe_unnormal(path: str) -> bool:
+    """Whether ``path`` may differ from its normal form: a ``.`` or ``..`` segment past its start
+    (or any ``/.``, as in ``a/.git``), ``//``, a leading ``./`` or a trailing ``/``. Substring
+    tests, no regex: every path argument of every call is asked this."""
+    return "/." in path or "//" in path or path.startswith("./") or (path.endswith("/") and path != "/")
+
+
 def normal_path(path: str) -> str:
     """``path`` lexically normalised (see the module docstring); unchanged when already normal."""
-    if not _UNNORMALISED.search(path):
+    if not maybe_unnormal(path):
         return path
     absolute = path.startswith("/")
     segments = path.split("/")
@@ -98,7 +103,7 @@ def normal_path_word(word: str, *, program: bool = False) -> str:
     The result never reads as something else: a program keeps its ``./`` (``./run`` is not a
     ``run`` looked up in ``PATH``), and so does a file whose name starts with ``-``; a trailing
     ``/`` stays (``rsync src/ dst`` copies what ``src`` holds, ``cp a dir/`` needs ``dir``)."""
-    if "/" not in word or word.startswith("-") or not _UNNORMALISED.search(word):
+    if "/" not in word or word.startswith("-") or not maybe_unnormal(word):
         return word
     if not _PATH_WORD.fullmatch(word):
         return word

@@ -10,7 +10,6 @@ from the tool's. Text only: nothing is looked up on disk or on the network.
 
 from __future__ import annotations
 
-import functools
 from typing import Literal
 
 from breaker.core.reading.paths import (
@@ -31,9 +30,24 @@ _Kind = Literal["path", "paths", "workdir", "url", "urls"]
 _ITEM_KINDS: dict[_Kind, _Kind] = {"paths": "path", "urls": "url"}
 
 
-@functools.lru_cache(maxsize=512)
+#: What each argument name seen holds (None: nothing resolved), kept for the names seen last: a
+#: few names recur in every call.
+_KINDS: dict[str, _Kind | None] = {}
+_KINDS_KEPT = 512
+
+
 def _kind_of(name: str) -> _Kind | None:
-    """What an argument of this name holds (cached: a few names recur in every call)."""
+    """What an argument of this name holds."""
+    if name in _KINDS:
+        return _KINDS[name]
+    kind = _read_kind(name)
+    if len(_KINDS) >= _KINDS_KEPT:
+        _KINDS.clear()
+    _KINDS[name] = kind
+    return kind
+
+
+def _read_kind(name: str) -> _Kind | None:
     if name in WORKDIR_ARGS:
         return "workdir"
     if is_path_argument(name):
@@ -42,53 +56,66 @@ def _kind_of(name: str) -> _Kind | None:
         return "paths"
     if name in URL_ARGS:
         return "url"
-    if name in URL_LIST_ARGS:
-        return "urls"
-    return None
+    return "urls" if name in URL_LIST_ARGS else None
 
 
 def resolved_arguments(arguments: object) -> object:
-    """``arguments`` with each path and URL argument resolved; the very object when none changes."""
+    """``arguments`` with each path and URL argument resolved; the very object when none changes.
+
+    The arguments resolved last (the very objects) are remembered: the guard resolves a call, and
+    its fingerprints read the call it was given (an ``rtb explain`` reads one it was not)."""
     if type(arguments) is not dict:
         return arguments
-    changed: dict[object, object] | None = None
+    last, resolved = _last
+    if arguments is last or arguments is resolved:
+        return resolved
+    resolved = _resolved_arguments(arguments)
+    _last[:] = (arguments, resolved)
+    return resolved
+
+
+#: The arguments resolved last and what they resolved to (see ``resolved_arguments``).
+_last: list[object] = [None, None]
+
+
+def _resolved_arguments(arguments: dict[object, object]) -> object:
+    named: list[tuple[object, _Kind, object]] | None = None
+    workdir: str | None = None
     for name, value in arguments.items():
         kind = _kind_of(name) if type(name) is str else None
         if kind is None:
             continue
-        resolved = _resolved(kind, value, arguments)
+        if named is None:
+            named = []
+        named.append((name, kind, value))
+        if kind == "workdir" and workdir is None and type(value) is str and value:
+            workdir = value
+    if named is None:
+        return arguments
+    changed: dict[object, object] = {}
+    for name, kind, value in named:
+        resolved = _resolved(kind, value, workdir)
         if resolved is not value:
-            if changed is None:
-                changed = {}
             changed[name] = resolved
-    if changed is None:
+    if not changed:
         return arguments
     return {name: changed.get(name, value) for name, value in arguments.items()}
 
 
-def _resolved(kind: _Kind, value: object, arguments: dict[object, object]) -> object:
+def _resolved(kind: _Kind, value: object, workdir: str | None) -> object:
     """One argument's value resolved, or the very value when it is already as it resolves."""
     if kind == "path" or kind == "workdir":
         if type(value) is not str:
             return value
-        text = normal_path(value) if kind == "workdir" else resolved_path(value, _workdir(arguments))
+        text = normal_path(value) if kind == "workdir" else resolved_path(value, workdir)
         return value if text == value else text
     item_kind = _ITEM_KINDS.get(kind)
     if item_kind is not None:
         if type(value) is not list:
             return value
-        items = [_resolved(item_kind, item, arguments) for item in value]
+        items = [_resolved(item_kind, item, workdir) for item in value]
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     if kind == "url" and type(value) is str:
         requested = requested_url(value.strip())
         return value if requested is None or requested == value else requested
     return value
-
-
-def _workdir(arguments: dict[object, object]) -> str | None:
-    """The working directory the call names (``cwd``), if any."""
-    for name in WORKDIR_ARGS:
-        value = arguments.get(name)
-        if type(value) is str and value:
-            return value
-    return None

@@ -192,6 +192,11 @@ def _site_of(name: str) -> str:
 def requested_url(url: str) -> str | None:
     """An http(s) URL as a client requests it (see the module docstring): ``HTTPS://Api.Example.com:443
     /v1/./%6Aobs/42?`` is ``https://api.example.com/v1/jobs/42``. None for anything else."""
+    return url if _as_requested(url) else _requested(url)
+
+
+def _requested(url: str) -> str | None:
+    """``requested_url`` read in full."""
     scheme, colon, rest = url.partition("://")
     scheme = scheme.lower()
     if not colon or scheme not in _SCHEME_PORTS:
@@ -209,6 +214,25 @@ def requested_url(url: str) -> str | None:
     path, _, query = tail.partition("#")[0].partition("?")
     query = _normal_escapes(query) if "%" in query else query
     return f"{scheme}://{netloc}{normal_url_path(path) or '/'}" + ("?" + query if query else "")
+
+
+def _as_requested(url: str) -> bool:
+    """Whether ``url`` is surely written as it is requested already (most are): substring tests
+    that find nothing to fold, without reading the URL apart."""
+    if (
+        not url.startswith(("https://", "http://"))
+        or "%" in url
+        or "/." in url
+        or "#" in url
+        or url.endswith("?")
+    ):
+        return False
+    start = url.index("//") + 2
+    slash = url.find("/", start)
+    if slash < 0:
+        return False  # no path: "/" is added
+    authority = url[start:slash]
+    return "?" not in authority and ":" not in authority and authority == authority.lower()
 
 
 def normal_url_path(path: str) -> str:
