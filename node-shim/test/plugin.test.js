@@ -132,11 +132,16 @@ test('loop C: --max-time churn with open-data.canada.ca ↔ open.canada.ca ping-
 });
 
 test('a resource respelled each time (./src/app.py, ././src/app.py, src//app.py; /v1/./jobs, /v1/%6Aobs) is one resource', async () => {
-  const { dsh } = mount({}, { body: (exec) => (exec.arguments.file_path ? 'Error: File not found' : '{"state": "queued"}') });
+  const missing = (exec) => exec.arguments.file_path?.includes('lib') && 'Error: File not found';
+  const answer = (exec) => missing(exec) || (exec.arguments.file_path ? '1: def main():' : '{"state": "queued"}');
+  const { dsh } = mount({}, { body: answer });
   const paths = ['./src/app.py', '././src/app.py', 'src//app.py', './././src/app.py', 'src///app.py', 'src/app.py'];
   const reads = await verdicts(dsh, makeAgent('paths'), paths.map((file_path) => ['read', { file_path }]));
   assert.deepEqual(allowed(reads), [true, true, true, true, false, false]);
   assert.match(reads[4].text, /exact:read:\{"file_path":"src\/app\.py"\}/);
+  const gone = paths.map((path) => path.replace('src', 'lib'));
+  const failing = await verdicts(dsh, makeAgent('missing'), gone.map((file_path) => ['read', { file_path }]));
+  assert.deepEqual(allowed(failing), [true, true, false, false, false, false]); // the same error twice
   const urls = ['/v1/./jobs/42', '/v1/x1/../jobs/42', '/v1/%6Aobs/42', '/./v1/jobs/42', '/v1/jobs/./42', '/v1/jobs/42'];
   const curls = await verdicts(dsh, makeAgent('urls'), urls.map((path) => ['bash', bash(`curl -s https://api.example.com${path}`)]));
   assert.deepEqual(allowed(curls), [true, true, true, true, false, false]);
