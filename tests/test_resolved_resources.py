@@ -248,10 +248,26 @@ def test_a_word_that_is_not_a_file_path_is_left_as_written(text: str) -> None:
 
 
 def test_a_resolved_word_never_reads_as_another_word() -> None:
-    assert normal_path_word("./././run.sh", program=True) == "./run.sh"  # not a run.sh from PATH
+    assert normal_path_word("./././run.sh", keep_dot=True) == "./run.sh"  # not a run.sh from PATH
     assert normal_path_word("./-rf") == "./-rf"  # not an option
     assert normal_path_word("./src//") == "src/"  # rsync src/ copies what src holds
     assert command("rsync -a ./src/ dst") != command("rsync -a src dst")
+
+
+@pytest.mark.parametrize(
+    ("respelled", "written", "other"),
+    [
+        ("npm install ././pkg", "npm install ./pkg", "npm install pkg"),  # a folder, not the registry's
+        ("go test ././...", "go test ./...", "go test ..."),  # this module's packages, not all
+        ("go run ./cmd//server", "go run ./cmd/server", "go run cmd/server"),  # not an import path
+        ("source ././env.sh", "source ./env.sh", "source env.sh"),  # not looked up in PATH
+        ("./././run.sh --fast", "./run.sh --fast", "run.sh --fast"),
+    ],
+)
+def test_a_leading_dot_slash_stays_where_without_it_a_word_names_something_else(
+    respelled: str, written: str, other: str
+) -> None:
+    assert command(respelled) == command(written) != command(other)
 
 
 # --- every rule sees the resolved resource -------------------------------------------------------

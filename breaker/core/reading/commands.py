@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from breaker.core.reading.fetchers import FETCHERS, fetcher_args, generic_volatile_arity
 from breaker.core.reading.findings import Findings, is_file
-from breaker.core.reading.paths import paths_in_operands
+from breaker.core.reading.paths import OperandPaths, operand_paths
 from breaker.core.reading.shell import MAX_LEXED_CHARS, SimpleCommand, lex_shell
 from breaker.core.reading.urls import CanonicalUrl
 from breaker.core.reading.wrappers import strip_prefix
@@ -113,7 +113,7 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
     if verb:
         found.verbs[verb] = None
     if start < len(words):
-        kept.append(found.render(words[start], program=True))
+        kept.append(found.render(words[start], path=True, keep_dot=True))
     arguments = words[start + 1 :]
     as_data = found.as_data = verb in _DATA_WRITERS and not piped and _writes_a_file(verb, arguments, command)
     fetcher = FETCHERS.get(verb)
@@ -122,7 +122,7 @@ def _simple_command(command: SimpleCommand, found: Findings, *, piped: bool) -> 
         kept.extend(fetcher_args(fetcher, arguments, found))
     else:
         messages = _messages(verb, arguments)
-        paths = paths_in_operands(verb)
+        paths = operand_paths(verb)
         kept.extend(_generic_args(arguments, found, is_tee=verb == "tee", messages=messages, paths=paths))
     for operator, target in command.redirects:
         if operator in _STDOUT_REDIRECTS or (operator == ">&" and not _is_fd(target)):
@@ -148,12 +148,11 @@ def _generic_args(
     *,
     is_tee: bool,
     messages: frozenset[int] = frozenset(),
-    paths: bool = True,
+    paths: OperandPaths = "files",
 ) -> list[str]:
     """Arguments of any command: URLs canonical, generic volatile long options removed, words
-    spelled like paths as they resolve (unless ``paths`` is False: the program's operands are text
-    or a script); the words at ``messages`` are text the command stores, whose URLs are not
-    targets."""
+    spelled like paths as they resolve (as ``paths`` says: ``paths.operand_paths``); the words at
+    ``messages`` are text the command stores, whose URLs are not targets."""
     kept: list[str] = []
     options_done = False
     as_data = found.as_data
@@ -176,7 +175,7 @@ def _generic_args(
             found.add_sink(word)
         stored = i - 1 in messages
         found.as_data = as_data or stored
-        kept.append(found.render(word, path=paths and not stored))
+        kept.append(found.render(word, path=paths != "text" and not stored, keep_dot=paths == "names"))
     found.as_data = as_data
     return kept
 

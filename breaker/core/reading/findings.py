@@ -47,14 +47,14 @@ class Findings:
             return text
         return URL_IN_TEXT.sub(self._rewrite_url, text)
 
-    def render(self, word: str, *, path: bool = False, program: bool = False) -> str:
+    def render(self, word: str, *, path: bool = False, keep_dot: bool = False) -> str:
         """One word of the normalised command line: URLs canonical, quoted as a shell needs it;
-        where a file may be named (``path``, or the ``program`` run), a word spelled like a path
-        as it resolves (``paths.normal_path_word``)."""
+        where a file may be named (``path``), a word spelled like a path as it resolves
+        (``paths.normal_path_word``, ``keep_dot`` for a program or a name)."""
         if "://" in word:
             word = URL_IN_TEXT.sub(self._rewrite_url, word)
-        elif (path or program) and "/" in word:
-            word = normal_path_word(word, program=program)
+        elif path and "/" in word:
+            word = normal_path_word(word, keep_dot=keep_dot)
         return quote(word)
 
     def scan_only(self, text: str) -> None:

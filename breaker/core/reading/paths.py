@@ -8,12 +8,13 @@ is resolved against the working directory a call names (``cwd``), when it names 
 
 Which values are paths is read from what an argument means (its name: ``path``, ``file_path``,
 any ``…_path``, ``cwd``), never from a tool's name; in a shell command, from how a word is spelled
-and what the program does with its operands (``paths_in_operands``).
+and what the program does with its operands (``operand_paths``).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 #: Argument names whose value is a path, whatever the tool; and any name ending in ``_path``.
 PATH_ARGS = frozenset(
@@ -34,6 +35,16 @@ _TEXT_OPERAND_PROGRAMS = frozenset(
     {"echo", "printf", "sed", "awk", "gawk", "mawk", "grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "yq"}
     | {"tr", "expr", "perl", "ruby"}
 )
+#: Programs for which an operand without its leading ``./`` names something else: a package or a
+#: module (``npm install ./pkg`` is a folder, ``npm install pkg`` the registry's; ``go run
+#: ./cmd/x``), a command to run (``xargs ./fix``), a script looked up in ``PATH`` (``source env.sh``).
+_NAME_OPERAND_PROGRAMS = frozenset(
+    {"npm", "npx", "pnpm", "yarn", "bun", "bunx", "deno", "pip", "pip3", "pipx", "uv", "uvx", "poetry"}
+    | {"go", "cargo", "gem", "bundle", "composer", "dotnet", "docker", "podman", "helm", "nix"}
+    | {"source", ".", "exec", "xargs", "watch", "nohup", "nice", "command", "env", "sudo", "time"}
+)
+#: What the operands of a program are, as far as their paths go (``operand_paths``).
+OperandPaths = Literal["files", "names", "text"]
 
 
 def is_path_argument(name: str) -> bool:
@@ -91,24 +102,30 @@ def resolved_path(path: str, workdir: str | None) -> str:
     return normal_path(path)
 
 
-def paths_in_operands(program: str) -> bool:
-    """Whether the operands of ``program`` may be read as files (not ``sed``'s script, ``echo``'s
-    text, ``grep``'s pattern: their ``/`` belongs to what they say)."""
-    return program not in _TEXT_OPERAND_PROGRAMS
+def operand_paths(program: str) -> OperandPaths:
+    """How the operands of ``program`` spelled like paths are read: ``files`` (normalised),
+    ``names`` (normalised, a leading ``./`` kept: without it the word names something else) or
+    ``text`` (left as written: ``sed``'s script, ``echo``'s text, ``grep``'s pattern)."""
+    if program in _TEXT_OPERAND_PROGRAMS:
+        return "text"
+    return "names" if program in _NAME_OPERAND_PROGRAMS else "files"
 
 
-def normal_path_word(word: str, *, program: bool = False) -> str:
+def normal_path_word(word: str, *, keep_dot: bool = False) -> str:
     """A word of a command line that is spelled like a path, normalised; any other word as it is.
 
-    The result never reads as something else: a program keeps its ``./`` (``./run`` is not a
-    ``run`` looked up in ``PATH``), and so does a file whose name starts with ``-``; a trailing
-    ``/`` stays (``rsync src/ dst`` copies what ``src`` holds, ``cp a dir/`` needs ``dir``)."""
+    The result never reads as something else: with ``keep_dot`` (a program run, an operand
+    ``operand_paths`` calls a name) a leading ``./`` stays (``./run`` is not a ``run`` looked up in
+    ``PATH``), as it does for a file whose name starts with ``-``; a trailing ``/`` stays (``rsync
+    src/ dst`` copies what ``src`` holds, ``cp a dir/`` needs ``dir``)."""
     if "/" not in word or word.startswith("-") or not maybe_unnormal(word):
         return word
     if not _PATH_WORD.fullmatch(word):
         return word
     normal = normal_path(word)
-    if (program and "/" not in normal) or normal.startswith("-"):
+    if normal.startswith("-") or (
+        keep_dot and word.startswith("./") and normal != "." and not normal.startswith(("../", "/"))
+    ):
         normal = "./" + normal
     if word.endswith("/") and not normal.endswith("/"):
         normal += "/"
