@@ -120,6 +120,11 @@ def test_a_relative_path_resolves_against_the_working_directory_the_call_names()
     assert resolved_path("./a", None) == "a"
 
 
+def test_a_pattern_given_for_a_path_is_left_as_written() -> None:
+    assert resolved_path("./src/**/*.py", None) == "./src/**/*.py"  # a glob
+    assert resolved_path("//div[@id='main']", None) == "//div[@id='main']"  # an XPath
+
+
 # --- URLs -------------------------------------------------------------------------------------
 
 

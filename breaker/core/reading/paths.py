@@ -43,6 +43,8 @@ _NAME_OPERAND_PROGRAMS = frozenset(
     | {"go", "cargo", "gem", "bundle", "composer", "dotnet", "docker", "podman", "helm", "nix"}
     | {"source", ".", "exec", "xargs", "watch", "nohup", "nice", "command", "env", "sudo", "time"}
 )
+#: Characters of a pattern (a glob, an XPath), not of a path an agent names.
+_PATTERN_CHARS = re.compile(r"[*?\[\]{}]")
 #: What the operands of a program are, as far as their paths go (``operand_paths``).
 OperandPaths = Literal["files", "names", "text"]
 
@@ -96,10 +98,14 @@ def normal_path(path: str) -> str:
 
 
 def resolved_path(path: str, workdir: str | None) -> str:
-    """``path`` normalised, relative to ``workdir`` when it is relative and a directory is named."""
-    if workdir and not path.startswith(("/", "~")):
-        return normal_path(f"{workdir}/{path}")
-    return normal_path(path)
+    """``path`` normalised, relative to ``workdir`` when it is relative and a directory is named;
+    a pattern given for a path (a glob ``src/**/*.py``, an XPath ``//a[@id]``) as it is."""
+    joined = bool(workdir) and not path.startswith(("/", "~"))
+    if not joined and not maybe_unnormal(path):
+        return path
+    if _PATTERN_CHARS.search(path):
+        return path
+    return normal_path(f"{workdir}/{path}" if joined else path)
 
 
 def operand_paths(program: str) -> OperandPaths:
