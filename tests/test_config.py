@@ -187,3 +187,22 @@ def test_log_denials_is_off_by_default_and_a_flag() -> None:
     assert load_config({"logDenials": True}).logDenials is True
     with pytest.raises(ConfigError, match=r"^logDenials must be true or false, got 'yes'"):
         load_config({"logDenials": "yes"})
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        (
+            {"window": "16"},
+            "window must be a whole number >= 4, got '16', a string (write it without quotes)",
+        ),
+        ({"failLimit": "3"}, "got '3', a string (write it without quotes)"),
+        ({"logDenials": "true"}, "got 'true', a string (write it without quotes)"),
+        ({"warnAt": "often"}, "got 'often', a string"),
+    ],
+)
+def test_a_quoted_number_or_flag_is_named_a_string(config: dict[str, object], said: str) -> None:
+    """`window: "16"` in YAML is the text 16: the error says it is a string, and how to write it."""
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value).endswith(said)

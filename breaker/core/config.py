@@ -325,7 +325,7 @@ def _validate(merged: dict[str, Any]) -> BreakerConfig:
 def _flag(merged: Mapping[str, Any], key: str) -> bool:
     value = merged[key]
     if not isinstance(value, bool):
-        raise ConfigError(f"{key} must be true or false, got {value!r}")
+        raise ConfigError(f"{key} must be true or false, {_got(value)}")
     return value
 
 
@@ -333,7 +333,7 @@ def _integer(merged: Mapping[str, Any], key: str) -> int:
     minimum = NUMBER_BOUNDS[key][0]
     value = merged[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, {_got(value)}")
     if not math.isfinite(value) or value != int(value) or value < minimum:
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
     _within_most(key, value, "a whole number")
@@ -347,7 +347,7 @@ def _stage(merged: Mapping[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
+        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), {_got(value)}")
     if value <= 0:
         return None
     if value != int(value):
@@ -434,7 +434,7 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
     if cap is None:
         return None
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
-        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r}")
+        raise ConfigError(f"{name} must be null or a finite number >= 2, {_got(cap)}")
     if cap < 2:
         raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
     _within_most(name, cap, "null (no cap) or a number")
@@ -475,6 +475,15 @@ def _unknown_key_message(key: str, valid: list[str]) -> str:
     if close:
         message += f"; did you mean {close[0]!r}?"
     return message + f" (valid keys: {', '.join(valid)})"
+
+
+def _got(value: object) -> str:
+    """``got <value>``, saying so of a string: a number or a flag quoted in YAML (``window: "16"``)."""
+    if not isinstance(value, str):
+        return f"got {value!r}"
+    text = value.strip().lower()
+    unquoted = text in ("true", "false", "null") or text.lstrip("-").replace(".", "", 1).isdigit()
+    return f"got {value!r}, a string" + (" (write it without quotes)" if unquoted else "")
 
 
 def _type_name(value: object) -> str:
