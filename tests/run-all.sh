@@ -18,9 +18,11 @@ cd "$root"
 outside=("$HOME" "$HOME/.cache" "$HOME/.local/share" "$HOME/.config" "${TMPDIR:-/tmp}")
 outside_before="$(for dir in "${outside[@]}"; do [[ -d $dir ]] && find "$dir" -mindepth 1 -maxdepth 1; done | sort)"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-npm-test.XXXXXX")"
+# dsh's home too: the demo runs in the headless profile of DSH_HOME when it finds one (the README's
+# install), and the tests' must never be a user's ~/.dsh.
 export TMPDIR="$scratch" COMPAT_WORK="$scratch/dsh-compat" PIP_CACHE_DIR="$scratch/cache/pip" \
   npm_config_cache="$scratch/cache/npm" XDG_CACHE_HOME="$scratch/cache" XDG_DATA_HOME="$scratch/data" \
-  XDG_STATE_HOME="$scratch/state"
+  XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config" DSH_HOME="$scratch/dsh-home"
 skipped_line="$scratch/pytest-skipped.txt"
 made_here=()
 candidates=(.venv .demo compat/.tools .pytest_cache .hypothesis .mypy_cache .ruff_cache tests/js-types/node_modules tests/corpus/.mypy_cache)

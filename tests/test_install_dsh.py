@@ -59,6 +59,16 @@ def test_a_new_headless_profile_gets_the_hmr_row(tmp_path: Path) -> None:
     assert not (tmp_path / "home" / ".dsh").exists()
 
 
+def test_pnpms_update_notice_is_off_in_the_profile_unless_it_has_an_npmrc(tmp_path: Path) -> None:
+    """`dsh plugin add` runs the pinned pnpm in the profile; its banner would ask to curl | sh another."""
+    done = fix_2(tmp_path, tmp_path / "dsh")
+    npmrc = tmp_path / "dsh" / "profiles" / "headless" / ".npmrc"
+    assert npmrc.read_text() == "update-notifier=false\n" and "update notice off" in done.stdout
+    npmrc.write_text("registry=https://registry.example/\n")
+    fix_2(tmp_path, tmp_path / "dsh")
+    assert npmrc.read_text() == "registry=https://registry.example/\n", "a user's own .npmrc is left alone"
+
+
 def test_without_dsh_home_the_profile_is_in_dot_dsh(tmp_path: Path) -> None:
     fix_2(tmp_path, None)
     patch = tmp_path / "home" / ".dsh" / "profiles" / "headless" / "cordis.patch.yml"

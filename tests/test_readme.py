@@ -1,7 +1,8 @@
 """The README and docs/ say what the code does; this keeps them in step.
 
 * The README quotes the defaults of ``breaker/core/config.py`` (``DEFAULTS``, ``PRESETS``)
-  and the texts the model sees (a denial, an ask, a notice), produced here by the real core.
+  and the texts the model sees (a denial; an ask and a notice in docs/), produced here by the
+  real core.
 * docs/rtb.md's ``$ rtb …`` examples are what ``rtb`` prints for them.
 * Every table stands in one place only; the README stays a plugin README (size, no internal
   words, no commit hashes or dates).
@@ -285,16 +286,24 @@ def _quoted_block(text: str, name: str) -> str:
     return text[start : text.index(end)].strip("\n")
 
 
+#: Quoted blocks that stand in a page of docs/, beside what they show, not in the README.
+QUOTED_IN = {
+    "model-ask": ROOT / "docs" / "configuration.md",
+    "model-notice": ROOT / "docs" / "escalation.md",
+}
+
+
 @pytest.mark.parametrize("name", list(QUOTES))
 def test_readme_quotes_the_code(name: str) -> None:
     expected = QUOTES[name]()
-    text = README.read_text(encoding="utf-8")
+    page = QUOTED_IN.get(name, README)
+    text = page.read_text(encoding="utf-8")
     if os.environ.get("UPDATE_README") == "1":
         begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
         start = text.index(begin) + len(begin)
         text = text[:start] + "\n" + expected + "\n" + text[text.index(end) :]
-        README.write_text(text, encoding="utf-8")
-    assert _quoted_block(text, name) == expected, f"README block {name!r} drifted from the code"
+        page.write_text(text, encoding="utf-8")
+    assert _quoted_block(text, name) == expected, f"{page.name} block {name!r} drifted from the code"
 
 
 def test_the_denial_shown_is_what_the_model_would_get_for_loop_c() -> None:
@@ -403,7 +412,7 @@ def test_readme_says_where_the_test_command_finds_the_real_agent_runs() -> None:
 # --- the README's commands: run verbatim by compat/readme_install.py; any dsh home --------------
 
 #: The marked shell blocks compat/readme_install.py runs as written, in this order.
-RUN_AS_WRITTEN = ("install", "replay", "uninstall")
+RUN_AS_WRITTEN = ("install", "try", "replay", "uninstall")
 _SH_BLOCK = re.compile(r"```sh\n(.*?)```", re.S)
 #: dsh's home as a command must name it: DSH_HOME when set, else ~/.dsh.
 DSH_HOME = '"${DSH_HOME:-$HOME/.dsh}'
@@ -415,6 +424,19 @@ def test_the_readme_marks_the_blocks_its_install_check_runs() -> None:
         block = _quoted_block(text, name)
         assert block.startswith("```sh\n") and block.endswith("```"), f"{name}: not one ```sh block"
     assert "npm run install-dsh" in _quoted_block(text, "install")
+    assert "npm run demo" in _quoted_block(text, "try"), "trying it is the demo, one of the two commands"
+    settings = _quoted_block(text, "settings")
+    assert settings.startswith("```yaml\n") and "baseURL: http://127.0.0.1:" in settings
+
+
+def test_the_readme_has_two_set_up_commands_the_demo_and_the_tests() -> None:
+    """Development shows exactly `npm run demo` (the main job on a built-in example, also how to
+    try it without a key) and `npm test`; no other `npm run` script but the install's is named."""
+    text = README.read_text(encoding="utf-8")
+    development = text[text.index("## Development") :]
+    commands = [line.split("#")[0].strip() for line in _SH_BLOCK.findall(development)[0].splitlines()]
+    assert commands == ["npm run demo", "npm test"]
+    assert set(re.findall(r"npm run ([\w-]+)", text)) == {"install-dsh", "demo"}
 
 
 def test_every_command_the_readme_shows_works_with_any_dsh_home() -> None:

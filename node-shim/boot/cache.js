@@ -16,6 +16,7 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  rmdirSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -227,6 +228,16 @@ export function candidates(folder, root, digest) {
 // --- removing what no installed copy uses ---------------------------------------------------
 
 /** Remove one entry of our cache folder: a link is unlinked, a folder of ours renamed away and removed. */
+/** Remove the folder `path` when it is empty (rmdir); whether it was. */
+function removeIfEmpty(path) {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function removeEntry(path) {
   const stats = lstatSync(path, { throwIfNoEntry: false });
   if (!stats) return false;
@@ -302,9 +313,14 @@ export function removeCacheFolders(env = process.env) {
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (!name.startsWith(PRIVATE_PREFIX) || !stats?.isDirectory() || stats.uid !== myUid() || stats.mode & 0o077) continue;
     // Ours and private: nobody else could have put anything in it. Of this user's private folder
-    // only the environments go (a running dsh may be making its FIFOs there).
-    const gone = name === `${PRIVATE_PREFIX}${myUid()}` ? join(path, TEMPORARY_CACHE) : path;
+    // only the environments go, then the folder itself once empty (a running dsh may be making
+    // its FIFOs there: then it stays).
+    const own = name === `${PRIVATE_PREFIX}${myUid()}`;
+    const gone = own ? join(path, TEMPORARY_CACHE) : path;
     if (existsSync(gone) && removeEntry(gone)) removed.push(gone);
+    if (own && removeIfEmpty(path)) removed.push(path);
   }
+  const runtime = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, `${PRIVATE_PREFIX}${myUid()}`) : '';
+  if (runtime && removeIfEmpty(runtime)) removed.push(runtime);
   return removed;
 }

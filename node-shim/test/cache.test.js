@@ -25,6 +25,7 @@ import {
   removeCacheFolders,
 } from '../boot/environment.js';
 import { pidNamespace } from '../shared/owners.js';
+import { privateFolder } from '../shared/private-folder.js';
 import { scratch, fakePackage, offline, interpreter, folderOf, environmentsIn, recorder, statMode, asRoot, ENVIRONMENT_MODULE } from './environments.js';
 
 test('an environment no installed copy uses is removed at the next boot, and only that', () => {
@@ -81,6 +82,21 @@ test('the prune and remove commands: `node setup.js --prune`, `--remove`', () =>
   assert.match(removed.stderr, /removed .*dsh-repeat-tool-breaker and everything in it/);
   assert.ok(!existsSync(folderOf(env)));
   assert.deepEqual(removeCacheFolders(env), []);
+});
+
+test('`setup.js --remove` removes the private folder of the FIFOs once empty, in the temporary and the runtime folder; one in use stays', () => {
+  const runtime = scratch('runtime');
+  chmodSync(runtime, 0o700);
+  const env = offline({ XDG_RUNTIME_DIR: runtime });
+  const inTemporary = privateFolder(env.TMPDIR);
+  const inRuntime = privateFolder(runtime);
+  assert.ok(inTemporary && inRuntime);
+  assert.deepEqual(removeCacheFolders(env).sort(), [inRuntime, inTemporary].sort());
+  assert.ok(!existsSync(inTemporary) && !existsSync(inRuntime));
+  const busy = privateFolder(env.TMPDIR);
+  mkdirSync(join(busy, 'a-start'));
+  assert.deepEqual(removeCacheFolders(env), [], 'a start making its FIFOs there: left alone');
+  assert.ok(existsSync(join(busy, 'a-start')));
 });
 
 test('the cache folder is private: made 700, and one of ours found open is closed', () => {
@@ -156,8 +172,8 @@ test("another user's cache folder, or a cache others can write, is not used: a p
   const removed = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, '--remove'], { env: nowhere, encoding: 'utf8' });
   assert.equal(removed.status, 0, removed.stderr);
   assert.match(removed.stderr, /removed .*environments.*dsh-repeat-tool-breaker-Ab12Cd/);
-  assert.deepEqual(readdirSync(nowhere.TMPDIR).sort(), [`dsh-repeat-tool-breaker-${process.getuid()}`, 'dsh-repeat-tool-breaker-Ef34Gh'].sort());
-  assert.deepEqual(readdirSync(own), []);
+  assert.deepEqual(readdirSync(nowhere.TMPDIR), ['dsh-repeat-tool-breaker-Ef34Gh'], 'ours gone, emptied; theirs left');
+  assert.ok(!existsSync(own));
 });
 
 // A node process that finds (or prepares) the worker's environment as a boot does, prints its
@@ -192,5 +208,5 @@ test('an environment in the temporary folder is removed once the last process us
   assert.equal(environmentsIn(join(own, 'environments')).length, 1);
   const removed = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, '--remove'], { env, encoding: 'utf8' });
   assert.equal(removed.status, 0, removed.stderr);
-  assert.deepEqual(readdirSync(own), []);
+  assert.ok(!existsSync(own), 'the private folder too, once emptied');
 });
