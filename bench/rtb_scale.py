@@ -1,14 +1,18 @@
 """`rtb replay` and `--html` over one long generated session: python3 bench/rtb_scale.py [--calls N]
+[--shape reads|failing-tests]
 
-A dsh-shaped log (``session.jsonl.zstd``, a zstd frame per flushed batch) of N calls by one agent:
-distinct ``read`` calls, and every 250 calls a loop of 8 identical failing ``bash`` calls (four of
-them stopped). Then three processes, each timed by the CPU time it spent:
+A dsh-shaped log (``session.jsonl.zstd``, a zstd frame per flushed batch) of N calls by one agent,
+of one of two shapes: ``reads``, distinct ``read`` calls and, every 250 calls, a loop of 8
+identical failing ``bash`` calls (four of them stopped); ``failing-tests``, a test run that fails
+alike every time (``npm test``, the same 40 lines back: all but the first few stopped, each
+denial quoting the failure). Then three processes, each timed by the CPU time it spent:
 
-- the decisions alone: the same calls and results through ``Breaker`` (precheck, decide,
-  record_result), made as they are decided (no log, no report), over and over;
+- the decisions alone: the same calls and results through ``Breaker`` as the live worker makes
+  them (precheck, then commit of the verdict it kept, and record_result), made as they are
+  decided (no log, no report), over and over;
 - ``rtb replay`` (the text report) of the log: CPU time and peak RSS;
 - ``rtb replay --html``: CPU time, peak RSS, the page's size, and (with Chromium installed) how
-  long headless Chromium takes to load the page and paint it.
+  long headless Chromium takes to load the page and paint it (``reads`` only).
 
 They take turns on one CPU, ``SLICE`` seconds each, the others stopped meanwhile
 (``run_sliced``): each meets the same load from the rest of a shared machine, spread over the same
@@ -49,8 +53,8 @@ SESSION = "session-5ca1e000-0000-4000-8000-000000000001"
 START_MS = 1_796_000_000_000
 
 
-def calls(total: int) -> Iterator[tuple[ToolCall, str, bool]]:
-    """The session's calls in order: (call, its result text, whether the result is an error)."""
+def reads(total: int) -> Iterator[tuple[ToolCall, str, bool]]:
+    """The ``reads`` session's calls in order: (call, its result text, whether the result is an error)."""
     for number in range(total):
         call_id = f"call-{number}"
         if number % LOOP_EVERY < LOOP_LENGTH:
@@ -66,7 +70,31 @@ def calls(total: int) -> Iterator[tuple[ToolCall, str, bool]]:
             )
 
 
-def write_log(folder: Path, total: int) -> Path:
+#: The last 40 lines of a test run with one failure, as the ``failing-tests`` session gets back.
+TEST_FAILURE = "\n".join(
+    [
+        *(f"  \u2713 case {case} passes ({case % 7} ms)" for case in range(34)),
+        "  \u2717 case 34 adds the totals",
+        "    AssertionError: expected 41 to equal 42",
+        "      at Context.<anonymous> (test/totals.test.js:12:10)",
+        "  34 passing (212 ms)",
+        "  1 failing",
+        "[exit code: 1]",
+    ]
+)
+
+
+def failing_tests(total: int) -> Iterator[tuple[ToolCall, str, bool]]:
+    """The ``failing-tests`` session's calls: the test suite run again and again, failing alike."""
+    for number in range(total):
+        call = ToolCall("bash", {"command": "npm test", "description": "run the tests"}, f"call-{number}")
+        yield call, TEST_FAILURE, False
+
+
+SHAPES = {"reads": reads, "failing-tests": failing_tests}
+
+
+def write_log(folder: Path, total: int, shape: str = "reads") -> Path:
     """The session log, written as dsh writes it: a header, then a frame per batch of events."""
     import zstandard
 
@@ -89,7 +117,7 @@ def write_log(folder: Path, total: int) -> Path:
             batch.append(json.dumps({"type": kind, "seq": seq, "time": START_MS + seq * 10, "data": data}))
 
         event("user/message", prompt)
-        for call, text, failed in calls(total):
+        for call, text, failed in SHAPES[shape](total):
             arguments = json.dumps(call.arguments)
             event("tool/call", {"callId": call.call_id, "name": call.name, "arguments": arguments})
             part = {
@@ -111,9 +139,10 @@ class _Stop(Exception):
     """Raised in the decisions' loop when the bench asks it to stop (SIGTERM)."""
 
 
-def decisions_alone(total: int, *, until_stopped: bool = False) -> int:
-    """The decisions alone: precheck, decide and record_result of every call, made as they are
-    decided; how many calls were decided. ``until_stopped``: the session again and again (each
+def decisions_alone(total: int, shape: str = "reads", *, until_stopped: bool = False) -> int:
+    """The decisions alone, as the live worker makes them: precheck, the verdict it kept committed
+    (the shim's guard; decide when none was kept) and record_result of every call, made as they
+    are decided; how many calls were decided. ``until_stopped``: the session again and again (each
     time a fresh ``Breaker``) until SIGTERM, so that the decisions go on as long as what they are
     compared with does."""
 
@@ -126,14 +155,14 @@ def decisions_alone(total: int, *, until_stopped: bool = False) -> int:
     try:
         while True:
             breaker = Breaker(default_config())
-            for call, text, failed in calls(total):
+            for call, text, failed in SHAPES[shape](total):
                 breaker.precheck("main", call)
-                verdict = breaker.decide("main", call)
+                verdict = breaker.commit("main", call.call_id) or breaker.decide("main", call)
                 facts: dict[str, object] = {"isError": failed or isinstance(verdict, Deny)}
                 if isinstance(verdict, Deny):
                     text = "Error: " + verdict.message
                 elif call.name == "bash":
-                    facts["exitCode"] = 2
+                    facts["exitCode"] = 2 if failed else 1
                 breaker.record_result("main", call.call_id, text, facts)
                 decided += 1
             if not until_stopped:
@@ -225,30 +254,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="reads")
     parser.add_argument(
         "--decisions-only",
         action="store_true",
         help="make the decisions alone until SIGTERM, print how many were made",
     )
     options = parser.parse_args()
-    total = options.calls
+    total, shape = options.calls, options.shape
     if options.decisions_only:
-        print(decisions_alone(total, until_stopped=True))
+        print(decisions_alone(total, shape, until_stopped=True))
         return
     load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     with tempfile.TemporaryDirectory(prefix="rtb-scale-") as scratch:
         folder = Path(scratch)
         started = time.perf_counter()
-        log = write_log(folder / "logs", total)
+        log = write_log(folder / "logs", total, shape)
         written = time.perf_counter() - started
         log_mb = log.stat().st_size / 1e6
         page = folder / "page.html"
         here = str(Path(__file__).resolve())
         commands = {
-            "decisions": [sys.executable, here, "--calls", str(total), "--decisions-only"],
+            "decisions": [sys.executable, here, "--calls", str(total), "--shape", shape, "--decisions-only"],
             "replay": [sys.executable, "-m", "breaker", "replay", str(log.parent)],
-            "html": [sys.executable, "-m", "breaker", "replay", "--html", str(page), str(log.parent)],
         }
+        if shape == "reads":
+            commands["html"] = [
+                sys.executable,
+                "-m",
+                "breaker",
+                "replay",
+                "--html",
+                str(page),
+                str(log.parent),
+            ]
         runs: list[dict[str, Measured]] = []
         started = time.perf_counter()
         for run in range(options.runs):  # --html in the first run only: its target is far off
@@ -257,29 +296,36 @@ def main() -> None:
             )
             runs.append(run_sliced(taking_turns, "decisions", "replay", folder))
         elapsed = time.perf_counter() - started
-        opened = open_in_chromium(page)
-        size_mb = page.stat().st_size / 1e6
+        opened = open_in_chromium(page) if "html" in commands else None
+        size_mb = page.stat().st_size / 1e6 if "html" in commands else 0.0
     load_after = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    # The decisions' CPU time per call, over every call they made while the replay ran.
-    per_decision = [run["decisions"].cpu / int(run["decisions"].printed) for run in runs]
-    replay_ratios = [run["replay"].cpu / total / each for run, each in zip(runs, per_decision, strict=True)]
-    decide_cpu = statistics.median(per_decision) * total
-    replay_cpu = statistics.median(run["replay"].cpu for run in runs)
-    replay_mb = max(run["replay"].peak_mb for run in runs)
-    html, html_mb = runs[0]["html"].cpu, runs[0]["html"].peak_mb
     print(
-        f"A generated session of {total:,} calls ({log_mb:.1f} MB of zstd log, written in {written:.0f} s)."
+        f"A generated session of {total:,} calls, shape `{shape}` ({log_mb:.1f} MB of zstd log,"
+        f" written in {written:.0f} s)."
     )
     print(
         f"{options.runs} runs, {elapsed / 60:.0f} minutes in all. In each, the decisions alone and"
-        f" `rtb replay` (in the first, `--html` too) took turns of {SLICE} s on one CPU, the others"
-        " stopped meanwhile; the decisions over and over until the replay was done, counted per call."
+        f" `rtb replay`{' (in the first, `--html` too)' if 'html' in commands else ''} took turns of"
+        f" {SLICE} s on one CPU, the others stopped meanwhile; the decisions over and over until the"
+        " replay was done, counted per call."
     )
     print(
         "Figures are CPU time (user + system), the median of the runs; a ratio is of one run's figures."
         f" Load average before: {load_before}; after: {load_after}."
     )
     print()
+    table(runs, total, opened, size_mb)
+
+
+def table(runs: list[dict[str, Measured]], total: int, opened: list[float] | None, size_mb: float) -> None:
+    """The figures of ``runs`` as a Markdown table: the decisions, the replay, ``--html`` and the
+    page when the first run made one."""
+    # The decisions' CPU time per call, over every call they made while the replay ran.
+    per_decision = [run["decisions"].cpu / int(run["decisions"].printed) for run in runs]
+    replay_ratios = [run["replay"].cpu / total / each for run, each in zip(runs, per_decision, strict=True)]
+    decide_cpu = statistics.median(per_decision) * total
+    replay_cpu = statistics.median(run["replay"].cpu for run in runs)
+    replay_mb = max(run["replay"].peak_mb for run in runs)
     print("| | CPU time | per call | peak RSS | each run | target |")
     print("|---|---|---|---|---|---|")
     print(f"| the decisions alone | {decide_cpu:.1f} s | {decide_cpu / total * 1e6:.0f} µs | | | |")
@@ -290,6 +336,9 @@ def main() -> None:
         f"| {replay_cpu / total * 1e6:.0f} µs | {replay_mb:.0f} MB "
         f"| {', '.join(f'{each:.2f}x' for each in replay_ratios)} | ≤ 1.5x, ≤ 300 MB: {verdict} |"
     )
+    if "html" not in runs[0]:
+        return
+    html, html_mb = runs[0]["html"].cpu, runs[0]["html"].peak_mb
     ratio = html / runs[0]["replay"].cpu
     verdict = "ok" if ratio <= 2 and size_mb <= 20 else "MISSED"
     print(

@@ -10,7 +10,8 @@
 # from the index); BENCH_SESSION_CALLS the longest session of the scaling table (default 1000000);
 # BENCH_RTB_CALLS the session `rtb replay` and `--html` are timed on (default 1000000) and
 # BENCH_RTB_RUNS how many times the replay and the decisions alone take turns on it (default 3:
-# about 20 minutes of the run on a loaded 2-core machine).
+# about 20 minutes of the run on a loaded 2-core machine); BENCH_RTB_FAILING_CALLS the session of
+# test runs failing alike they are timed on too (default 100000).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -72,6 +73,8 @@ echo; echo "## Scaling: agents, window, argument size, session length"; echo
 
 echo; echo "## rtb replay and --html over one long session"; echo
 "$python" bench/rtb_scale.py --calls "${BENCH_RTB_CALLS:-1000000}" --runs "${BENCH_RTB_RUNS:-3}"
+echo; echo "## rtb replay over a session of test runs failing alike"; echo
+"$python" bench/rtb_scale.py --shape failing-tests --calls "${BENCH_RTB_FAILING_CALLS:-100000}" --runs "${BENCH_RTB_RUNS:-3}"
 
 echo; echo "## Worst guard latency under each fault"; echo
 node --expose-gc bench/faults.mjs

@@ -5,8 +5,8 @@ logged their events (``sessions.interleaved``: the order in which the worker for
 agent past ``maxAgents`` is then the live one, by the one rule of ``agents.OPERATIONS``; a guard,
 which the log does not hold, moves no agent after its preflight): ``is_counted`` to skip excluded tools,
 ``precheck`` (the shim's pre-execute: the ask, and the agent made the most recent, as
-``agents.OPERATIONS`` says) then ``decide`` (the guard; live, the shim commits the verdict
-``precheck`` kept, which is the verdict ``decide`` gives when nothing came between), and
+``agents.OPERATIONS`` says) then ``commit`` (the guard: the verdict ``precheck`` kept takes
+effect, as the shim's guard commits it live; ``decide`` for an approved ask), and
 ``record_result`` for each result and ``human_message`` for each human turn. What it does not
 replay: a call the shim lets through on a pass skips the precheck (a pass is given only where the
 call is surely allowed and never asked about, and the agent ends the most recent either way), and
@@ -262,7 +262,11 @@ class Replayer:
                 replay.verdict, replay.hits, replay.message = "asked", asked.hits, asked.reason
                 replay.reached = asked.reached
                 return
-            decided = breaker.decide(agent, call)
+            # As live: the verdict the precheck kept takes effect (``commit``), the call read and
+            # judged once; an approved ask, or a call whose ask is pending, goes to the guard.
+            decided = None if isinstance(asked, Ask) else breaker.commit(agent, call.call_id)
+            if decided is None:
+                decided = breaker.decide(agent, call)
             if isinstance(decided, Deny):
                 replay.verdict, replay.hits, replay.message = "denied", decided.hits, decided.message
                 replay.reached = decided.reached
