@@ -798,12 +798,42 @@ def check_no_frontend(target: Target) -> bool:
     return report("no-frontend", failures, run)
 
 
+#: A row for the plugin under a misspelt id: dsh ignores it without a word; the plugin names it.
+MISSPELT_ROW = "- id: repeat-tool-braker\n  config:\n    limits: { exact: 3 }\n"
+STRAY_LINE = re.compile(
+    r"^\[repeat-tool-breaker\] the row 'repeat-tool-braker' is not this plugin's row .*Fix: "
+)
+
+
+def check_misspelt_row(target: Target) -> bool:
+    """A row whose id is one edit from the plugin's: the boot says so in one line and goes on."""
+    work = target.home / "work" / "misspelt-row"
+    work.mkdir(parents=True, exist_ok=True)
+    original = target.profile_patch.read_text()
+    target.profile_patch.write_text(original + MISSPELT_ROW)
+    model = MockModel(Script(calls=(), final="ok"), port=target.mock_port).start()
+    try:
+        run = run_dsh(target, ["reply ok"], work, {}, timeout=60)
+    finally:
+        model.stop()
+        target.profile_patch.write_text(original)
+    said = [line for line in run.stderr.splitlines() if STRAY_LINE.match(line)]
+    print(f"=== misspelt-row: repeat-tool-braker in the profile ({run.seconds:.1f} s, exit {run.returncode})")
+    print(f"  {said[0][:200] if said else '(nothing said)'}")
+    failures = []
+    if len(said) != 1:
+        failures.append(f"the plugin named the misspelt row {len(said)} times, expected once")
+    if run.returncode != 0:
+        failures.append(f"dsh exited with {run.returncode}: the boot must go on, on the defaults")
+    return report("misspelt-row", failures, run)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--home", type=Path, required=True, help="a DSH_HOME prepared by compat/setup.sh")
-    names = [s.name for s in SCENARIOS] + ["dump-config", "invalid-config", "no-frontend"]
+    names = [s.name for s in SCENARIOS] + ["dump-config", "invalid-config", "misspelt-row", "no-frontend"]
     parser.add_argument("--scenario", action="append", choices=names, help="run only these (repeatable)")
     parser.add_argument("--save-sessions", type=Path, help="copy each scenario's session log here")
     args = parser.parse_args()
@@ -818,6 +848,8 @@ def main() -> int:
             results.append(run_scenario(target, scenario, args.save_sessions))
     if "invalid-config" in selected:
         results.append(check_invalid_config(target))
+    if "misspelt-row" in selected:
+        results.append(check_misspelt_row(target))
     if "no-frontend" in selected:
         results.append(check_no_frontend(target))
     passed = sum(results)

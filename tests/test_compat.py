@@ -130,10 +130,17 @@ def test_the_row_provenance_is_the_layer_header_in_force() -> None:
     not PINNED_DSH.exists(),
     reason=f"the pinned dsh {PINNED} is not installed (compat/setup.sh or compat/run-all.sh installs it)",
 )
-def test_a_real_dsh_boot_stops_loop_a_and_refuses_a_bad_config(tmp_path: Path) -> None:
+def test_a_real_dsh_boot_stops_loop_a_refuses_a_bad_config_and_names_a_misspelt_row(tmp_path: Path) -> None:
     home = tmp_path / "dsh-home"
     subprocess.run([str(COMPAT / "setup.sh"), PINNED, "dir", str(home)], check=True, timeout=300)
-    scenarios = ["--scenario", "loop-a-identical", "--scenario", "invalid-config"]
+    scenarios = [
+        "--scenario",
+        "loop-a-identical",
+        "--scenario",
+        "invalid-config",
+        "--scenario",
+        "misspelt-row",
+    ]
     result = subprocess.run(
         [sys.executable, str(COMPAT / "run.py"), "--home", str(home), *scenarios],
         capture_output=True,
@@ -141,4 +148,4 @@ def test_a_real_dsh_boot_stops_loop_a_and_refuses_a_bad_config(tmp_path: Path) -
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "PASS: loop-a-identical" in result.stdout
+    assert "PASS: loop-a-identical" in result.stdout and "PASS: misspelt-row" in result.stdout
