@@ -133,7 +133,7 @@ test('what was accepted is forgotten when any module of the package changes, how
 });
 
 test('a worker started after the package changed in place keeps its compiled modules apart from the old code\'s (issue 32)', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, async () => {
-  const { workerOptions } = await import('../index.js');
+  const { workerOptions } = await import('../worker/start.js');
   const { WorkerBridge } = await import('../worker/bridge.js');
   // A copy of this package, run as the plugin's own environment runs it.
   const root = scratch('upgraded');

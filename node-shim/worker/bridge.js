@@ -55,7 +55,7 @@ export class WorkerBridge {
    * @param {string[]} options.args
    * @param {string} options.cwd
    * @param {Record<string, string> | (() => Record<string, string>)} options.env the worker's
-   *   variables, or what gives them afresh for each worker started (see index.js workerOptions)
+   *   variables, or what gives them afresh for each worker started (see start.js workerOptions)
    * @param {(text: string) => void} options.log one line for the operator
    * @param {(agent: number) => {requests: object[], weight: number}} [options.replay] the requests
    *   that rebuild one agent's state in a new worker, and about how many bytes they encode to

@@ -1,0 +1,267 @@
+// @ts-check
+// What dsh's guard and hooks do with each call: the guard's verdict (from a pass, a verdict kept
+// ahead, or the worker's answer), the pre-execute's ask or verdict ahead of time, the result sent
+// after the call, and each model turn told. Every failure is logged once and never thrown into
+// dsh: a call the worker could not judge is let through, or denied when onWorkerFailure says so.
+import { randomUUID } from 'node:crypto';
+
+import { askWhenIdle } from '../worker/idle.js';
+import { WorkerUnavailable, clock } from '../worker/bridge.js';
+import { Agents } from './agents.js';
+import { AheadVerdicts } from './ahead.js';
+import { callRequests, journaled } from './requests.js';
+import { outcomeOf, resultText } from './result-facts.js';
+
+/** The line logDenials writes for one denial (see reportDenial). */
+export function denialLine(tool, agent, deny) {
+  const reached = [...deny.matchAll(/^- ([a-z]+):.* (\d+)\/(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}/${m[3]}`);
+  const why = reached.length ? `reached ${reached.join(', ')}` : 'no progress: the same result again';
+  const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
+  return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
+}
+
+export class CallHooks {
+  /**
+   * @param {object} parts
+   * @param {import('../worker/bridge.js').WorkerBridge} parts.bridge the worker, booted
+   * @param {import('./journal.js').Journal} parts.journal what each agent did, for a replacement
+   * @param {any} parts.settings the worker's answer to the configuration
+   * @param {string} parts.plugin the plugin's name, in what the model reads
+   * @param {(text: string) => void} parts.log a line on stderr
+   * @param {(text: string) => void} parts.logOnce a failure's line on stderr, once
+   */
+  constructor({ bridge, journal, settings, plugin, log, logOnce }) {
+    this.bridge = bridge;
+    this.journal = journal;
+    this.settings = settings;
+    this.plugin = plugin;
+    this.log = log;
+    this.logOnce = logOnce;
+    this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations);
+    this.counted = new RegExp(settings.countedTools);
+    this.request = callRequests(settings.condensedChars);
+    // a collected agent is forgotten by the worker too
+    this.agents = new Agents((agent) => {
+      journal.drop(agent);
+      try {
+        bridge.notify({ op: 'forget', agent });
+      } catch (error) {
+        logOnce(`could not tell the worker to forget an agent: ${error.message}`);
+      }
+    });
+    /** Whether any agent step or tool call came: then dsh has a frontend (frontend.js). */
+    this.ran = false;
+  }
+
+  // A model turn the agent began (agent/pre-step) is told to the worker before the turn's first
+  // counted call, so a turn without one costs no frame (breaker/core/history/progress.py reads
+  // turns; a harness that tells none gets each call read as a turn of its own).
+  toldTurn(agent) {
+    if (!agent.turnBegun) return;
+    agent.turnBegun = false;
+    const message = { op: 'step', agent: agent.id };
+    this.ahead.sending(agent, 'step');
+    this.bridge.notify(message);
+    this.journal.stepped(message);
+  }
+
+  // The agent of a call that the worker should see, or undefined when it costs no round trip.
+  countedAgent(exec, options) {
+    if (!this.counted.test(String(exec?.name))) return undefined;
+    return this.agents.of(exec?.agent, options);
+  }
+
+  // logDenials: one line on stderr per denied call, for an operator of a headless dsh: the tool,
+  // the kinds of what reached its limit and the agent, never the arguments or a result (the
+  // session log holds the whole denial; `rtb replay` shows it).
+  reportDenial(exec, agent, deny) {
+    if (deny !== undefined && this.settings.logDenials) this.log(denialLine(String(exec.name), agent.id, deny));
+    return deny;
+  }
+
+  // The verdict of a call the worker could not judge: let through, or denied (onWorkerFailure).
+  failureVerdict(error) {
+    if (this.settings.onWorkerFailure !== 'deny') return undefined;
+    return this.settings.workerFailureDenial.replace('{plugin}', this.plugin).replace('{reason}', () => error.message);
+  }
+
+  // The guard request of a call let through on a pass, as an event. A call heavy enough to hold
+  // a text that counts by its digest asks for its stand-in, which the journal keeps instead.
+  sendPassed(exec, agent, since) {
+    const { bridge, journal } = this;
+    try {
+      const { message, weight, large } = this.request('guard', exec, agent.id);
+      if (large && bridge.later) {
+        const answered = bridge.ask(message, since, true); // a restart inside replays the journal first
+        const entry = journal.guard(message, weight);
+        answered.then((answer) => {
+          if (!answer.ok) return;
+          const kept = journaled(message, weight, answer);
+          journal.restate(agent.id, entry, kept.message, kept.weight);
+        }, () => {}); // a lost worker's successor replays the call as sent
+        return;
+      }
+      bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+      journal.guard(message, weight);
+    } catch (error) {
+      if (!(error instanceof WorkerUnavailable)) this.logOnce(`a call let through on a pass was not sent: ${error.message}`);
+    }
+  }
+
+  guard(exec) {
+    const { bridge, journal, ahead } = this;
+    const since = clock(); // the deadline runs from here, copying and encoding included
+    this.ran = true;
+    try {
+      const agent = this.countedAgent(exec, { create: true });
+      if (agent === undefined) return undefined;
+      this.toldTurn(agent);
+      if (ahead.usePass(exec, agent, bridge.generation)) {
+        // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
+        // ran since): the worker decides it in order. It is sent once the event loop is idle
+        // (before any later request): the call goes on at once.
+        ahead.committing(agent, 'guard', true);
+        bridge.idle.push(() => this.sendPassed(exec, agent, since));
+        return undefined;
+      }
+      const kept = ahead.take(exec, agent, bridge.generation);
+      if (kept) {
+        // The worker's verdict from the preflight still holds: it takes effect, no round trip.
+        journal.guard({ ...kept.message, op: 'guard' }, kept.weight, 'commit');
+        ahead.committing(agent, 'commit');
+        // Only to the worker that kept it: a replacement rebuilds the call from the journal's guard.
+        bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
+        return this.reportDenial(exec, agent, kept.deny);
+      }
+      const { message, weight } = this.request('guard', exec, agent.id);
+      const committed = ahead.committing(agent, 'guard');
+      const answer = bridge.call(message, since);
+      if (!answer.ok) throw new Error(answer.error);
+      ahead.granted(agent, committed, answer.passes, bridge.generation);
+      const entry = journaled(message, weight, answer);
+      journal.guard(entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
+      return this.reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined);
+    } catch (error) {
+      // A lost worker was already reported by the bridge when it replaced it.
+      if (!(error instanceof WorkerUnavailable)) this.logOnce(`guard failed: ${error.message}`);
+      return this.failureVerdict(error);
+    }
+  }
+
+  // dsh awaits this before the guard: a call the worker will surely allow takes a pass and asks
+  // nothing; any other goes to the worker here without blocking, and its answer is the ask, or
+  // the guard's verdict ahead of time (see ahead.js).
+  async preExecute(exec, next) {
+    const { bridge, journal, ahead } = this;
+    this.ran = true;
+    const decision = await next();
+    if (decision?.kind !== 'allow') return decision;
+    const since = clock();
+    try {
+      const agent = this.countedAgent(exec, { create: true });
+      if (agent === undefined) return decision;
+      this.toldTurn(agent);
+      // What still waits to be sent (the loop was never idle since: calls back to back) goes now,
+      // so the answers that bring the next passes are on their way while this call runs.
+      bridge.idle.flush();
+      if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+      if (agent.refresh) {
+        await agent.refresh; // the answer to its latest result, on its way, may bring a pass
+        if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+      }
+      const { message, weight } = this.request('preflight', exec, agent.id);
+      bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
+      const mark = ahead.preflighting(agent, bridge.generation);
+      journal.sent('preflight', agent.id, message.call);
+      const answer = await bridge.ask(message, since);
+      if (!answer.ok) throw new Error(answer.error);
+      const entry = journaled(message, weight, answer);
+      ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);
+      journal.keepFrom(agent.id, answer.keepFrom);
+      if (typeof answer.ask === 'string') {
+        journal.asked(entry.message, entry.weight);
+        return { kind: 'ask', reason: answer.ask };
+      }
+    } catch (error) {
+      if (!(error instanceof WorkerUnavailable)) this.logOnce(`preflight failed, the guard decides alone: ${error.message}`);
+    }
+    return decision;
+  }
+
+  async postExecute(exec, result, next) {
+    let owed = [];
+    try {
+      owed = this.sendResult(exec, result);
+    } catch (error) {
+      this.logOnce(`could not record a result: ${error.message}`);
+    }
+    const decision = await next();
+    if (owed.length === 0) return decision;
+    return { ...decision, additionalContexts: [...owed.map((notice) => this.noticeMessage(notice)), ...(decision?.additionalContexts ?? [])] };
+  }
+
+  // A call's result to the worker; the notices it owes the call, when notices are on.
+  sendResult(exec, result) {
+    const { bridge, journal, ahead, settings } = this;
+    ahead.drop(exec);
+    const agent = this.countedAgent(exec, { create: false });
+    if (agent === undefined) return [];
+    const message = {
+      op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result, settings.resultTextChars),
+      outcome: outcomeOf(result, settings.factFields, settings.factTextChars),
+    };
+    ahead.sending(agent, 'result');
+    const committed = agent.committed; // what the passes its answer brings count from
+    if (settings.notices) {
+      // Only when advisories are switched on does a result block for its reply.
+      const answer = bridge.call(message);
+      if (!answer.ok) throw new Error(answer.error);
+      journal.result(message, message.text.length + 64);
+      ahead.granted(agent, committed, answer.passes, bridge.generation);
+      return answer.notices ?? [];
+    }
+    if (bridge.later) {
+      // Its answer, read on the event loop, brings the agent's passes (ahead.js); a worker
+      // slow to give it is left to the next request that cannot wait. It is sent once this
+      // turn of the event loop is over (or before any later request): the call is done first.
+      const sent = () => journal.result(message, message.text.length + 64);
+      ahead.refreshing(agent, askWhenIdle(bridge, message, clock(), true, sent), committed, bridge.generation);
+    } else {
+      bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
+      journal.result(message, message.text.length + 64);
+    }
+    return [];
+  }
+
+  // A notice the worker owes a call, as the UserMessage dsh appends after its result.
+  noticeMessage({ text, summary }) {
+    return {
+      id: `${this.plugin}-${randomUUID()}`,
+      role: 'user',
+      content: [{ type: 'text', text }],
+      source: { kind: 'plugin', plugin: this.plugin, form: 'notice', summary },
+    };
+  }
+
+  // Each model turn: a user message clears the agent's window; then the turn itself begins (the
+  // calls of one turn were sent together, before any of their answers: breaker/core/progress.py).
+  preStep(step, next) {
+    this.ran = true;
+    try {
+      const human = step?.messages?.some((message) => message?.source?.kind === 'user');
+      const known = this.agents.of(step?.agent, { create: false });
+      if (known !== undefined && human) {
+        this.bridge.idle.flush(); // what waits for an idle moment came first: the journal has it before
+        this.journal.cleared(known.id);
+        this.ahead.sending(known, 'human');
+        this.bridge.notify({ op: 'human', agent: known.id });
+      }
+      const agent = known ?? this.agents.of(step?.agent, { create: true }); // no frame: an id of its own
+      if (agent !== undefined) agent.turnBegun = true;
+    } catch (error) {
+      this.logOnce(`could not record a new turn: ${error.message}`);
+    }
+    return next();
+  }
+}

@@ -1,0 +1,125 @@
+// @ts-check
+// The worker's start: the one begun as soon as dsh imports the plugin, and the boot's, which sends
+// the configuration and waits for the worker's answer, so that a worker that cannot start or a bad
+// configuration stops the boot, loud, with the fix.
+import {
+  EnvironmentUnavailable,
+  PACKAGE_ROOT,
+  acceptedSettings,
+  pythonEnvironment,
+  rememberAccepted,
+  startupFailure,
+  workerInterpreter,
+} from '../boot/environment.js';
+import { WorkerBridge, WorkerUnavailable, workerEnvironment } from './bridge.js';
+
+/** Before the worker has validated `startTimeoutMs`, its first answer gets this long: the one
+ * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others
+ * (the worker's default, kept equal to it by tests/test_shim_constants.py). */
+const BOOT_TIMEOUT_MS = 10_000;
+/** The `startTimeoutMs` the worker accepts (its NUMBER_BOUNDS, tests/test_shim_constants.py): past them
+ * the boot waits BOOT_TIMEOUT_MS for the worker, whose answer names the key (0.5, 3e9). */
+const START_TIMEOUT_BOUNDS = [1, 86_400_000];
+
+// The fix a configuration error needs, after the worker's "key must be …, got …".
+const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
+  'cordis.patch.yml or your --patch file); `npx rtb check` in the profile folder checks it without booting';
+
+// The worker is started as soon as dsh loads the plugin (startEarly): dsh imports its plugins well
+// before it applies them (0.6-1.2 s on a real boot of the pinned dsh), so when `apply` sends the
+// configuration the worker has started and imported what answering it needs, and the boot does not
+// wait for Python. Only a ready environment of the plugin's own is used here, never prepared
+// (preparing, and every error, belong to the boot); the boot takes this worker only if it would
+// have started the very same one, and one left unclaimed is stopped after EARLY_WORKER_MS.
+const EARLY_WORKER_MS = 60_000;
+
+/**
+ * How a worker of `python` is started. Its variables are worked out again for each worker
+ * started: a replacement started after an upgrade in place keeps its compiled modules apart from
+ * the old code's (package-digest.js). cwd keeps the user's working directory off its import path.
+ */
+export function workerOptions(python, root = PACKAGE_ROOT) {
+  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: () => pythonEnvironment(process.env, root, python) };
+}
+
+// What makes two workers the same: the command, and the variables Python, the loader, the locale
+// or the worker itself read (dsh's own plugins set others while it loads, VIPSHOME for one).
+const WORKER_VARIABLES = /^(?:PYTHON|RTB_|LD_|LC_|LANG$|PATH$|HOME$|TMPDIR$)/;
+function workerKey({ command, env }) {
+  return JSON.stringify([command, Object.entries(workerEnvironment(env)).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
+}
+
+/** The worker started early, until the boot claims it or EARLY_WORKER_MS pass. */
+let early = null;
+
+/** Start the early worker on the plugin's own ready environment, if there is one. */
+export function startEarly(log) {
+  try {
+    // Only the plugin's own environment: an interpreter chosen by RTB_PYTHON (a development
+    // setup, the tests) starts its worker at the boot, as the config key's always does.
+    const python = workerInterpreter({ log: () => {}, prepare: false });
+    if (python?.chosenBy !== 'environment') return;
+    const options = workerOptions(python);
+    const bridge = new WorkerBridge({ ...options, log });
+    bridge.spawn();
+    const timer = setTimeout(() => {
+      if (early?.bridge !== bridge) return;
+      early = null;
+      bridge.close();
+    }, EARLY_WORKER_MS);
+    timer.unref();
+    early = { bridge, key: workerKey(options), timer };
+  } catch {
+    // the boot finds the same trouble and reports it
+  }
+}
+
+/** The early worker when it is the one `options` describe (it is then claimed), else a new bridge. */
+function bridgeFor(options, log) {
+  const claimed = early;
+  early = null;
+  if (claimed) clearTimeout(claimed.timer);
+  if (claimed?.key === workerKey(options)) return claimed.bridge;
+  claimed?.bridge.close();
+  return new WorkerBridge({ ...options, log });
+}
+
+/**
+ * The boot's worker, once it has accepted `configure` (the configure request: the config and the
+ * patch rows): its bridge and its settings. `configured` is the plugin's config as dsh gave it
+ * (its `python` key, its `startTimeoutMs` before the worker validated it). What stops the boot is
+ * thrown as `fail(message)`, the message naming the fix; `replay` gives an agent's recent calls
+ * to a worker that replaces a lost one.
+ */
+export function startWorker(configure, configured, { log, fail, replay }) {
+  let python; // found, or prepared on the first boot that has no ready environment
+  try {
+    python = workerInterpreter({ configured: configured?.python, log });
+  } catch (error) {
+    throw error instanceof EnvironmentUnavailable ? fail(error.message) : error;
+  }
+  const bridge = bridgeFor(workerOptions(python), log);
+  bridge.replay = replay;
+  const [least, most, wanted] = [...START_TIMEOUT_BOUNDS, configured?.startTimeoutMs];
+  const bootTimeout = Number.isInteger(wanted) && wanted >= least && wanted <= most ? wanted : BOOT_TIMEOUT_MS;
+  // Every boot waits for the worker's answer to its configuration. A configuration the plugin's
+  // own environment has accepted before, from this very code, is sent `known`: the worker then
+  // skips pydantic's check (breaker/core/config.py), and the worker started when dsh loaded the
+  // plugin has usually answered by the time the boot runs.
+  const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config) !== undefined;
+  let reply;
+  try {
+    reply = bridge.boot(known ? { ...configure, known: true } : configure, bootTimeout);
+  } catch (error) {
+    bridge.close();
+    throw error instanceof WorkerUnavailable ? fail(startupFailure(error, python)) : error;
+  }
+  if (!reply.ok) {
+    bridge.close();
+    throw fail(`${reply.error}${/[.?!]$/.test(reply.error) ? '' : '.'} Fix: ${CONFIG_FIX}`);
+  }
+  const settings = reply.settings;
+  for (const line of settings.strays ?? []) log(line); // a row meant for this plugin, given to nothing
+  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, configure.config, settings);
+  return { bridge, settings };
+}
