@@ -109,7 +109,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 #: be: the one table ``load_config`` checks (so do ``rtb check`` and the boot). The most is what
 #: the shim holds: a count, a cap or a stage a 32-bit integer (a guard's passes come to no more); a
 #: timeout a day (a JavaScript timer fires at once past 2**31-1 ms, and a deadline is held in a
-#: 32-bit slot as ms since its worker started: node-shim/transport.js). docs/configuration.md quotes it.
+#: 32-bit slot as ms since its worker started: node-shim/worker/transport.js).
+#: docs/configuration.md quotes it.
 _MOST = 2**31 - 1
 NUMBER_BOUNDS: dict[str, tuple[int, int]] = {
     "window": (4, _MOST),
