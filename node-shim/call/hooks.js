@@ -245,7 +245,7 @@ export class CallHooks {
   }
 
   // Each model turn: a user message clears the agent's window; then the turn itself begins (the
-  // calls of one turn were sent together, before any of their answers: breaker/core/progress.py).
+  // calls of one turn were sent together, before any of their answers: breaker/core/history/progress.py).
   preStep(step, next) {
     this.ran = true;
     try {
