@@ -206,3 +206,17 @@ def test_the_pages_script_runs_under_a_policy_without_unsafe_inline(
         " document.body.appendChild(s); return window.ran === undefined; })()"
     )
     assert injected  # any other script is refused
+
+
+def test_the_browser_leaves_nothing_in_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chromium writes ~/.config/chromium and ~/.cache/dconf whatever --user-data-dir says: its
+    home is its throwaway profile, so `npm test` leaves nothing in the user's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert CHROMIUM is not None
+    with Browser(CHROMIUM) as opened:
+        opened.evaluate("1 + 1")
+    assert list(home.iterdir()) == []
