@@ -52,6 +52,10 @@ class Served:
     def __init__(self) -> None:
         self.routes: dict[str, tuple[str, bytes, bool]] = {}
         self.slow: set[str] = set()  # paths whose body comes a kilobyte every tenth of a second
+        #: paths whose answer comes a byte at a time, this far apart, its headers too or at once
+        self.trickle: dict[str, tuple[float, bool]] = {}
+        self.asked: list[str] = []  # every path asked, in order
+        self.written: dict[str, int] = {}  # bytes of each trickled answer written before the client left
         self.url = ""
 
 
@@ -61,7 +65,11 @@ def served() -> Iterator[Served]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # HTTP/1.0: without a Content-Length the body ends with the connection
+            answers.asked.append(self.path)
             kind, body, length = answers.routes.get(self.path, ("text/plain", b"", True))
+            if self.path in answers.trickle:
+                self.trickled(kind, body, *answers.trickle[self.path])
+                return
             self.send_response(200 if self.path in answers.routes else 404)
             self.send_header("Content-Type", kind)
             if length:
@@ -73,6 +81,22 @@ def served() -> Iterator[Served]:
                 if self.path in answers.slow:
                     self.wfile.flush()
                     time.sleep(0.1)
+
+        def trickled(self, kind: str, body: bytes, apart: float, head_too: bool) -> None:
+            """The answer a byte at a time (its headers too, or at once), until the client goes away."""
+            head = f"HTTP/1.0 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            answers.written[self.path] = 0
+            if not head_too:
+                self.wfile.write(head)
+                self.wfile.flush()
+            try:
+                for byte in (head if head_too else b"") + body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    answers.written[self.path] += 1
+                    time.sleep(apart)
+            except OSError:
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -11,13 +11,15 @@ SHA-256 the index gives (a mismatch fails the preparation), checks that the pins
 requirement the wheels declare, and unpacks them into the venv (no byte-compilation, as before).
 
 It follows pip's own configuration where it matters (read by pip's code): the index (``index-url``,
-a user and password in its address sent to its host only by basic auth and shown on no line), the
-certificates (``cert``), the proxy and the timeout; and it leaves the work to pip (``Unpinnable``,
-with the reason) whenever it could not do what pip would: no index (``no-index``), a client
-certificate, ``no-binary``, a constraint on a pinned package, an index that does not answer JSON, a
+a user and password in its address sent to its host only by basic auth and shown on no line),
+reached as pip reaches it (index_access.py: ``trusted-host``, ``cert``, the proxy and the
+timeout); and it leaves the work to pip (``Unpinnable``, with the reason) whenever it could not do
+what pip would: no index (``no-index``), an index pip ignores (cleartext to a host it does not
+trust), a client certificate, ``no-binary``, a constraint on a pinned package, an index that
+stalls (``index_access.Pace``) or does not answer JSON, a
 page not of the shape PEP 691 gives it (index_page.py says what is wrong), a pinned version without
 a wheel for this interpreter, a wheel listed at or redirected to an address that is not http or
-https or holds a user name (``_fetchable``: a password there would show in an error's text), a page
+https or holds a user name (``fetchable``: a password there would show in an error's text), a page
 or a wheel larger than ``MOST_BYTES`` or a wheel larger than its page gives it (``_body`` stops
 reading there), a page of more than ``MOST_VALUES`` values, a wheel with a ``.data`` folder,
 pins that do not satisfy a requirement, or an index it cannot reach; once one package could not
@@ -35,7 +37,6 @@ import hashlib
 import http.client
 import os
 import shutil
-import ssl
 import sysconfig
 import threading
 import urllib.error
@@ -47,7 +48,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import Any
 
+import index_access
 import index_page
+from index_access import (
+    NOT_FETCHED,
+    Pace,
+    Watch,
+    fetchable,
+    ignored_by_pip,
+    opener,
+    trusted_hosts,
+)
 from index_page import Wheel
 
 PYPI = "https://pypi.org/simple/"
@@ -72,8 +83,8 @@ _READING = threading.Lock()
 INSTALLER = "dsh-repeat-tool-breaker"
 
 
-class Unpinnable(Exception):
-    """The short way does not apply here: pip takes the long one. The message says why."""
+#: What prepare_environment.py catches: pip is to take over (index_access.py defines it).
+Unpinnable = index_access.Unpinnable
 
 
 class _Stopped(Unpinnable):
@@ -82,36 +93,6 @@ class _Stopped(Unpinnable):
 
 class Tampered(Exception):
     """A download is not what the index said it is: the preparation fails."""
-
-
-#: What an address this way does not fetch is called (never the address itself).
-NOT_FETCHED = "an address not fetched (not http or https, or a user in it)"
-
-
-def _fetchable(url: str) -> bool:
-    """An address this way fetches: http or https with no user name or password in it (a password
-    there would show in the text of an error; another scheme reads a local file or another kind
-    of server)."""
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme in ("http", "https") and "@" not in parts.netloc
-
-
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only to an address this way fetches (``_fetchable``); any other is an
-    error that does not show it."""
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: http.client.HTTPMessage,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if not _fetchable(newurl):
-            raise urllib.error.HTTPError(req.full_url, code, f"a redirect to {NOT_FETCHED}", headers, fp)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def pip_settings() -> dict[str, str]:
@@ -180,19 +161,13 @@ class Index:
         except ValueError:
             configured = TIMEOUT_S  # pip will say what is wrong with it, if it comes to pip
         self.timeout = min(configured, TIMEOUT_S)
-        handlers: list[urllib.request.BaseHandler] = [_Redirects()]
-        cert = settings.get("cert")
-        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert or None)))
-        if parts.username:
-            passwords = urllib.request.HTTPPasswordMgrWithDefaultRealm()
-            user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
-            host = urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], "/", "", ""))
-            passwords.add_password(None, host, user, password)  # the index's host: its files too
-            handlers.append(urllib.request.HTTPBasicAuthHandler(passwords))
-        proxy = settings.get("proxy")
-        if proxy:
-            handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
-        self._opener = urllib.request.build_opener(*handlers)
+        if ignored_by_pip(url, trusted_hosts(settings)):
+            raise Unpinnable(
+                f"pip ignores the index {self.url}: not a trusted or secure host "
+                "(it is read over https, or named by pip's trusted-host)"
+            )
+        self._opener = opener(settings, url)
+        self.pace = Pace(self.timeout)
         # Set once a package could not be fetched: pip takes over, so the other reads stop at
         # their next chunk rather than go on to their end (a slow index's wheels, a minute each).
         self.stopped = threading.Event()
@@ -205,13 +180,12 @@ class Index:
     def wheel(self, name: str, version: str, ranks: dict[Any, int]) -> Wheel:
         """The wheel of ``name==version`` that suits this interpreter best, from the index's page."""
         page = urllib.parse.urljoin(self.url, f"{name}/")
-        with self.open(page, SIMPLE_JSON) as response:
+        what = f"the index's page for {name}"
+        with self.pace.watched(what) as watch, self.open(page, SIMPLE_JSON) as response:
             kind = response.headers.get("Content-Type", "")
             if not kind.startswith(SIMPLE_JSON):
                 raise Unpinnable(f"the index {self.url} does not answer in JSON (PEP 691)")
-            body = b"".join(
-                _body(response, MOST_BYTES, f"the index's page for {name}", _most(), self.stopped)
-            )
+            body = b"".join(_body(response, MOST_BYTES, what, _most(), self.stopped, watch))
         if body.count(b",") >= MOST_VALUES:
             raise Unpinnable(
                 f"the index's page for {name} holds more than {MOST_VALUES} values, "
@@ -226,7 +200,7 @@ class Index:
             ) from why
         if wheel is None:
             raise Unpinnable(f"the index has no wheel of {name} {version} for this Python")
-        if not _fetchable(wheel.url):
+        if not fetchable(wheel.url):
             raise Unpinnable(f"the index lists {wheel.filename} at {NOT_FETCHED}")
         return wheel
 
@@ -239,8 +213,12 @@ class Index:
             limit, most = wheel.size, f"the {wheel.size} bytes the index's page gives it"
         else:
             limit, most = MOST_BYTES, _most()
-        with self.open(wheel.url) as response, open(path, "wb") as out:
-            for chunk in _body(response, limit, wheel.filename, most, self.stopped):
+        with (
+            self.pace.watched(wheel.filename) as watch,
+            self.open(wheel.url) as response,
+            open(path, "wb") as out,
+        ):
+            for chunk in _body(response, limit, wheel.filename, most, self.stopped, watch):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != wheel.sha256:
@@ -256,11 +234,17 @@ def _most() -> str:
 
 
 def _body(
-    response: http.client.HTTPResponse, limit: int, what: str, most: str, stopped: threading.Event
+    response: http.client.HTTPResponse,
+    limit: int,
+    what: str,
+    most: str,
+    stopped: threading.Event,
+    watch: Watch,
 ) -> Iterator[bytes]:
     """The body of ``response``, a chunk at a time, as it comes (a chunk is what has arrived, up to
-    CHUNK); Unpinnable (``what`` is larger than ``most``, which says ``limit`` bytes) as soon as
-    its Content-Length or the bytes come past ``limit``, or once ``stopped`` is set."""
+    CHUNK), counted into ``watch``; Unpinnable (``what`` is larger than ``most``, which says
+    ``limit`` bytes) as soon as its Content-Length or the bytes come past ``limit``, or once
+    ``stopped`` is set."""
     length = (response.headers.get("Content-Length") or "").strip()
     if length.isdigit() and int(length) > limit:
         raise Unpinnable(f"{what} is larger than {most}")
@@ -269,6 +253,7 @@ def _body(
         if stopped.is_set():
             raise _Stopped(f"{what} was not read to its end: another package could not be fetched")
         read += len(chunk)
+        watch.read = read
         if read > limit:
             raise Unpinnable(f"{what} is larger than {most}")
         yield chunk
