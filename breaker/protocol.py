@@ -22,19 +22,23 @@ Requests (shim → worker)
                   before: no pydantic check),          maxAgents, notices, condensedChars,
                   rows: [{id, keys}] (optional: the    operations, resultTextChars,
                   patch rows dsh composed)             factFields, factTextChars,
-                                                       workerFailureDenial, strays: [str] (a
-                                                       line each: ``breaker.strayrows``)}
+                                                       breaks, workerFailureDenial, strays:
+                                                       [str] (a line each:
+                                                       ``breaker.strayrows``)}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
-                  args: any, standIn: bool (optional)  passes: int, standIn: any (when asked)
+                  args: any, standIn: bool (optional)  passes: int, conditional (when given),
+                                                       standIn: any (when asked)
     preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:
                                                        bool (``Breaker.precheck``: the ask, else
                                                        the guard's verdict as of now when
-                                                       ``decided``, kept for ``commit``), passes
+                                                       ``decided``, kept for ``commit``), passes,
+                                                       conditional (when given)
     commit        agent: int, call: str                -                 (``Breaker.commit``: the
                                                        kept verdict of that call takes effect;
                                                        an error when none is kept)
     result        agent: int, call: str, text: str,    notices: [{text, summary}], only when
-                  outcome: map | nil                   some are owed (``record_result``); passes
+                  outcome: map | nil                   some are owed (``record_result``); passes,
+                                                       conditional (when given)
     human         agent: int                           -                 (``human_message``)
     step          agent: int                           -                 (``new_step``: the
                                                        agent's model turn began; it is entered
@@ -66,6 +70,21 @@ Requests (shim → worker)
     A ``result`` whose reply is awaited (not an event) brings ``passes`` too, as of once it is
     recorded: the shim sends each result that way where its event loop reads the replies, so the
     agent's next call usually finds a pass waiting for it.
+
+    ``conditional`` (``Breaker.conditional``; absent when it promises no more than ``passes``) is
+    ``{passes: int, digests: [int]}``: how many of the agent's calls, counted as ``passes`` is,
+    surely pass while every result of that agent sent after the request is *news*. A result
+    breaks the condition, in which the shim lets no call through beyond ``passes`` (it waits for
+    a newer answer), when: its digest is among ``digests`` or is that of a result sent before it
+    since the request (the digest: SHA-256 of the tool's name, a NUL byte and the result's
+    ``text`` as sent, in UTF-8; its first 6 bytes as a big-endian integer); its ``text`` holds one
+    of ``breaks.marks`` anywhere or starts with one of ``breaks.prefixes``; or its ``outcome``
+    holds a field of ``breaks.facts`` with a value not listed for it (a value of another type is
+    not listed: ``false`` is not ``0``; an absent field breaks nothing). ``breaks`` comes once, in
+    the configure reply. ``breaker.core.reading.news.breaks`` states it in Python;
+    node-shim/call/ahead.js (``NewsCheck``) evaluates it, and node-shim/test/conditions.test.js pins
+    the two on the same cases. The condition names no rule: why a promise under it holds is the
+    worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py).
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
     call's arguments with each long text condensed, when that is the same call to ``Breaker``

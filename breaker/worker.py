@@ -47,6 +47,7 @@ from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.judging.verdicts import Ask, Deny
 from breaker.core.reading.canonical import CONDENSED_CHARS
 from breaker.core.reading.counted import counted_tools_pattern
+from breaker.core.reading.news import BREAKS
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
 from breaker.core.wording.messages import WORKER_FAILURE_DENIAL, redact
 from breaker.protocol import (
@@ -165,7 +166,7 @@ class RequestHandler:
                 if request.reply == "errors":
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
-                reply = ok_reply(request.id, deny=deny, passes=breaker.passes(request.agent))
+                reply = ok_reply(request.id, deny=deny, **breaker.promise(request.agent))
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Preflight():
                 call = ToolCall(request.name, request.args, request.call)
@@ -174,11 +175,10 @@ class RequestHandler:
                     return self._with_stand_in(
                         ok_reply(request.id, ask=answer.reason, decided=False), request.stand_in, call
                     )
-                passes = breaker.passes(request.agent)
                 if answer is None:
-                    return ok_reply(request.id, ask=None, decided=False, passes=passes)
-                deny = answer.message if isinstance(answer, Deny) else None
-                reply = ok_reply(request.id, ask=None, deny=deny, decided=True, passes=passes)
+                    return ok_reply(request.id, ask=None, decided=False, **breaker.promise(request.agent))
+                reply = ok_reply(request.id, ask=None, decided=True, **breaker.promise(request.agent))
+                reply["deny"] = answer.message if isinstance(answer, Deny) else None
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
                 if breaker.commit(request.agent, request.call) is None:
@@ -189,7 +189,7 @@ class RequestHandler:
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if request.reply == "errors":
                     return ok_reply(request.id)  # an event: nobody reads the reply
-                reply = ok_reply(request.id, passes=breaker.passes(request.agent))
+                reply = ok_reply(request.id, **breaker.promise(request.agent))
                 if notices:
                     reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
                 return reply
@@ -254,6 +254,7 @@ class RequestHandler:
             "resultTextChars": RESULT_TEXT_CHARS,
             "factFields": list(FACT_FIELDS),
             "factTextChars": FACT_TEXT_CHARS,
+            "breaks": BREAKS._asdict(),  # what in a result breaks a conditional pass
             "workerFailureDenial": WORKER_FAILURE_DENIAL,
             # Rows dsh gives to nothing that were meant for this plugin: the shim prints each line.
             "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import sys
@@ -19,6 +20,7 @@ from anyio.abc import Process
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.reading.canonical import CONDENSED_CHARS, condensed
+from breaker.core.reading.news import BREAKS, digest
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
 from breaker.core.wording.messages import WORKER_FAILURE_DENIAL
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
@@ -105,6 +107,7 @@ def bash(agent: int, call: str, command: str, **extra: Any) -> dict[str, Any]:
 
 
 async def test_configure_answers_the_settings_the_shim_needs() -> None:
+    breaks = json.loads(json.dumps(BREAKS._asdict()))  # tuples as lists, as msgpack carries them
     async with worker() as pipe:
         reply = await pipe.call("configure", config={"exclude": ["todo_*"], "guardTimeoutMs": 250})
         assert reply == {
@@ -127,6 +130,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "resultTextChars": RESULT_TEXT_CHARS,
                 "factFields": list(FACT_FIELDS),
                 "factTextChars": FACT_TEXT_CHARS,
+                "breaks": breaks,
                 "workerFailureDenial": WORKER_FAILURE_DENIAL,
                 "strays": [],
             },
@@ -252,10 +256,15 @@ async def test_an_awaited_result_brings_the_passes_as_of_once_it_is_recorded() -
         await pipe.call("guard", **bash(1, "c0", "make test"))
         guarded = await pipe.call("guard", **bash(1, "c1", "make test"))
         assert guarded["passes"] == 0  # two results still to come, each maybe the same again
+        # While the results to come are news, only the caps limit the calls: 5 - 1 - 2 (twice).
+        assert guarded["conditional"] == {"passes": 2, "digests": []}
         recorded = await pipe.call("result", agent=1, call="c0", text="2 passed")
-        assert recorded == {"id": recorded["id"], "ok": True, "passes": 0}  # c1's still to come
+        # c1's still to come; news is not what c0 returned
+        news = {"passes": 2, "digests": [digest("bash", "2 passed")]}
+        assert recorded == {"id": recorded["id"], "ok": True, "passes": 0, "conditional": news}
         recorded = await pipe.call("result", agent=1, call="c1", text="2 passed")
-        assert recorded == {"id": recorded["id"], "ok": True, "passes": 1}  # the next call, whatever it is
+        # the next call, whatever it is; two while the results are news
+        assert recorded == {"id": recorded["id"], "ok": True, "passes": 1, "conditional": news}
         await pipe.send("result", reply="errors", agent=1, call="c0", text="again")
         assert (await pipe.call("stats"))["ok"]  # an event's reply is written only when it fails
 

@@ -197,6 +197,21 @@ class Breaker:
         preflight never asks about, whatever results or human turns come between (``passes``)."""
         return passes_.passes(self._agents.get(agent) or _FRESH, self.config, self._tightest_cap)
 
+    def conditional(self, agent: AgentId, now: int) -> passes_.Conditional | None:
+        """More calls of ``agent`` than ``now`` (its ``passes``) that surely pass while every
+        result to come is news (``reading.news``); None when there are no more."""
+        state = self._agents.get(agent) or _FRESH
+        return passes_.conditional(state, self.config, self._tightest_cap, now)
+
+    def promise(self, agent: AgentId) -> dict[str, object]:
+        """What an answer tells of ``agent``'s passes (breaker/protocol.py): ``passes``, and its
+        ``conditional`` ones (their number and digests) when there are more."""
+        passes = self.passes(agent)
+        more = self.conditional(agent, passes)
+        if more is None:
+            return {"passes": passes}
+        return {"passes": passes, "conditional": {"passes": more.passes, "digests": more.digests}}
+
     def history_from(self, agent: AgentId) -> str | None:
         """The call from which the agent's calls rebuild what outlives its window: the failure
         that began its oldest streak (a streak lives while denied retries keep its key in the

@@ -38,6 +38,51 @@
 // the passes as of once it is recorded: an agent whose model takes any time over its next call
 // finds a pass waiting for it. A pre-execute that finds none while such an answer is on its way
 // has it sent at once if it waits still, and waits for the answer rather than ask.
+//
+// An answer may promise more while results are news (`conditional`, breaker/core/reading/news.py):
+// that many calls, counted the same way, surely pass as long as no result of the agent sent after
+// the answered request breaks the condition (`NewsCheck`, evaluated on the text and facts the shim
+// sends anyway). The shim keeps the last results' checks (`resulted`), so an answer that comes
+// after later results were sent is checked against them at once; a result that breaks it ends
+// the promise, and the next call beyond the plain passes waits for the worker as before.
+import { hash } from 'node:crypto';
+
+/** Results of an agent whose checks are kept for an answer that comes after them. */
+const CHECKED_RESULTS = 16;
+
+/**
+ * What in a result breaks a conditional pass (the configure reply's `breaks`; its meaning is
+ * breaker/core/reading/news.py `breaks`, pinned by test/conditions.test.js): a mark anywhere in
+ * the text, a prefix at its start, a head within its first so many UTF-16 units, a fact with a
+ * value not listed; or its digest among those the answer names or of a result before it since.
+ */
+export class NewsCheck {
+  /** @param {{marks: string[], prefixes: string[], heads: [string, number][], facts: Record<string, unknown[]>}} breaks */
+  constructor({ marks, prefixes, heads, facts }) {
+    this.marks = marks;
+    this.prefixes = prefixes;
+    this.heads = heads;
+    /** @type {[string, Set<unknown>][]} */
+    this.facts = Object.entries(facts).map(([field, values]) => [field, new Set(values)]);
+  }
+
+  /** Whether a result's text or outcome breaks every condition (its digest aside). */
+  breaks(text, outcome) {
+    for (const mark of this.marks) if (text.includes(mark)) return true;
+    for (const prefix of this.prefixes) if (text.startsWith(prefix)) return true;
+    for (const [head, units] of this.heads) if (text.slice(0, units).includes(head)) return true;
+    if (outcome === null || typeof outcome !== 'object') return false;
+    for (const [field, allowed] of this.facts) {
+      if (Object.hasOwn(outcome, field) && !allowed.has(outcome[field])) return true;
+    }
+    return false;
+  }
+
+  /** A result's digest as conditions name it: SHA-256 of tool, NUL, text; its first 6 bytes. */
+  digest(tool, text) {
+    return hash('sha256', `${tool}\0${text}`, 'buffer').readUIntBE(0, 6);
+  }
+}
 
 export class AheadVerdicts {
   /**
@@ -46,8 +91,9 @@ export class AheadVerdicts {
    *   each request does to its agent (the configure reply's, breaker/core/history/agents.py OPERATIONS):
    *   whether it makes it the most recent, and when it drops verdicts kept ahead
    */
-  constructor(maxAgents, operations) {
+  constructor(maxAgents, operations, breaks = undefined) {
     this.maxAgents = maxAgents;
+    this.news = breaks ? new NewsCheck(breaks) : null; // none: the worker gives no conditions
     this.operations = operations;
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
@@ -61,7 +107,12 @@ export class AheadVerdicts {
   static agent(id) {
     // turnBegun: a model turn began (agent/pre-step) that the worker has not been told of yet
     // refresh: the answer to the agent's latest result while it is on its way (see refreshing)
-    return { id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, refresh: null };
+    // results: results sent; checked: the last ones' checks, for an answer that comes after them;
+    // conditional: the passes while results are news, while they are (see the top)
+    return {
+      id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, refresh: null,
+      results: 0, checked: [], conditional: null,
+    };
   }
 
   /**
@@ -69,10 +120,10 @@ export class AheadVerdicts {
    * awaited (`reply`, a promise): the passes it brings are granted when it comes. Until then it
    * is the agent's `refresh`, for a pre-execute to wait for; a lost worker's brings nothing.
    */
-  refreshing(agent, reply, committed, generation) {
+  refreshing(agent, reply, committed, generation, results = agent.results) {
     const settle = (answer) => {
       if (agent.refresh === pending) agent.refresh = null;
-      if (answer?.ok) this.granted(agent, committed, answer.passes, generation);
+      if (answer?.ok) this.granted(agent, committed, answer.passes, generation, answer.conditional, results);
     };
     const pending = reply.then(settle, () => settle(undefined));
     agent.refresh = pending;
@@ -88,16 +139,58 @@ export class AheadVerdicts {
     return ++agent.committed;
   }
 
-  /** An answer from worker `generation` to a request sent after `committed` committed calls. */
-  granted(agent, committed, passes, generation) {
+  /**
+   * An answer from worker `generation` to a request sent after `committed` committed calls and
+   * `results` results of the agent: its passes, and its `conditional` ones when it gives them.
+   */
+  granted(agent, committed, passes, generation, conditional = undefined, results = agent.results) {
     if (!Number.isSafeInteger(passes) || passes < 0) return;
     agent.allowance = committed + passes;
     agent.allowanceGeneration = generation;
+    agent.conditional = this.promised(agent, committed, conditional, results);
+  }
+
+  // The conditional promise of an answer, checked against the results sent since its request;
+  // null when there is none or one of them broke it (or is no longer kept to be checked).
+  promised(agent, committed, conditional, results) {
+    const passes = conditional?.passes;
+    if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
+    const since = agent.results - results;
+    if (since < 0 || since > agent.checked.length) return null;
+    const promise = { until: committed + passes, forbidden: new Set(conditional.digests) };
+    for (const check of agent.checked.slice(agent.checked.length - since)) {
+      if (!this.keeps(promise, check)) return null;
+    }
+    return promise;
+  }
+
+  // Whether a result (its check) keeps a conditional promise; its digest is forbidden after it.
+  keeps(promise, { digest, breaks }) {
+    if (breaks || promise.forbidden.has(digest)) return false;
+    promise.forbidden.add(digest);
+    return true;
+  }
+
+  /** A result of `agent` (`tool`'s) is about to be sent (`sending`): checked against its promises. */
+  resulted(agent, tool, text, outcome) {
+    this.sending(agent, 'result');
+    if (this.news === null) return;
+    const check = { digest: this.news.digest(tool, text), breaks: this.news.breaks(text, outcome) };
+    agent.results++;
+    if (agent.checked.push(check) > CHECKED_RESULTS) agent.checked.shift();
+    if (agent.conditional !== null && !this.keeps(agent.conditional, check)) agent.conditional = null;
+  }
+
+  // Whether a call of `agent` with `count` calls spent (or committed) before it is within the
+  // latest answer's passes from worker `generation`, or its conditional ones while they hold.
+  allows(agent, count, generation) {
+    if (agent.allowanceGeneration !== generation) return false;
+    return count < agent.allowance || (agent.conditional !== null && count < agent.conditional.until);
   }
 
   /** At pre-execute: whether `exec` may go through on a pass (one is then reserved for it). */
   reserve(exec, agent, generation) {
-    if (agent.allowanceGeneration !== generation || agent.spent >= agent.allowance) return false;
+    if (!this.allows(agent, agent.spent, generation)) return false;
     agent.spent++;
     this.passed.set(exec, generation);
     return true;
@@ -112,7 +205,7 @@ export class AheadVerdicts {
   usePass(exec, agent, generation) {
     const reserved = this.passed.get(exec);
     this.passed.delete(exec);
-    return reserved === generation && agent.allowanceGeneration === generation && agent.committed < agent.allowance;
+    return reserved === generation && this.allows(agent, agent.committed, generation);
   }
 
   /** A request `op` about `agent` is about to be sent (counted as the operations table says). */
@@ -124,7 +217,7 @@ export class AheadVerdicts {
   /** A preflight of `exec` is about to be sent; returns its mark for `answered`. */
   preflighting(agent, generation) {
     this.sending(agent, 'preflight');
-    return { sent: agent.sent, touches: this.touches, generation, committed: agent.committed };
+    return { sent: agent.sent, touches: this.touches, generation, committed: agent.committed, results: agent.results };
   }
 
   /**
@@ -134,7 +227,7 @@ export class AheadVerdicts {
    */
   answered(exec, agent, mark, answer, message, weight) {
     if (typeof answer.ask === 'string' || this.operations.preflight?.changes !== 'when it asks') return;
-    this.granted(agent, mark.committed, answer.passes, mark.generation);
+    this.granted(agent, mark.committed, answer.passes, mark.generation, answer.conditional, mark.results);
     agent.harmless++;
     if (answer.decided !== true) return;
     const deny = typeof answer.deny === 'string' ? answer.deny : undefined;

@@ -37,7 +37,7 @@ export class CallHooks {
     this.plugin = plugin;
     this.log = log;
     this.logOnce = logOnce;
-    this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations);
+    this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations, settings.breaks);
     this.counted = new RegExp(settings.countedTools);
     this.request = callRequests(settings.condensedChars);
     // a collected agent is forgotten by the worker too
@@ -137,7 +137,7 @@ export class CallHooks {
       const committed = ahead.committing(agent, 'guard');
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
-      ahead.granted(agent, committed, answer.passes, bridge.generation);
+      ahead.granted(agent, committed, answer.passes, bridge.generation, answer.conditional);
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
       journal.keepFrom(agent.id, answer.keepFrom);
@@ -211,14 +211,14 @@ export class CallHooks {
       op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result, settings.resultTextChars),
       outcome: outcomeOf(result, settings.factFields, settings.factTextChars),
     };
-    ahead.sending(agent, 'result');
+    ahead.resulted(agent, String(exec.name), message.text, message.outcome);
     const committed = agent.committed; // what the passes its answer brings count from
     if (settings.notices) {
       // Only when advisories are switched on does a result block for its reply.
       const answer = bridge.call(message);
       if (!answer.ok) throw new Error(answer.error);
       journal.result(message, message.text.length + 64);
-      ahead.granted(agent, committed, answer.passes, bridge.generation);
+      ahead.granted(agent, committed, answer.passes, bridge.generation, answer.conditional);
       return answer.notices ?? [];
     }
     if (bridge.later) {

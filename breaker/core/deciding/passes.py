@@ -1,5 +1,7 @@
 """Passes: how many more calls of an agent, whatever they are, surely go through unasked.
 
+``passes`` holds whatever the results are; ``conditional``, while they are news.
+
 The guard allows them and the preflight never asks about them, whatever results or human turns
 come between. The shim lets that many calls through without waiting for an answer
 (node-shim/call/ahead.js) and sends them after; they are decided in order all the same (a notice they
@@ -13,10 +15,12 @@ a result still awaited counts as if it added one). Notices stop nothing, so they
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
-from breaker.core.history import fresh_evidence_passes
+from breaker.core.history import SOONEST, Evidence, fresh_evidence_passes
+from breaker.core.reading.news import DIGEST_BYTES
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
 UNLIMITED_PASSES = 1 << 30
@@ -39,3 +43,54 @@ def passes(state: AgentState, config: BreakerConfig, tightest: float | None) -> 
         room = fresh_evidence_passes(same_limit) if evidence is None else evidence.passes(same_limit)
         left = min(left, room)
     return max(0, math.ceil(left))
+
+
+class Conditional(NamedTuple):
+    """Calls that surely pass while the results after the answer are news, and the digests news
+    must not have."""
+
+    passes: int
+    digests: tuple[int, ...]
+
+
+#: Why it holds. While every result to come is news (``reading.news``), a result changes nothing
+#: a later verdict reads: each key of its call came back once, no run of answers alike grew, no
+#: cycle closed (its result matches none before it), no failure streak grew. So only what does not
+#: hang on results limits the calls to come: the caps (a call adds at most one to a capped key's
+#: count), and what is known now (a key or a run at its limit, a cycle gone round twice, a streak at
+#: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
+
+
+def held(evidence: Evidence) -> set[bytes]:
+    """The results one to come could be found the same as (records within the window of any call
+    still to come or awaited, the runs', the recent calls'): news is none of them."""
+    first = min((ran.serial for ran in evidence.running.values()), default=evidence.serial + 1)
+    since = first - evidence.window
+    found = {seen.result for seen in evidence.repeats.values() if seen.serial > since}
+    found.update(result for _, result, _, _ in evidence.recent if result is not None)
+    found.update((evidence.target_result, evidence.tool_result))
+    found.discard(b"")
+    return found
+
+
+def conditional(
+    state: AgentState, config: BreakerConfig, tightest: float | None, now: int
+) -> Conditional | None:
+    """The calls that surely pass while every result to come is news (None: no more than ``now``,
+    the passes whatever they are)."""
+    left: float = UNLIMITED_PASSES
+    if tightest is not None:
+        left = tightest - 1 - state.repeats.highest_peak()
+    if config.failLimit is not None and state.failures.streaks.longest() >= config.failLimit:
+        return None
+    digests: tuple[int, ...] = ()
+    limit, evidence = config.sameResultLimit, state.progress
+    if limit is not None:
+        if limit <= 1 + SOONEST:
+            return None  # one news result may stop the call after it: no more than ``passes``
+        if evidence is not None:
+            if evidence.stops_now(limit):
+                return None
+            digests = tuple(sorted({int.from_bytes(one[:DIGEST_BYTES], "big") for one in held(evidence)}))
+    then = max(0, math.ceil(left))
+    return Conditional(then, digests) if then > now else None

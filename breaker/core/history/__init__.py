@@ -26,6 +26,7 @@ from breaker.core.history.identity import Effect, Workspace, text_argument
 from breaker.core.history.progress import Evidence, Stall, fresh_evidence_passes
 from breaker.core.history.repeats import Hit, Repeats
 from breaker.core.history.results import Results
+from breaker.core.history.sooner import SOONEST
 from breaker.core.history.spellings import Spellings, spelling
 from breaker.core.history.window import Window
 
@@ -34,6 +35,7 @@ __all__ = [
     "ANALYSED_CALLS",
     "ANALYSED_CHARS",
     "CALL_KINDS",
+    "SOONEST",
     "AgentId",
     "Agents",
     "Analysis",

@@ -30,7 +30,6 @@ the same target after identical answers) is stopped. A change that lands in the 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -45,6 +44,7 @@ from breaker.core.reading import (
     judge,
     may_change,
     reports_state,
+    result_digest,
     says_nothing,
 )
 
@@ -238,7 +238,7 @@ class Evidence:
         # made again with the same report, it changed nothing, like a settled answer.
         changes = failure is None and may_change(ran.tool) and reports_state(text)
         sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes)
-        result = _digest(ran.tool, text)
+        result = result_digest(ran.tool, text)
         for at, (keys, _, ran_id, turn) in enumerate(self.recent):
             if ran_id == call_id:
                 self.recent[at] = (keys, result, ran_id, turn)
@@ -352,6 +352,13 @@ class Evidence:
                 room = min(room, max(1, later))
         return room
 
+    def stops_now(self, limit: float) -> bool:
+        """Whether what is known now could stop a call (a key or a run at its limit, a cycle gone
+        round twice): when every result to come is news, nothing else ever can."""
+        highest = self.repeats.highest()
+        stopped = highest is not None and highest[1] >= limit
+        return stopped or max(self.target_run, self.tool_run) >= limit or self._cycle() > 0
+
     def _cycle(self) -> int:
         """The period (2 to ``MAX_PERIOD``) of a cycle the last calls complete: their last ``p``
         calls are the ``p`` before them again, call for call and result for result (0: none)."""
@@ -425,13 +432,3 @@ def _same(one: _Recent, other: _Recent, *, unknown: bool) -> bool:
     if one[1] is None or other[1] is None:
         return unknown
     return one[:2] == other[:2]
-
-
-#: dsh's first line of a fetched page names the URL asked for: a cache-buster query would make
-#: every answer new. The page is what came back.
-_FETCHED = re.compile(r"\AFetched \S{1,4096} \(HTTP (\d{3})\)")
-
-
-def _digest(tool: str, text: str) -> bytes:
-    text = _FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
-    return hashlib.blake2b(f"{tool}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()

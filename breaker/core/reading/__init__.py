@@ -25,11 +25,14 @@ from breaker.core.reading.fingerprints import (
     resolved_call,
 )
 from breaker.core.reading.outcomes import (
+    FAILURE_MARKS,
+    FETCHED_START,
     FILE_TOOLS,
     Failure,
     Settled,
     failure_shape,
     judge,
+    result_digest,
     says_nothing,
     shell_end,
 )
@@ -41,6 +44,8 @@ from breaker.core.reading.wrappers import strip_prefix
 __all__ = [
     "COMMAND_ARGS",
     "CONDENSED_CHARS",
+    "FAILURE_MARKS",
+    "FETCHED_START",
     "FETCHERS",
     "FILE_TOOLS",
     "READ_ONLY_TOOLS",
@@ -66,6 +71,7 @@ __all__ = [
     "path_argument",
     "reports_state",
     "resolved_call",
+    "result_digest",
     "says_nothing",
     "shell_end",
     "strip_prefix",

@@ -25,6 +25,7 @@ Every pattern here runs in linear time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -57,6 +58,23 @@ _SHELL_END_CHARS = 200
 #: longer one (or one cut short) is read by its first key alone.
 _JSON_CHARS = 16384
 _LEADING_ERROR_KEY = re.compile(r'\A\s*\{\s*"error"\s*:\s*(?!null\b|false\b|""|\{\s*\}|\[\s*\])')
+#: dsh's first line of a fetched page names the URL asked for: a cache-buster query would make
+#: every answer new. The page is what came back.
+FETCHED = re.compile(r"\AFetched \S{1,4096} \(HTTP (\d{3})\)")
+#: What the conditions of passes look for (breaker/core/reading/news.py): a text in which
+#: ``_from_shell_text`` or ``failure_shape`` find a failure holds one of the marks, starts with one of
+#: the starts, or (a JSON object) has ``JSON_START`` within its first ``JSON_HEAD`` characters; a
+#: text ``FETCHED`` rewrites starts with ``FETCHED_START``.
+FAILURE_MARKS = (
+    "curl: (",
+    "Traceback (most recent call last):",
+    "HTTP Error ",
+    "[exit code: ",
+    "[killed by signal:",
+)
+FAILURE_STARTS = ("Error",)
+JSON_START, JSON_HEAD = "{", 64
+FETCHED_START = "Fetched "
 
 
 #: The scalar fields of a tool's structured value that ``judge`` reads, and how much of a text
@@ -139,7 +157,7 @@ def failure_shape(text: str) -> Failure | None:
     exit 0; None when its shape shows none."""
     if text.startswith("Error"):
         return Failure("tool", _first_line(text))
-    if text[:64].lstrip().startswith("{"):
+    if text[:JSON_HEAD].lstrip().startswith(JSON_START):
         error = _error_key(text)
         if error is not None:
             return Failure("tool", _first_line(error))
@@ -207,3 +225,10 @@ def shell_end(text: str) -> tuple[int | None, str | None]:
         return 0, None
     code, signal = found.groups()
     return (None, signal) if code is None else (int(code), None)
+
+
+def result_digest(tool: str, text: str) -> bytes:
+    """What a result is compared by: SHA-256 of the tool's name, a NUL and the text, the first 16
+    bytes; a fetched page's first line without the URL it names (``FETCHED``)."""
+    text = FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
+    return hashlib.sha256(f"{tool}\0{text}".encode("utf-8", "surrogatepass")).digest()[:16]
