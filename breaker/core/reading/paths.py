@@ -126,6 +126,21 @@ def normal_path_word(word: str, *, keep_dot: bool = False) -> str:
     src/ dst`` copies what ``src`` holds, ``cp a dir/`` needs ``dir``)."""
     if "/" not in word or word.startswith("-") or not maybe_unnormal(word):
         return word
+    kept = _WORDS.get((word, keep_dot))
+    if kept is None:
+        kept = _normal_path_word(word, keep_dot)
+        if len(_WORDS) >= _WORDS_KEPT:
+            _WORDS.clear()
+        _WORDS[word, keep_dot] = kept
+    return kept
+
+
+#: Words normalised lately and what they became: a session names its files again and again.
+_WORDS: dict[tuple[str, bool], str] = {}
+_WORDS_KEPT = 1024
+
+
+def _normal_path_word(word: str, keep_dot: bool) -> str:
     if not _PATH_WORD.fullmatch(word):
         return word
     normal = normal_path(word)

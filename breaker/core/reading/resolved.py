@@ -16,6 +16,7 @@ from breaker.core.reading.paths import (
     PATH_LIST_ARGS,
     WORKDIR_ARGS,
     is_path_argument,
+    maybe_unnormal,
     normal_path,
     resolved_path,
 )
@@ -30,24 +31,29 @@ _Kind = Literal["path", "paths", "workdir", "url", "urls"]
 _ITEM_KINDS: dict[_Kind, _Kind] = {"paths": "path", "urls": "url"}
 
 
-#: What each argument name seen holds (None: nothing resolved), kept for the names seen last: a
-#: few names recur in every call.
-_KINDS: dict[str, _Kind | None] = {}
-_KINDS_KEPT = 512
+#: For each set of argument names seen lately (in the order given), the names among them that hold
+#: a path or URL and what each holds, and the one naming the working directory: a handful of
+#: shapes recur in every call (``command``, ``file_path`` and ``offset``), most naming none.
+_SHAPES: dict[tuple[object, ...], tuple[tuple[tuple[str, _Kind], ...], str | None]] = {}
+_SHAPES_KEPT = 512
+
+
+def _named(shape: tuple[object, ...]) -> tuple[tuple[tuple[str, _Kind], ...], str | None]:
+    """The names of ``shape`` that hold a path or URL and what each holds; the first that names
+    the working directory (``WORKDIR_ARGS``' order), if any."""
+    known = _SHAPES.get(shape)
+    if known is None:
+        named = tuple((name, kind) for name in shape if type(name) is str and (kind := _kind_of(name)))
+        workdir = next((name for name in WORKDIR_ARGS if name in shape), None)
+        known = named, workdir
+        if len(_SHAPES) >= _SHAPES_KEPT:
+            _SHAPES.clear()
+        _SHAPES[shape] = known
+    return known
 
 
 def _kind_of(name: str) -> _Kind | None:
     """What an argument of this name holds."""
-    if name in _KINDS:
-        return _KINDS[name]
-    kind = _read_kind(name)
-    if len(_KINDS) >= _KINDS_KEPT:
-        _KINDS.clear()
-    _KINDS[name] = kind
-    return kind
-
-
-def _read_kind(name: str) -> _Kind | None:
     if name in WORKDIR_ARGS:
         return "workdir"
     if is_path_argument(name):
@@ -79,25 +85,23 @@ _last: list[object] = [None, None]
 
 
 def _resolved_arguments(arguments: dict[object, object]) -> object:
-    named: list[tuple[object, _Kind, object]] | None = None
-    workdir: str | None = None
-    for name, value in arguments.items():
-        kind = _kind_of(name) if type(name) is str else None
-        if kind is None:
-            continue
-        if named is None:
-            named = []
-        named.append((name, kind, value))
-        if kind == "workdir" and workdir is None and type(value) is str and value:
-            workdir = value
-    if named is None:
+    named, workdir_name = _named(tuple(arguments))
+    if not named:
         return arguments
-    changed: dict[object, object] = {}
-    for name, kind, value in named:
+    workdir = arguments[workdir_name] if workdir_name is not None else None
+    if type(workdir) is not str or not workdir:
+        workdir = None
+    changed: dict[object, object] | None = None
+    for name, kind in named:
+        value = arguments[name]
+        if kind == "path" and workdir is None and type(value) is str and not maybe_unnormal(value):
+            continue  # the usual path: already normal, nothing to join it to
         resolved = _resolved(kind, value, workdir)
         if resolved is not value:
+            if changed is None:
+                changed = {}
             changed[name] = resolved
-    if not changed:
+    if changed is None:
         return arguments
     return {name: changed.get(name, value) for name, value in arguments.items()}
 
