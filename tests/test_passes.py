@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
 from breaker.core.decision import UNLIMITED_PASSES
+from breaker.core.history.cycles import MAX_PERIOD, cycle_room
 from breaker.core.history.peaked import Peaked
-from breaker.core.history.progress import MAX_PERIOD, Evidence
 from breaker.core.history.streaks import Streaks
 from breaker.core.reading.outcomes import Failure
 from tests.test_decision import call, fake_fingerprints, repeating_fingerprints
@@ -332,6 +332,4 @@ _RECENT = st.lists(
 @settings(max_examples=500, deadline=None)
 @given(recent=_RECENT)
 def test_the_room_before_a_cycle_is_the_fewest_calls_that_could_close_one(recent: list[Any]) -> None:
-    evidence = Evidence(16)
-    evidence.recent = list(recent)
-    assert evidence._cycle_room() == _cycle_room_by_trying(recent)
+    assert cycle_room(list(recent)) == _cycle_room_by_trying(recent)

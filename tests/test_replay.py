@@ -148,11 +148,11 @@ def test_local_hosts_deny_denies_instead_of_asking() -> None:
 
 def test_a_denied_call_is_quoted_to_later_denials_as_the_model_would_have_read_it() -> None:
     trajectory = Trajectory()
-    for attempt in range(6):
-        trajectory.call("bash", {"command": "make"}, f"run {attempt}")
+    for attempt in range(6):  # each answer differs only in its time: the answer does not move
+        trajectory.call("bash", {"command": "make"}, f"nothing to do at 10:00:0{attempt}")
     sixth = _replay(trajectory)[5]
     assert sixth.verdict == "denied"
-    assert "run 3" in sixth.message  # the last result that really ran, never the replayed denial
+    assert "10:00:03" in sixth.message  # the last result that really ran, never the replayed denial
 
 
 def test_sweep_marks_the_setting_that_catches_every_loop_with_no_false_positive() -> None:

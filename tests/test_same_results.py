@@ -18,7 +18,7 @@ import pytest
 
 from breaker.core.config import ConfigError, default_config, load_config
 from breaker.core.decision import Breaker
-from breaker.core.history.progress import CYCLE_ROUND
+from breaker.core.history.cycles import CYCLE_ROUND
 from breaker.core.judging.verdicts import Allow, Deny, Reached
 from breaker.core.reading.fingerprints import ToolCall
 from breaker.rtb.read.sessions import parse_log

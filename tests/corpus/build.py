@@ -1403,6 +1403,132 @@ def corpus_files() -> dict[Path, bytes]:
     return files
 
 
+# --- polls whose answer moves, and calls that change what later calls read -----------------------
+
+
+@case("ok", "a job's status polled 20 times while its percentage climbs (each answer stamped anew)")
+def poll_progress_climbs(c: Case) -> None:
+    a = c.agent()
+    a.human("start the export and tell me when it is done")
+    for n in cycles(20):
+        stamp = f"2026-12-06T02:{n:02d}:00Z"
+        a.bash(
+            "curl -s http://127.0.0.1:8080/jobs/7",
+            f'{{"state": "running", "progress": "{5 * n}%", "at": "{stamp}"}}',
+        )
+
+
+@case("ok", "a task list polled 20 times while its tasks complete one by one")
+def poll_tasks_complete(c: Case) -> None:
+    a = c.agent()
+    a.human("wait until the batch is through")
+    for n in cycles(20):
+        tasks = [{"task": t, "done": t <= n} for t in range(1, 21)]
+        a.call("list_tasks", {"batch": "nightly"}, json.dumps({"tasks": tasks}))
+
+
+@case("ok", "a build's log read 20 times while it prints")
+def poll_output_grows(c: Case) -> None:
+    a = c.agent()
+    a.human("build the release and watch it")
+    a.bash("make release > /tmp/build.log 2>&1 &", "")
+    for n in cycles(20):
+        a.call(
+            "read",
+            {"file_path": "/tmp/build.log"},
+            "\n".join(f"[{k}/20] compiling unit{k}.c" for k in range(1, n + 1)),
+        )
+
+
+@case("loop", "a status poll whose answer changes only in its time and request id")
+def poll_only_the_clock_moves(c: Case) -> None:
+    a = c.agent()
+    a.human("is the deploy done?")
+    a.loop_starts()
+    for n in cycles(20):
+        a.bash(
+            "curl -s http://127.0.0.1:8080/deploys/3",
+            f'{{"state": "pending", "request_id": "{n:04x}beefcafe1234", "checked": "02:{n:02d}:07"}}',
+        )
+
+
+@case("ok", "a folder listed again after each change of folder or file (function calls)")
+def listing_after_changes(c: Case) -> None:
+    a = c.agent()
+    a.human("tidy up the reports")
+    listing = ["drafts", "reports"]
+    a.call("list_folder", {}, json.dumps({"content": listing}))
+    for n in cycles(4):
+        a.call("change_folder", {"folder": "reports"}, json.dumps({"cwd": "reports"}))
+        a.call("list_folder", {}, json.dumps({"content": [f"q{k}.txt" for k in range(n, 5)]}))
+        a.call("remove_file", {"name": f"q{n}.txt"}, "None")
+        a.call("change_folder", {"folder": ".."}, "{}")
+        a.call("list_folder", {}, json.dumps({"content": listing}))
+
+
+@case("ok", "a start refused for a new reason after each fix: fix-and-retry (function calls)")
+def fix_and_retry_calls(c: Case) -> None:
+    a = c.agent()
+    a.human("start the pump")
+    for fix, (reason, setting) in enumerate(
+        [
+            ("the valve must be open", "open_valve"),
+            ("the tank is empty", "fill_tank"),
+            ("the lid is up", "close_lid"),
+        ]
+    ):
+        a.call(
+            "start_pump", {"mode": "auto"}, json.dumps({"error": f"Cannot start: {reason}."}), is_error=True
+        )
+        a.call(setting, {"level": fix + 1}, json.dumps({"status": "done", "step": setting}))
+    a.call("start_pump", {"mode": "auto"}, json.dumps({"state": "running"}))
+
+
+@case("loop", "the same write sent again and again, the same report each time (function calls)")
+def same_write_again(c: Case) -> None:
+    a = c.agent()
+    a.human("save the total")
+    a.loop_starts()
+    for _ in cycles(8):
+        a.call("write_value", {"file": "total.txt", "value": "2.0153"}, "None")
+
+
+@case("loop", "a cycle of folder changes and listings, the same answers each round (function calls)")
+def folder_cycle_same_answers(c: Case) -> None:
+    a = c.agent()
+    a.human("find the budget file")
+    a.loop_starts()
+    for _ in cycles(6):
+        a.call("change_folder", {"folder": "finance"}, json.dumps({"cwd": "finance"}))
+        a.call("list_folder", {}, json.dumps({"content": ["notes.md"]}))
+        a.call(
+            "copy_file",
+            {"source": "budget.xlsx", "to": "archive"},
+            json.dumps({"error": "No such file"}),
+            is_error=True,
+        )
+        a.call("change_folder", {"folder": ".."}, "{}")
+
+
+@case("loop", "one failing API call resent with argument variants that cannot fix its error")
+def failing_call_variants(c: Case) -> None:
+    a = c.agent()
+    a.human("book the flight")
+    a.loop_starts()
+    for n in cycles(8):
+        a.call(
+            "book_flight",
+            {
+                "from": "SFO",
+                "to": "JFK",
+                "class": ["economy", "Economy", "ECONOMY", "eco"][n % 4],
+                "seats": 1 + n % 2,
+            },
+            "Error during execution: book_flight() missing 1 required positional argument: 'access_token'",
+            is_error=True,
+        )
+
+
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
     replace_sessions(SESSIONS, corpus_files())

@@ -61,6 +61,8 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     watched = config.sameResultLimit is not None
     asked = Asked(call, raw, fingerprints, config) if watched else None
     effect = None if state.workspace is None else state.workspace.identified
+    if hits and asked is not None and state.progress is not None and state.progress.moving(asked.keys):
+        hits = ()  # a poll whose answer moves: no cap stops it, the same answer does (``_stall``)
     if not hits and not failures:
         stall = None if asked is None else _stall(state, call.name, asked, config)
         if stall is not None:
@@ -79,7 +81,10 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     previous = state.results.previous(state.window, repeated, preview)
     # Said only when the repeat changed what reading strips (its notes, flags, host spelling).
     respelled = state.spellings.respelled(state.window, repeated, spelled)
-    message = messages.denial(call.name, hits, previous, config, failures, refused, respelled=respelled)
+    poll = asked is not None and state.progress is not None and state.progress.polls(asked.keys)
+    message = messages.denial(
+        call.name, hits, previous, config, failures, refused, respelled=respelled, poll=poll
+    )
     deny = Deny(message, hits, failures)
     return Plan(call, deny, fingerprints, raw, hit_keys, peak, spelled, asked, effect)
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
+from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
 from breaker.core.history.sooner import SOONEST, stops_sooner, worst_sooner
 from breaker.core.reading import (
@@ -47,13 +48,10 @@ from breaker.core.reading import (
     result_digest,
     says_nothing,
 )
+from breaker.core.reading.volatile import content_of, said
 
 #: Calls (and results) remembered per agent since the last change; past this the oldest go.
 MAX_CALLS = 256
-#: The longest cycle looked for: five different calls repeated in turn.
-MAX_PERIOD = 5
-#: The round of a cycle a call is denied for beginning: the calls before it went round twice.
-CYCLE_ROUND = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +63,13 @@ class Stall:
     count: int  # a cycle's: its period (the calls in one round)
     limit: float
     quote: str = ""
+    poll: bool = False  # the call was asked again right after itself: a poll
 
     @property
     def reached(self) -> tuple[int, float]:
         """The count this stop reached and the limit it reached, as a report shows them: a
         cycle's in rounds (the call would begin round ``CYCLE_ROUND``), any other rule's its own."""
         return (CYCLE_ROUND, CYCLE_ROUND) if self.rule == "cycle" else (self.count, self.limit)
-
-
-#: A recent call: its keys, its result (None while awaited), its call id, its model turn.
-_Recent = tuple[frozenset[str], bytes | None, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +88,10 @@ class _Seen:
     apart: bool  # other calls ran between two of its runs (a rerun, not a poll)
     batched: bool  # one of its runs was sent in a turn together with other calls
     call: frozenset[str]  # the keys of the call that returned it
+    content: bytes = b""  # its answer without the volatile parts (``volatile.content_of``)
+    moved: bool = False  # its answer changed in content between two of its runs in the window (a poll)
+    polled: bool = False  # its answer changed at all between two of its runs (a clock, if nothing else)
+    context: bytes = b""  # the last possible change when it returned (``Evidence.context``)
 
 
 def _failed_key(key: str) -> bool:
@@ -126,7 +125,7 @@ class Evidence:
     state: int = 0  # the workspace state the evidence belongs to
     serial: int = 0  # calls allowed so far
     repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures, _failed_key))  # by key
-    recent: list[_Recent] = field(default_factory=list)
+    recent: list[Recent] = field(default_factory=list)
     target: str = ""  # the target of the last result's call, its result and how often in a row
     target_result: bytes = b""
     target_run: int = 0
@@ -148,7 +147,9 @@ class Evidence:
     # answer, in order: one not among them is a new change; and the keys of such calls.
     changes: dict[bytes, None] = field(default_factory=dict)
     changers: set[str] = field(default_factory=set)
-    changed_at: int = 0  # the serial of the last call that may have changed what later calls read
+    # The last possible change that landed (its keys and answer; empty: none since the restart):
+    # what the agent works in, as far as the answers tell.
+    context: bytes = b""
 
     def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
         """The rule that denies a call asking for ``asked``, if any (reads only). Its keys are its
@@ -165,13 +166,13 @@ class Evidence:
             failing = self._failing(asked) if failed is not None and failed >= limit else frozenset()
             for key in sorted(keys | failing):
                 seen = self.repeats.get(key)
-                if seen is None or seen.serial <= self.serial - self.window or seen.serial < self.changed_at:
-                    continue  # long ago, or something may have changed since: let its answer tell
+                if seen is None or seen.serial <= self.serial - self.window or seen.context != self.context:
+                    continue  # long ago, or after another change than the last: let its answer tell
                 cap = limit - seen.sooner
                 if seen.times >= cap:
                     rule = "failed" if key.startswith(FAILED_KEYS) else "same"
-                    return Stall(rule, seen.times, cap, seen.quote)
-        period = self._cycle()
+                    return Stall(rule, seen.times, cap, seen.quote, self.polls(keys))
+        period = cycle(self.recent)
         if period and self._shares(asked, self.recent[-period][0]):
             return Stall("cycle", period, limit, self.recent[-period][2])
         if self.target and self.target_run >= limit and asked.target == self.target:
@@ -247,7 +248,6 @@ class Evidence:
             failing = ran.asked.failed  # read only when it failed or something had failed
             self.failed_any = self.failed_any or (failure is not None and bool(failing))
         if changes:
-            self.changed_at = max(self.changed_at, ran.serial)
             self._possibly_changed(ran.keys, result)
         for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
@@ -256,7 +256,9 @@ class Evidence:
             if key in failing and previous is not None and previous.call == ran.keys:
                 self.repeats[key] = previous  # the same call failing again: counted by its own keys
                 continue
-            self.repeats[key] = self._seen(key, previous, ran, result, sooner, call_id)
+            self.repeats[key] = self._seen(
+                key, previous, ran, result, sooner, call_id, text, failure is not None
+            )
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
         if says_nothing(text):  # an answer with no output says nothing about a rewording
@@ -264,7 +266,7 @@ class Evidence:
         else:
             target = "" if ran.asked is None else ran.asked.target
             if target and target == self.target and result == self.target_result:
-                if not _together(self.target_round, ran.round):
+                if not together(self.target_round, ran.round):
                     self.target_run += 1
             else:
                 self.target, self.target_result, self.target_run = target, result, 1
@@ -273,7 +275,7 @@ class Evidence:
             self.last_id = ""
             if not self.tool_run or result != self.tool_result:
                 self.tool_run = 1
-            elif not _together(self.tool_round, ran.round):
+            elif not together(self.tool_round, ran.round):
                 self.tool_run += 1
             self.tool_result, self.tool_quote, self.tool_round = result, call_id, ran.round
 
@@ -283,7 +285,7 @@ class Evidence:
         work: their records and every failure start over. Calls that only read keep theirs: their
         answers tell whether the change changed anything for them."""
         self.changers |= keys
-        change = hashlib.blake2b(
+        self.context = change = hashlib.blake2b(
             b"\0".join(sorted(k.encode("utf-8", "surrogatepass") for k in keys)) + result, digest_size=16
         ).digest()
         if change in self.changes:
@@ -299,9 +301,18 @@ class Evidence:
             self.changers |= keys
 
     def _seen(
-        self, key: str, previous: _Seen | None, ran: _Ran, result: bytes, sooner: int, call_id: str
+        self,
+        key: str,
+        previous: _Seen | None,
+        ran: _Ran,
+        result: bytes,
+        sooner: int,
+        call_id: str,
+        text: str,
+        failed: bool,
     ) -> _Seen:
-        """What ``key`` returned now, after ``previous``: one more of the same, or news."""
+        """What ``key`` returned now (``text``; ``failed``: as a failure), after ``previous``: one
+        more of the same, or news."""
         call = ran.keys
         batched = self.sizes.get(ran.round, 0) > 1
         if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
@@ -310,10 +321,19 @@ class Evidence:
             sooner = 0  # a tool not of files, failing alike with other arguments: counted in full
         recent = previous is not None and previous.serial > ran.serial - self.window
         if previous is None or not recent or previous.result != result:
-            return _Seen(
+            said_ = [] if ran.asked is None else said(ran.asked.call)
+            content = result_digest(ran.tool, content_of(text, said_))
+            last = previous if previous is not None and recent else None
+            moved = last is not None and not key.startswith(FAILED_KEYS)
+            moved = moved and last is not None and (last.moved or content != last.content)
+            polled = moved or (last is not None and (last.polled or last.result != result))
+            first = _Seen(
                 result, 1, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, False, batched, call
             )
-        if _together(previous.round, ran.round):
+            return replace(
+                first, content=content, moved=moved, polled=polled and not failed, context=self.context
+            )
+        if together(previous.round, ran.round):
             return previous  # sent together, before either answer: not a repeat
         # A rerun after other calls ran (not a poll in a row) whose answer came back the same is
         # stopped one sooner; soonest (as a file tool's error is) for a call once sent together
@@ -322,10 +342,32 @@ class Evidence:
         batched = batched or previous.batched
         if apart and not key.startswith(ITEM_KEY):
             sooner = max(sooner, SOONEST if batched else 1)
-        times = previous.times + 1
-        return _Seen(
-            result, times, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, apart, batched, call
+        times, worst = previous.times + 1, worst_sooner(sooner)
+        again = _Seen(result, times, sooner, worst, call_id, ran.serial, ran.round, apart, batched, call)
+        return replace(
+            again,
+            content=previous.content,
+            moved=previous.moved,
+            polled=previous.polled,
+            context=self.context,
         )
+
+    def polls(self, keys: frozenset[str]) -> bool:
+        """Whether a call of ``keys`` is a poll: asked again right after itself, its answer changed
+        between two of its runs (its content, or only its time)."""
+        if not keys or keys.isdisjoint(self.last_keys):
+            return False
+        return any((seen := self.repeats.get(key)) is not None and seen.polled for key in keys)
+
+    def moving(self, keys: frozenset[str]) -> bool:
+        """Whether the call of ``keys`` is a poll whose answer moved: it changed in content between
+        two of its runs, each within the window of the one before (no cap stops it; the same
+        answer ``sameResultLimit`` times does)."""
+        for key in keys:
+            seen = self.repeats.get(key)
+            if seen is not None and seen.moved and seen.serial > self.serial - self.window:
+                return True
+        return False
 
     def awaited(self) -> int:
         """Results still to come: each may add one to a count."""
@@ -338,7 +380,9 @@ class Evidence:
         in. The next call is judged by what is known now; the ones after it as if every result
         came back the same and judged the worst (a file tool's error: stopped soonest)."""
         awaited = len(self.running)
-        room = min(self._cycle_room(), limit - self.target_run - awaited, limit - self.tool_run - awaited)
+        room = min(
+            cycle_room(self.recent), limit - self.target_run - awaited, limit - self.tool_run - awaited
+        )
         fresh = limit - SOONEST - awaited
         room = min(room, max(1, fresh) if not awaited else fresh)
         highest = self.repeats.highest()  # the most any key could be at, and is at, against its limit
@@ -357,46 +401,7 @@ class Evidence:
         round twice): when every result to come is news, nothing else ever can."""
         highest = self.repeats.highest()
         stopped = highest is not None and highest[1] >= limit
-        return stopped or max(self.target_run, self.tool_run) >= limit or self._cycle() > 0
-
-    def _cycle(self) -> int:
-        """The period (2 to ``MAX_PERIOD``) of a cycle the last calls complete: their last ``p``
-        calls are the ``p`` before them again, call for call and result for result (0: none)."""
-        recent = self.recent
-        for period in range(2, MAX_PERIOD + 1):
-            if len(recent) < 2 * period:
-                break
-            last, before = recent[-1], recent[-1 - period]
-            if last[1] is None or last[:2] != before[:2]:
-                continue  # the last call did not go round (or its result is still awaited)
-            if _together(last[3], before[3]):
-                continue  # calls of one turn, sent before their answers: no round gone twice
-            if all(_same(recent[-i], recent[-i - period], unknown=False) for i in range(2, period + 1)):
-                return period
-        return 0
-
-    def _cycle_room(self) -> int:
-        """How many more calls surely complete no cycle, whatever they are and return: the fewest
-        calls after which the last ``2p`` calls could be a repeated cycle (a result still awaited
-        could be anything, and so could every call to come).
-
-        With ``added`` calls to come, the last ``2p`` are a cycle when each of the ``p - added``
-        known calls that would open it matches the one ``p`` later: a run of matches that ends
-        with the call ``p`` before the last. So the fewest is ``p`` minus that run."""
-        recent = self.recent
-        count = len(recent)
-        room = 2 * MAX_PERIOD
-        for period in range(2, MAX_PERIOD + 1):
-            fewest = max(0, 2 * period - count)  # calls to come before there are 2p at all
-            run = 0  # matches in a row, back from the pair (count - p - 1, count - 1)
-            at = count - period - 1
-            while run < period - fewest and _same(recent[at - run], recent[at - run + period], unknown=True):
-                run += 1
-            added = max(period - run, fewest)
-            if added < min(period, room):
-                room = added
-            room = min(room, max(period, fewest))
-        return room
+        return stopped or max(self.target_run, self.tool_run) >= limit or cycle(self.recent) > 0
 
     def restart(self, state: int) -> None:
         """The workspace changed: what was seen before says nothing about what comes now."""
@@ -408,11 +413,7 @@ class Evidence:
         self.failed_any = False
         self.changes.clear()
         self.changers.clear()
-
-
-def _together(one: int, other: int) -> bool:
-    """Two calls of one model turn (the harness tells turns): sent before either's answer."""
-    return one == other and one > 0
+        self.context = b""
 
 
 def fresh_evidence_passes(limit: float) -> float:
@@ -424,11 +425,3 @@ def reworded_limit(target: str, limit: float) -> float:
     """Identical answers in a row on one target before another call on it is stopped: ``limit``,
     one more for a command line, whose target (its program) is the coarser."""
     return limit + (1 if target.partition(":")[0] in SHELL_TOOLS else 0)
-
-
-def _same(one: _Recent, other: _Recent, *, unknown: bool) -> bool:
-    """Two recent calls are the same call with the same result; a result still awaited is
-    ``unknown`` (it may turn out either way)."""
-    if one[1] is None or other[1] is None:
-        return unknown
-    return one[:2] == other[:2]

@@ -72,6 +72,14 @@ def format_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
+#: What a denial of a poll adds: how to wait instead of asking again.
+WAIT = (
+    "If you are waiting for something to finish or change, wait for it instead of asking again: a "
+    "blocking wait (the tool's own wait or watch option, a command that returns when it is done), or "
+    "a sleep before the next check."
+)
+
+
 def denial(
     tool: str,
     hits: Sequence[Hit],
@@ -81,6 +89,7 @@ def denial(
     refused: bool = False,
     *,
     respelled: bool = False,
+    poll: bool = False,
 ) -> str:
     """The text a denied call returns to the model; it starts with ``REPEAT_TOOL_BLOCKED:``.
 
@@ -88,7 +97,8 @@ def denial(
     stopped by the failure track alone gets :func:`_failure_denial`; ``refused`` says an operator
     was asked this turn to exempt what hit and did not; ``respelled``, that the call changed only
     what reading strips from the earlier one (``history.spellings``): then, and only then, it is
-    told that such changes do not make a new action.
+    told that such changes do not make a new action; ``poll``, that it asks again what the call
+    before it asked: then it is told how to wait instead.
     """
     if not hits:
         return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
@@ -108,6 +118,8 @@ def denial(
         "(another URL, path, query or command); if something keeps blocking you, stop and tell the "
         "user what it is."
     )
+    if poll:
+        lines.append(WAIT)
     if any(hit.fingerprint.local for hit in hits):
         lines.append(_local_note(config))
     if failures:
@@ -147,6 +159,8 @@ def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerCon
         "Instead: work from that result; change what you ask for (another argument, file, command or "
         "approach); if nothing you can change would help, stop and tell the user what keeps coming back.",
     ]
+    if stall.poll:
+        lines.append(WAIT)
     return "\n".join(lines)
 
 
