@@ -62,11 +62,10 @@ class Conditional(NamedTuple):
 
 
 def held(evidence: Evidence) -> set[bytes]:
-    """The results one to come could be found the same as (records within the window of any call
-    still to come or awaited, the runs', the recent calls'): news is none of them."""
-    first = min((ran.serial for ran in evidence.running.values()), default=evidence.serial + 1)
-    since = first - evidence.window
-    found = {seen.result for seen in evidence.repeats.values() if seen.serial > since}
+    """The results one to come could be found the same as (those of the calls a record within the
+    window of a call awaited or to come may hold, the runs', the recent calls'): news is none."""
+    since = evidence.since()
+    found = {result for serial, result in evidence.returns.items() if serial > since}
     found.update(result for _, result, _, _ in evidence.recent if result is not None)
     found.update((evidence.target_result, evidence.tool_result))
     found.discard(b"")

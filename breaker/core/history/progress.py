@@ -143,6 +143,7 @@ class Evidence:
     round: int = 0  # the model turn the agent is in (0: the harness does not tell turns)
     sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
+    returns: dict[int, bytes] = field(default_factory=dict)  # serial -> result, while a record may hold it
     # Possible changes (calls of tools that may change what later calls read) by their keys and
     # answer, in order: one not among them is a new change; and the keys of such calls.
     changes: dict[bytes, None] = field(default_factory=dict)
@@ -239,7 +240,10 @@ class Evidence:
         # made again with the same report, it changed nothing, like a settled answer.
         changes = failure is None and may_change(ran.tool) and reports_state(text)
         sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes)
-        result = result_digest(ran.tool, text)
+        result = self.returns[ran.serial] = result_digest(ran.tool, text)
+        if len(self.returns) > 2 * self.window:  # only a record of a call since ``since`` counts
+            since = self.since()
+            self.returns = {serial: result for serial, result in self.returns.items() if serial > since}
         for at, (keys, _, ran_id, turn) in enumerate(self.recent):
             if ran_id == call_id:
                 self.recent[at] = (keys, result, ran_id, turn)
@@ -396,12 +400,14 @@ class Evidence:
                 room = min(room, max(1, later))
         return room
 
+    def since(self) -> int:
+        """The serial a record's must be past to count for any call awaited or to come."""
+        return min((ran.serial for ran in self.running.values()), default=self.serial + 1) - self.window
+
     def stops_now(self, limit: float) -> bool:
-        """Whether what is known now could stop a call (a key or a run at its limit, a cycle gone
-        round twice): when every result to come is news, nothing else ever can."""
-        highest = self.repeats.highest()
-        stopped = highest is not None and highest[1] >= limit
-        return stopped or max(self.target_run, self.tool_run) >= limit or cycle(self.recent) > 0
+        """Whether what is known now could stop a call: all that can while every result is news."""
+        highest = self.repeats.highest() or (0, 0)
+        return highest[1] >= limit or max(self.target_run, self.tool_run) >= limit or cycle(self.recent) > 0
 
     def restart(self, state: int) -> None:
         """The workspace changed: what was seen before says nothing about what comes now."""
