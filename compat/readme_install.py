@@ -187,7 +187,9 @@ def run_all(scratch: Path) -> bool:
     if not declare_the_model(dsh_home, port, env):
         return False
 
-    installed = shell(blocks["install"] + AFTER_INSTALL, env, "install")
+    # npm's and pnpm's update notices as a new user gets them: the install must turn pnpm's off
+    notified = {k: v for k, v in env.items() if k != "npm_config_update_notifier"}
+    installed = shell(blocks["install"] + AFTER_INSTALL, notified, "install")
     if installed.returncode != 0:
         print("FAIL: readme-install: the README's install block failed")
         return False
