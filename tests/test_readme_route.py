@@ -1,0 +1,61 @@
+"""The README's route for a user without a key, its own commands run against a real dsh.
+
+From a fresh HOME and a fresh DSH_HOME: the Install block's `dsh plugin add` line (on the dsh
+compat installed from the committed lock, standing in for the block's first two lines, which
+compat/readme_install.py runs too, npm install included), the `try` block (`npm run demo`: a
+scripted model, no key) in that profile, the `rtb replay` command the demo's last line prints,
+then the `uninstall` block: nothing of the plugin is left and `npx --no rtb` finds nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPAT = ROOT / "compat"
+sys.path.insert(0, str(COMPAT))
+
+pytest.importorskip("zstandard", reason="reading session logs needs zstandard")
+import readme_install  # noqa: E402
+
+PINNED_BIN = COMPAT / "dsh-0.1.0-rc.8" / "node_modules" / ".bin"
+
+
+@pytest.mark.skipif(
+    not (PINNED_BIN / "dsh").exists(),
+    reason="the pinned dsh 0.1.0-rc.8 is not installed (compat/setup.sh or compat/run-all.sh installs it)",
+)
+def test_the_readme_takes_a_user_without_a_key_to_a_denial_in_their_profile_and_back_out(
+    tmp_path: Path,
+) -> None:
+    env = readme_install.fresh_environment(tmp_path)
+    home, dsh_home = Path(env["HOME"]), Path(env["DSH_HOME"])
+    home.mkdir()
+    Path(env["TMPDIR"]).mkdir()
+    env["PATH"] = f"{PINNED_BIN}:{env['PATH']}"  # the install block's export, for this dsh
+    blocks = readme_install.readme_blocks()
+    add = next(line for line in blocks["install"].splitlines() if line.startswith("dsh plugin "))
+    # what `npm run install-dsh` does for the profile: fix 2, pnpm's update notice off
+    subprocess.run([str(COMPAT / "headless-profile.sh")], env=env, check=True, capture_output=True)
+    added = readme_install.shell(add, env, "install, its plugin line")
+    assert added.returncode == 0 and "Update available" not in added.stdout + added.stderr
+
+    demo = readme_install.shell(blocks["try"], env, "try")
+    said = demo.stdout.strip().splitlines()
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    assert "Running in your headless profile" in demo.stdout and "Setting up dsh" not in demo.stdout
+    assert said[-1].startswith("cd ") and "npx --no rtb replay" in said[-1]
+    assert "was denied before it ran" in demo.stdout
+    replayed = readme_install.shell(said[-1], env, "the replay the demo printed")
+    assert replayed.returncode == 0
+    assert "differs from the recording on 0 calls" in replayed.stdout and " denied" in replayed.stdout
+    assert str(dsh_home / "sessions") in said[-1], "the session is in the user's dsh home"
+
+    removed = readme_install.shell(blocks["uninstall"], env, "uninstall")
+    assert removed.returncode == 0, removed.stderr
+    profile = dsh_home / "profiles" / readme_install.PROFILE
+    assert readme_install.left_of_the_plugin(home, profile, env) == []
