@@ -224,7 +224,7 @@ def test_a_trusted_https_host_is_read_without_checking_its_certificate_as_pip_do
 
 # --- an index that stalls -------------------------------------------------------------------------
 
-SMALL = b"a small wheel " * 8
+SMALL = b"a small wheel " * 40
 
 
 @pytest.mark.parametrize("head_too", [True, False], ids=["headers and all", "the body"])
