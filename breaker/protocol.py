@@ -64,9 +64,9 @@ Requests (shim → worker)
 
     ``passes`` (``Breaker.passes``, after the request) is how many more of that agent's calls
     will surely be allowed. The shim lets that many through at pre-execute without asking,
-    counting every call it has committed or let through since it sent the request, and sends
-    each as a ``guard`` event (``reply: "errors"``) once its guard has run, when its event loop
-    is idle and always before any later request (node-shim/call/ahead.js).
+    counting every call it has committed or let through since it sent the request, and commits
+    each at its pre-execute: a ``guard`` event (``reply: "errors"``) sent when its event loop is
+    idle and always before any later request (node-shim/call/ahead.js).
     A ``result`` whose reply is awaited (not an event) brings ``passes`` too, as of once it is
     recorded: the shim sends each result that way where its event loop reads the replies, so the
     agent's next call usually finds a pass waiting for it.

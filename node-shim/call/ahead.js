@@ -22,15 +22,15 @@
 // Passes go further. Each answer to a preflight or a guard says how many more calls of the agent
 // the worker will surely allow (`passes`, breaker/core/decision.py), counting from what it had
 // been sent when it answered: the calls committed before the request (`committed`). The shim
-// counts every call that was or may still be committed (`spent`: passes reserved, and calls its
+// counts every call that was or may still be committed (`spent`: passes taken, and calls its
 // guard committed); while `spent` stays under those committed calls plus the passes, a
-// pre-execute reserves a pass and asks nothing, and the call's guard allows it and has the call
-// sent as an event once the event loop is idle (before any later request: bridge.js whenIdle),
-// to be decided in order like any other. The worker decides it where the guard
-// sends it, so the pass is spent in order: it is used only while the calls committed so far are
-// fewer than the latest answer allows; when other calls' guards ran first and used that room up,
-// this call's guard asks the worker like any other. A pass belongs to the worker that gave it;
-// one reserved by a call that never reaches its guard stays spent, which only wastes it.
+// pre-execute takes a pass and asks nothing: the call is committed there, at once (the worker
+// gets it as an event once the event loop is idle, before any later request: worker/idle.js),
+// and its guard allows it. So the worker decides it where dsh logged it, before any call of
+// another agent whose pre-execute runs before this call's guard (the order `rtb replay` reads
+// from the log: breaker/core/history/agents.py), and a pass is spent in the order passes are
+// taken. A pass belongs to the worker that gave it; the call it commits goes to whichever worker
+// is there when it is sent (a replacement first gets the agent's journal).
 //
 // A result brings passes too. Under the defaults an answer promises little while results are
 // awaited (each may turn out one more of the same), so the shim sends each result with its reply
@@ -97,7 +97,7 @@ export class AheadVerdicts {
     this.operations = operations;
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
-    this.passed = new WeakMap(); // execution → the worker (generation) whose pass it reserved
+    this.passed = new WeakSet(); // executions that went through on a pass at pre-execute
   }
 
   /**
@@ -188,24 +188,21 @@ export class AheadVerdicts {
     return count < agent.allowance || (agent.conditional !== null && count < agent.conditional.until);
   }
 
-  /** At pre-execute: whether `exec` may go through on a pass (one is then reserved for it). */
+  /**
+   * At pre-execute: whether `exec` goes through on a pass. If it does, the pass is spent and the
+   * call committed now: the caller sends it (as a guard event).
+   */
   reserve(exec, agent, generation) {
     if (!this.allows(agent, agent.spent, generation)) return false;
     agent.spent++;
-    this.passed.set(exec, generation);
+    this.passed.add(exec);
+    this.committing(agent, 'guard', true);
     return true;
   }
 
-  /**
-   * At the guard: whether `exec` holds a pass (taken either way) that still holds now: one of the
-   * current worker, and this call, sent now, is within the passes of its latest answer (fewer
-   * calls committed than it allows). A pass is spent in order: when other calls of the agent
-   * were committed first (their guards ran before this one's), the guard asks the worker instead.
-   */
-  usePass(exec, agent, generation) {
-    const reserved = this.passed.get(exec);
-    this.passed.delete(exec);
-    return reserved === generation && this.allows(agent, agent.committed, generation);
+  /** At the guard: whether `exec` went through on a pass at its pre-execute (taken). */
+  usePass(exec) {
+    return this.passed.delete(exec);
   }
 
   /** A request `op` about `agent` is about to be sent (counted as the operations table says). */
@@ -250,6 +247,12 @@ export class AheadVerdicts {
   /** The call will not reach the guard (it is over): nothing is kept for it. */
   drop(exec) {
     this.kept.delete(exec);
-    this.passed.delete(exec);
+    return this.passed.delete(exec);
+  }
+
+  /** A call on a pass that never reached its guard (another listener or guard stopped it) and
+   * was not sent yet: it is not committed after all (its pass stays spent). */
+  uncommit(agent) {
+    agent.committed--;
   }
 }

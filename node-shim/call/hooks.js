@@ -49,6 +49,8 @@ export class CallHooks {
         logOnce(`could not tell the worker to forget an agent: ${error.message}`);
       }
     });
+    /** A call on a pass → what takes it back while it is not sent. */
+    this.unsent = new WeakMap();
     /** Whether any agent step or tool call came: then dsh has a frontend (frontend.js). */
     this.ran = false;
   }
@@ -108,6 +110,24 @@ export class CallHooks {
     }
   }
 
+  // A call that went through on a pass (ahead.reserve): surely allowed, it is committed where dsh
+  // logged it, here, as `rtb replay` reads it (before another agent's call that begins before its
+  // guard runs). It is sent once the event loop is idle (before any later request): the call goes
+  // on at once. Stopped before its guard (another listener or guard) while unsent, it is taken back.
+  passed(exec, agent, since, decision) {
+    let cancelled = false;
+    this.bridge.idle.push(() => {
+      this.unsent.delete(exec);
+      if (!cancelled) this.sendPassed(exec, agent, since);
+    });
+    this.unsent.set(exec, () => {
+      this.unsent.delete(exec);
+      cancelled = true;
+      this.ahead.uncommit(agent);
+    });
+    return decision;
+  }
+
   guard(exec) {
     const { bridge, journal, ahead } = this;
     const since = clock(); // the deadline runs from here, copying and encoding included
@@ -116,14 +136,7 @@ export class CallHooks {
       const agent = this.countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
       this.toldTurn(agent);
-      if (ahead.usePass(exec, agent, bridge.generation)) {
-        // Surely allowed (its pre-execute reserved a pass that still holds now, whatever guards
-        // ran since): the worker decides it in order. It is sent once the event loop is idle
-        // (before any later request): the call goes on at once.
-        ahead.committing(agent, 'guard', true);
-        bridge.idle.push(() => this.sendPassed(exec, agent, since));
-        return undefined;
-      }
+      if (ahead.usePass(exec)) return undefined; // surely allowed: committed at its pre-execute
       const kept = ahead.take(exec, agent, bridge.generation);
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
@@ -165,10 +178,10 @@ export class CallHooks {
       // What still waits to be sent (the loop was never idle since: calls back to back) goes now,
       // so the answers that bring the next passes are on their way while this call runs.
       bridge.idle.flush();
-      if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+      if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
       if (agent.refresh) {
         await agent.refresh; // the answer to its latest result, on its way, may bring a pass
-        if (ahead.reserve(exec, agent, bridge.generation)) return decision;
+        if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
       }
       const { message, weight } = this.request('preflight', exec, agent.id);
       bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
@@ -204,7 +217,7 @@ export class CallHooks {
   // A call's result to the worker; the notices it owes the call, when notices are on.
   sendResult(exec, result) {
     const { bridge, journal, ahead, settings } = this;
-    ahead.drop(exec);
+    if (ahead.drop(exec)) this.unsent.get(exec)?.(); // on a pass, stopped before its guard: not sent
     const agent = this.countedAgent(exec, { create: false });
     if (agent === undefined) return [];
     const message = {

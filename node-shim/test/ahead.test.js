@@ -128,7 +128,9 @@ test('several calls of one agent pre-executed before their guards are decided on
     Promise.all(execs.map((exec, index) => dsh.afterPreExecute(exec, decisions[index]))),
   );
   assert.deepEqual(allowed(value), [true, false, false], 'the 4th runs, the 5th and 6th are denied');
-  assert.deepEqual(ops, ['guard', 'guard'], 'only the first guard could use its preflight');
+  // The 4th went on a pass, committed at its pre-execute, before the 5th's preflight: the 5th's
+  // verdict holds at its guard; the 6th's, made before the 5th was committed, does not.
+  assert.deepEqual(ops, ['guard'], 'only the last guard asks the worker');
 });
 
 test('a call that reaches the guard without this preflight gets a blocking round trip, as before', async () => {
@@ -260,38 +262,31 @@ test('a large call goes through on a pass too, and its journal keeps the stand-i
   assert.ok(await waitUntil(() => writes().length === 4 && bridge.replay(1).weight < 20_000), `${bridge.replay(1).weight} bytes journaled`);
 });
 
-test('a pass counts from what the worker had been sent: a call let through but not yet sent is not in its answer', () => {
+test('a call on a pass is committed at its pre-execute: an answer to any later request counts it', () => {
   const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);
   for (let n = 0; n < 3; n++) ahead.committing(agent, 'guard');
   ahead.granted(agent, 3, 1, 7); // the answer to a request sent after three commits: one more
   const first = {};
   assert.ok(ahead.reserve(first, agent, 7));
-  // A request sent now: the worker has not seen the first call, so it still promises one.
-  ahead.granted(agent, agent.committed, 1, 7);
+  assert.equal(agent.committed, 4, 'committed at once (sent before any later request)');
   assert.ok(!ahead.reserve({}, agent, 7), 'that one promise is the first call\'s');
-  assert.ok(ahead.usePass(first, agent, 7));
-  ahead.committing(agent, 'guard', true);
-  assert.equal(agent.spent, 4);
+  ahead.granted(agent, agent.committed, 1, 7); // a request sent now: the worker has the first call
+  assert.ok(ahead.reserve({}, agent, 7));
+  assert.equal(agent.spent, 5);
   assert.ok(!ahead.reserve({}, agent, 7));
 });
 
-test('a pass is spent in order: another call committed before its guard uses up its room', () => {
+test('a call on a pass is let through by its guard whatever ran since its pre-execute, once', () => {
   const ahead = new AheadVerdicts(100, SETTINGS.operations);
   const agent = AheadVerdicts.agent(1);
   ahead.granted(agent, 0, 1, 7); // one more call surely passes
   const first = {};
   assert.ok(ahead.reserve(first, agent, 7));
-  // A second call is decided by the worker (its preflight's verdict, or a blocking guard) and its
-  // guard runs first: it is the one call the answer promised.
-  ahead.committing(agent, 'guard');
-  assert.ok(!ahead.usePass(first, agent, 7), 'the guard asks the worker instead');
-  // A newer answer that leaves room for it makes a pass good again.
-  const second = {};
-  ahead.granted(agent, 1, 2, 7);
-  assert.ok(ahead.reserve(second, agent, 7));
-  ahead.committing(agent, 'guard');
-  assert.ok(ahead.usePass(second, agent, 7), 'two promised after the first: the second call and this one');
+  ahead.committing(agent, 'guard'); // another call's guard ran first: it comes after this one
+  assert.ok(ahead.usePass(first), 'committed at its pre-execute: the guard lets it through');
+  assert.ok(!ahead.usePass(first), 'taken');
+  assert.ok(!ahead.usePass({}), 'a call that took no pass is decided at its guard');
 });
 
 test("a result's answer brings passes counted from the calls committed when it was sent; a lost worker's brings none", async () => {
@@ -319,10 +314,7 @@ test('a pass belongs to the worker that gave it', () => {
   const agent = AheadVerdicts.agent(1);
   ahead.granted(agent, 0, 4, 1);
   assert.ok(!ahead.reserve({}, agent, 2), 'a replacement gave nothing yet');
-  const exec = {};
-  assert.ok(ahead.reserve(exec, agent, 1));
-  assert.ok(!ahead.usePass(exec, agent, 2), 'reserved from the lost worker: the guard asks the replacement');
-  assert.ok(!ahead.usePass(exec, agent, 1), 'taken either way');
+  assert.ok(ahead.reserve({}, agent, 1), 'the worker that gave it');
 });
 
 test('a worker killed between a pre-execute that took a pass and its guard: the call runs and the window survives', async () => {

@@ -22,10 +22,15 @@ const APPROVAL_OUTCOMES = {
 };
 
 export class FakeDsh {
-  /** @param {{approval?: keyof APPROVAL_OUTCOMES, body?: (exec) => string | Promise<string>}} options */
-  constructor({ approval = 'unavailable', body = (exec) => `ran ${exec.callId}` } = {}) {
+  /**
+   * @param {{approval?: keyof APPROVAL_OUTCOMES, body?: (exec) => string | Promise<string>,
+   *   logs?: import('./session-logs.js').SessionLogs}} options `logs`: the session logs dsh would
+   *   write, kept as it writes them
+   */
+  constructor({ approval = 'unavailable', body = (exec) => `ran ${exec.callId}`, logs = undefined } = {}) {
     this.approval = approval;
     this.body = body;
+    this.logs = logs;
     this.guards = [];
     this.listeners = new Map();
     this.asks = [];
@@ -82,8 +87,9 @@ export class FakeDsh {
     };
   }
 
-  /** The tools/pre-execute stage alone: the decision it resolves to. */
+  /** The tools/pre-execute stage alone: the decision it resolves to (dsh logs the call first). */
   preExecute(exec) {
+    this.logs?.call(exec);
     return this.waterfall('tools/pre-execute', [exec], () => Promise.resolve({ kind: 'allow' }));
   }
 
@@ -95,6 +101,17 @@ export class FakeDsh {
 
   /** The rest of the pipeline once tools/pre-execute has decided: ask, guards, body, post-execute. */
   async afterPreExecute(exec, preDecision) {
+    const prepared = this.decided(exec, preDecision);
+    return this.finish(prepared.denied === undefined ? await this.dispatch(prepared) : prepared);
+  }
+
+  /** dsh's prepare: tools/pre-execute (awaited), then the ask and the guards. */
+  async prepare(exec) {
+    return this.decided(exec, await this.preExecute(exec));
+  }
+
+  /** What tools/pre-execute decided, put to the approval service when it asks, then to the guards. */
+  decided(exec, preDecision) {
     let decision = preDecision;
     let asked;
     if (decision.kind === 'ask') {
@@ -102,26 +119,36 @@ export class FakeDsh {
       this.asks.push({ callId: exec.callId, reason: decision.reason });
       decision = APPROVAL_OUTCOMES[this.approval](exec.name);
     }
-    const denial = decision.kind === 'allow' ? this.guardReason(exec) : decision.reason;
-    let result;
-    if (denial !== undefined) {
-      result = { content: [{ type: 'text', text: `Error: ${denial}` }], isError: true, error: { message: denial } };
-    } else {
-      this.bodyRuns++;
-      const text = await this.body(exec);
-      result = { content: [{ type: 'text', text }], isError: false, value: text };
-    }
+    const denied = decision.kind === 'allow' ? this.guardReason(exec) : decision.reason;
+    const result = denied === undefined
+      ? undefined
+      : { content: [{ type: 'text', text: `Error: ${denied}` }], isError: true, error: { message: denied } };
+    return { exec, denied, asked, result };
+  }
+
+  /** A call the guards let through: its body runs. */
+  async dispatch(prepared) {
+    this.bodyRuns++;
+    const text = await this.body(prepared.exec);
+    return { ...prepared, result: { content: [{ type: 'text', text }], isError: false, value: text } };
+  }
+
+  /** tools/post-execute, then the result is logged: what the model sees. */
+  async finish({ exec, denied, asked, result }) {
     const post = await this.waterfall('tools/post-execute', [exec, result], () => Promise.resolve({ kind: 'accept' }));
-    return { denied: denial, text: result.content[0].text, asked, post };
+    this.logs?.result(exec, result);
+    return { denied, text: result.content[0].text, asked, post };
   }
 
   /** One agent step with the messages claimed from its inbox. */
-  step(agent, messages) {
-    return this.waterfall(
+  async step(agent, messages) {
+    const decision = await this.waterfall(
       'agent/pre-step',
       [{ agent, messages, turn: 1, step: 1, signal: new AbortController().signal }],
       () => Promise.resolve({ kind: 'enter', messages }),
     );
+    this.logs?.step(agent, messages);
+    return decision;
   }
 }
 

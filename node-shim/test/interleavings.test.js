@@ -1,15 +1,23 @@
-// Passes and kept verdicts whatever order guards run in: a seeded fuzz over interleavings of one
-// agent's calls (pre-executes batched or one after another as a slow listener would have them,
-// guards run in a random order) through the real shim and worker. Every live verdict must be the
-// one the pure core gives the call at the position the shim gave it: the frames the shim sent,
-// replayed in order through a fresh Breaker (replay-frames.py). A second fuzz runs three agents at
-// once, each batch a model turn (now and then with a human message), most answers the same.
-// A third runs the agents with turns of the event loop between hooks (what waits for an idle
-// moment goes out at varied points) and, in a second run of the same seed, the worker killed at
-// some of them: the journal must bring each replacement to the very state the lost worker had, so
-// every verdict is the unbroken run's.
+// Passes and kept verdicts whatever order hooks run in, through the real shim and worker.
+//
+// The fuzz that matters runs agents as dsh does (@deepseek-ai/dsh-agent-loop 0.1.0-rc.8, runGroup):
+// each agent's steps one after another, now and then with a human message; a step's calls each
+// logged, then through pre-execute, the ask and the guards before the next call is logged; their
+// bodies at once; their post-executes in the calls' order, each as soon as it and the calls before
+// it are done. Three agents run at once on one event loop, turns of the event loop between hooks
+// (what waits for an idle moment goes out at varied points). The fake dsh writes each agent's session log as dsh does
+// (session-logs.js), and the oracle is `rtb replay` of those logs: every live verdict must be the
+// replay's. Then the same with workers killed at some pauses: the journal must bring each
+// replacement to the very state the lost worker had, so the verdicts are still the replay's.
+//
+// A first fuzz runs one agent's calls in orders dsh does not make (pre-executes batched, guards
+// in any order), which a log cannot hold (it has no guards): there every live verdict must be the
+// one the pure core gives the call at the position the shim gave it, the frames the shim sent
+// replayed in order through a fresh Breaker (replay-frames.py).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +26,7 @@ import { WorkerBridge } from '../worker/bridge.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { generator, isAlive, waitUntil } from './processes.js';
+import { SessionLogs } from './session-logs.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PACKAGE_ROOT = dirname(dirname(HERE));
@@ -157,23 +166,147 @@ for (const [name, config] of [
   });
 }
 
+// One agent's session as dsh runs it: steps one after another, now and then with a human message
+// (its first step's is the prompt); each step's calls as runGroup runs them (see the top).
+async function dshSession(dsh, random, agent, prefix, calls, pause) {
+  const verdicts = new Map();
+  let number = 0;
+  while (number < calls) {
+    await pause(random);
+    await dsh.step(agent, number === 0 || random.int(4) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
+    const batch = [];
+    for (let size = 1 + random.int(4); size > 0 && number < calls; size--, number++) {
+      batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
+    }
+    await runStep(dsh, batch, () => pause(random), verdicts);
+  }
+  return verdicts;
+}
+
+// A step's calls: each logged and prepared (pre-execute, ask, guards) before the next; bodies at
+// once; post-executes in the calls' order, as soon as a call and those before it are done.
+async function runStep(dsh, batch, pause, verdicts) {
+  const slots = [];
+  const running = new Map();
+  let committed = 0;
+  const commitReady = async () => {
+    while (committed < batch.length && slots[committed] !== undefined) {
+      const outcome = await dsh.finish(slots[committed]);
+      verdicts.set(batch[committed].callId, outcome.denied === undefined ? 'allow' : 'deny');
+      committed++;
+    }
+  };
+  for (let index = 0; index < batch.length; index++) {
+    await pause();
+    const prepared = await dsh.prepare(batch[index]);
+    if (prepared.denied === undefined) {
+      running.set(index, dsh.dispatch(prepared).then((done) => ((slots[index] = done), index)));
+    } else {
+      slots[index] = prepared;
+    }
+    await commitReady();
+  }
+  while (running.size > 0) {
+    const settled = await Promise.race(running.values());
+    running.delete(settled);
+    await commitReady();
+  }
+}
+
+// `rtb replay --format json` of the logs in `folder` under `config`: call id → its verdict.
+function replayed(config, folder) {
+  const configPath = join(folder, 'config.json');
+  writeFileSync(configPath, JSON.stringify(config));
+  const replay = spawnSync(PYTHON, ['-m', 'breaker', 'replay', '--format', 'json', '--config', configPath, join(folder, 'logs')], {
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.equal(replay.status, 0, String(replay.stderr));
+  const verdicts = new Map();
+  for (const session of JSON.parse(String(replay.stdout)).sessions) {
+    for (const call of session.verdicts) verdicts.set(call.callId, { allowed: 'allow', denied: 'deny' }[call.verdict] ?? call.verdict);
+  }
+  return verdicts;
+}
+
+// Three agents at a time run `sessions` sessions in one dsh that logs them as dsh does; every live
+// verdict is compared with `rtb replay`'s of those logs.
+async function logFuzz(config, seed, sessions, { kills = false } = {}) {
+  const folder = mkdtempSync(join(tmpdir(), 'rtb-interleavings-'));
+  try {
+    const own = (exec) => generator(seed + [...exec.callId].reduce((sum, char) => sum * 31 + char.charCodeAt(0), 0));
+    let pause = async () => {};
+    const body = (exec) => pause(own(exec)).then(() => answerOf(exec));
+    const dsh = new FakeDsh({ body, logs: new SessionLogs(join(folder, 'logs'), `session-fuzz-${seed}-root`) });
+    const before = new Set(sent.keys());
+    disposers.push(apply(dsh.ctx, config));
+    const [bridge] = [...sent.keys()].filter((candidate) => !before.has(candidate));
+    pause = pauses(bridge, kills);
+    const agents = []; // held to the end: a collected agent is forgotten by the worker, not in a log
+    const live = new Map();
+    for (let index = 0; index < sessions; index += 3) {
+      const runs = [];
+      for (let each = index; each < Math.min(sessions, index + 3); each++) {
+        const random = generator(seed + each);
+        const agent = makeAgent(`fuzz-${seed}-${each}`);
+        agents.push(agent);
+        runs.push(dshSession(dsh, random, agent, `s${each}`, 4 + random.int(7), pause));
+      }
+      for (const verdicts of await Promise.all(runs)) for (const [call, verdict] of verdicts) live.set(call, verdict);
+    }
+    if (!kills) journalInOrder(bridge, sent.get(bridge).filter((frame) => frame.op !== 'configure' && frame.op !== 'stats'));
+    const replay = replayed(config, folder);
+    const differences = [...live].filter(([call, verdict]) => replay.get(call) !== verdict);
+    return { calls: live.size, denied: [...live.values()].filter((verdict) => verdict === 'deny').length, differences, agents };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 for (const [name, config] of [
   ['defaults', {}],
   ['caps of 3 and a same-result limit of 3', { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 }],
 ]) {
-  test(`three agents at once, with model turns, human messages and answers that repeat: every live verdict is the core's (${name})`, async () => {
-    const { calls, differences } = await fuzz(config, 20_26_12_04, 30, { together: 3, turns: true });
-    assert.ok(calls > 150, `${calls} calls`);
+  test(`three agents at once as dsh runs them, steps with human messages: every live verdict is rtb replay's of dsh's logs (${name})`, async () => {
+    const { calls, denied, differences } = await logFuzz(config, 20_26_12_04, 30);
     assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
+    assert.ok(calls > 150 && denied > 10, `${calls} calls, ${denied} denied`);
   });
 }
 
-test('turns of the event loop between hooks, and workers killed there: every verdict is the unbroken run\'s', async () => {
+test('workers killed between hooks: every live verdict is still rtb replay\'s of dsh\'s logs', async () => {
   const config = { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 };
-  const steady = await fuzz(config, 20_26_12_05, 24, { together: 3, turns: true, pausing: true });
-  assert.ok(steady.calls > 120, `${steady.calls} calls`);
-  assert.deepEqual(steady.differences, [], `${steady.differences.length} of ${steady.calls} calls differ from the core`);
-  const broken = await fuzz(config, 20_26_12_05, 24, { together: 3, turns: true, pausing: true, kills: true });
-  const differences = [...steady.live].filter(([call, verdict]) => broken.live.get(call) !== verdict);
-  assert.deepEqual(differences, [], `${differences.length} of ${steady.calls} calls differ once workers are killed`);
+  const { calls, differences } = await logFuzz(config, 20_26_12_05, 24, { kills: true });
+  assert.ok(calls > 120, `${calls} calls`);
+  assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
+});
+
+test('a call on a pass is committed where dsh logged it: another agent beginning before its guard does not make the worker forget it (maxAgents 2)', async () => {
+  const config = { maxAgents: 2 };
+  const folder = mkdtempSync(join(tmpdir(), 'rtb-interleavings-'));
+  try {
+    const dsh = new FakeDsh({ body: (exec) => `{"id": "${exec.callId}"}`, logs: new SessionLogs(join(folder, 'logs'), 'session-pass-root') });
+    disposers.push(apply(dsh.ctx, config));
+    const [a, b, c] = ['pass-a', 'pass-b', 'pass-c'].map(makeAgent);
+    const read = (agent, id) => dsh.execution(agent, 'read', { file_path: 'notes.md' }, id);
+    const live = new Map();
+    const run = async (exec) => live.set(exec.callId, (await dsh.finish(await dsh.prepare(exec).then((p) => (p.denied === undefined ? dsh.dispatch(p) : p)))).denied === undefined ? 'allow' : 'deny');
+    for (const agent of [a, b, c]) await dsh.step(agent, [userMessage(agent.id)]);
+    for (const id of ['a1', 'a2', 'a3']) await run(read(a, id));
+    await run(read(b, 'b1'));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the answers that bring A's passes
+    const fourth = read(a, 'a4');
+    const decision = await dsh.preExecute(fourth); // on a pass: nothing waits for the worker
+    const other = read(c, 'c1');
+    const otherDecision = await dsh.preExecute(other); // C begins before A's guard runs
+    live.set('a4', (await dsh.afterPreExecute(fourth, decision)).denied === undefined ? 'allow' : 'deny');
+    live.set('c1', (await dsh.afterPreExecute(other, otherDecision)).denied === undefined ? 'allow' : 'deny');
+    for (const id of ['a5', 'a6']) await run(read(a, id));
+    const replay = replayed(config, folder);
+    assert.deepEqual(Object.fromEntries(live), Object.fromEntries([...live.keys()].map((call) => [call, replay.get(call)])));
+    assert.deepEqual([live.get('a5'), live.get('a6')], ['deny', 'deny']);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
