@@ -29,9 +29,8 @@ function promised(passes, more, old = []) {
 /** A call of `agent` through pre-execute and guard: whether it went through on a pass. */
 function passed(ahead, agent) {
   const exec = {};
-  if (!ahead.reserve(exec, agent, 7)) return false;
-  assert.ok(ahead.usePass(exec, agent, 7));
-  ahead.committing(agent, 'guard', true);
+  if (!ahead.reserve(exec, agent, 7)) return false; // committed at its pre-execute
+  assert.ok(ahead.usePass(exec));
   return true;
 }
 
@@ -65,12 +64,13 @@ for (const [what, text, outcome] of [
   });
 }
 
-test('a result that breaks the condition between a call\'s pre-execute and its guard takes its pass back', () => {
+test('a result that breaks the condition after a call\'s pre-execute comes after that call, committed there: only the next call waits', () => {
   const { ahead, agent } = promised(0, 2);
   const exec = {};
   assert.ok(ahead.reserve(exec, agent, 7));
   ahead.resulted(agent, 'read', 'Error: rejected', { isError: true }); // another call's, as this one waits
-  assert.ok(!ahead.usePass(exec, agent, 7), 'its guard asks the worker');
+  assert.ok(ahead.usePass(exec), 'its guard lets it through: the worker had it before that result');
+  assert.ok(!ahead.reserve({}, agent, 7), 'the next call waits for the worker');
 });
 
 test('an answer is checked against the results sent after its request, before it came', () => {
