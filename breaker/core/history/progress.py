@@ -38,6 +38,7 @@ from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
 from breaker.core.history.sooner import SOONEST, stops_sooner, worst_sooner
+from breaker.core.history.variants import Variants
 from breaker.core.reading import (
     FILE_TOOLS,
     SHELL_TOOLS,
@@ -59,7 +60,7 @@ class Stall:
     """Why a call is denied for no progress: the ``rule``, the count it reached, its limit, and
     the call id whose result to quote (empty: none)."""
 
-    rule: str  # "same" | "failed" | "cycle" | "reworded"
+    rule: str  # "same" | "failed" | "cycle" | "reworded" | "variants"
     count: int  # a cycle's: its period (the calls in one round)
     limit: float
     quote: str = ""
@@ -151,6 +152,7 @@ class Evidence:
     # The last possible change that landed (its keys and answer; empty: none since the restart):
     # what the agent works in, as far as the answers tell.
     context: bytes = b""
+    variants: Variants = field(default_factory=Variants)  # one failing call's variants
 
     def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
         """The rule that denies a call asking for ``asked``, if any (reads only). Its keys are its
@@ -182,6 +184,8 @@ class Evidence:
                 return Stall("reworded", self.target_run, cap, self.target_quote)
         if tool == self.last_tool and self.tool_run >= limit and self._shares(asked, self.last_keys):
             return Stall("reworded", self.tool_run, limit, self.tool_quote)
+        if tool == self.variants.tool and self.variants.run >= limit:
+            return Stall("variants", self.variants.run, limit, self.variants.quote)
         return None
 
     def _failing(self, asked: Asked) -> frozenset[str]:
@@ -275,6 +279,13 @@ class Evidence:
             else:
                 self.target, self.target_result, self.target_run = target, result, 1
         self.target_quote, self.target_round = call_id, ran.round
+        if failure is None or not may_change(ran.tool):  # a tool it reads: calls of their own
+            self.variants.ended(ran.tool)
+        else:
+            said_ = [] if ran.asked is None else said(ran.asked.call)
+            self.variants.failed(
+                ran.tool, result_digest(ran.tool, content_of(text, said_)), call_id, ran.round
+            )
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""
             if not self.tool_run or result != self.tool_result:
@@ -300,6 +311,7 @@ class Evidence:
         for key in [key for key in self.repeats if key in self.changers or key.startswith(FAILED_KEYS)]:
             del self.repeats[key]
         self.failed_any = False
+        self.variants.ended()
         if len(self.changers) > MAX_CALLS:
             self.changers.clear()
             self.changers |= keys
@@ -420,6 +432,7 @@ class Evidence:
         self.changes.clear()
         self.changers.clear()
         self.context = b""
+        self.variants.ended()
 
 
 def fresh_evidence_passes(limit: float) -> float:

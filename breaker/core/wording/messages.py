@@ -142,6 +142,11 @@ def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerCon
             f"what it asks for already failed {stall.count} times with the identical error, with nothing "
             "changed in between (the same original to replace, or a lookup it keeps, whatever else changed)"
         )
+    elif stall.rule == "variants":
+        why = (
+            f"your last {stall.count} calls of this tool failed with the identical error, whatever their "
+            "arguments, with nothing changed in between"
+        )
     elif stall.rule == "reworded":
         why = (
             f"your last {stall.count} calls on the same target, however worded, returned the identical "
