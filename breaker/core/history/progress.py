@@ -29,12 +29,12 @@ the same target after identical answers) is stopped. A change that lands in the 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
+from breaker.core.history.changes import Changes
 from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
 from breaker.core.history.sooner import SOONEST, stops_sooner, worst_sooner
@@ -145,13 +145,7 @@ class Evidence:
     sizes: dict[int, int] = field(default_factory=dict)  # calls allowed per recent turn
     running: dict[str, _Ran] = field(default_factory=dict)  # call id -> what it was, until its result
     returns: dict[int, bytes] = field(default_factory=dict)  # serial -> result, while a record may hold it
-    # Possible changes (calls of tools that may change what later calls read) by their keys and
-    # answer, in order: one not among them is a new change; and the keys of such calls.
-    changes: dict[bytes, None] = field(default_factory=dict)
-    changers: set[str] = field(default_factory=set)
-    # The last possible change that landed (its keys and answer; empty: none since the restart):
-    # what the agent works in, as far as the answers tell.
-    context: bytes = b""
+    changes: Changes = field(default_factory=Changes)  # what tools it does not know may have changed
     variants: Variants = field(default_factory=Variants)  # one failing call's variants
 
     def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
@@ -169,7 +163,11 @@ class Evidence:
             failing = self._failing(asked) if failed is not None and failed >= limit else frozenset()
             for key in sorted(keys | failing):
                 seen = self.repeats.get(key)
-                if seen is None or seen.serial <= self.serial - self.window or seen.context != self.context:
+                if (
+                    seen is None
+                    or seen.serial <= self.serial - self.window
+                    or seen.context != self.changes.context
+                ):
                     continue  # long ago, or after another change than the last: let its answer tell
                 cap = limit - seen.sooner
                 if seen.times >= cap:
@@ -255,8 +253,13 @@ class Evidence:
         if ran.asked is not None and (failure is not None or self.failed_any):
             failing = ran.asked.failed  # read only when it failed or something had failed
             self.failed_any = self.failed_any or (failure is not None and bool(failing))
-        if changes:
-            self._possibly_changed(ran.keys, result)
+        if changes and self.changes.landed(ran.keys, result):  # a new change: what it may undo starts over
+            for key in [
+                key for key in self.repeats if key in self.changes.changers or key.startswith(FAILED_KEYS)
+            ]:
+                del self.repeats[key]
+            self.failed_any = False
+            self.variants.ended()
         for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -294,28 +297,6 @@ class Evidence:
                 self.tool_run += 1
             self.tool_result, self.tool_quote, self.tool_round = result, call_id, ran.round
 
-    def _possibly_changed(self, keys: frozenset[str], result: bytes) -> None:
-        """A call that may change what later calls read worked. A change not made before (this
-        call with this answer) may have undone what other such calls did, and made what failed
-        work: their records and every failure start over. Calls that only read keep theirs: their
-        answers tell whether the change changed anything for them."""
-        self.changers |= keys
-        self.context = change = hashlib.blake2b(
-            b"\0".join(sorted(k.encode("utf-8", "surrogatepass") for k in keys)) + result, digest_size=16
-        ).digest()
-        if change in self.changes:
-            return
-        self.changes[change] = None
-        if len(self.changes) > MAX_CALLS:
-            del self.changes[next(iter(self.changes))]
-        for key in [key for key in self.repeats if key in self.changers or key.startswith(FAILED_KEYS)]:
-            del self.repeats[key]
-        self.failed_any = False
-        self.variants.ended()
-        if len(self.changers) > MAX_CALLS:
-            self.changers.clear()
-            self.changers |= keys
-
     def _seen(
         self,
         key: str,
@@ -347,7 +328,11 @@ class Evidence:
                 result, 1, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, False, batched, call
             )
             return replace(
-                first, content=content, moved=moved, polled=polled and not failed, context=self.context
+                first,
+                content=content,
+                moved=moved,
+                polled=polled and not failed,
+                context=self.changes.context,
             )
         if together(previous.round, ran.round):
             return previous  # sent together, before either answer: not a repeat
@@ -365,7 +350,7 @@ class Evidence:
             content=previous.content,
             moved=previous.moved,
             polled=previous.polled,
-            context=self.context,
+            context=self.changes.context,
         )
 
     def polls(self, keys: frozenset[str]) -> bool:
@@ -419,7 +404,8 @@ class Evidence:
     def stops_now(self, limit: float) -> bool:
         """Whether what is known now could stop a call: all that can while every result is news."""
         highest = self.repeats.highest() or (0, 0)
-        return highest[1] >= limit or max(self.target_run, self.tool_run) >= limit or cycle(self.recent) > 0
+        runs = max(self.target_run, self.tool_run, self.variants.run)
+        return highest[1] >= limit or runs >= limit or cycle(self.recent) > 0
 
     def restart(self, state: int) -> None:
         """The workspace changed: what was seen before says nothing about what comes now."""
@@ -429,9 +415,7 @@ class Evidence:
         self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
         self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
         self.failed_any = False
-        self.changes.clear()
-        self.changers.clear()
-        self.context = b""
+        self.changes = Changes()
         self.variants.ended()
 
 
