@@ -38,7 +38,7 @@ class Configure(NamedTuple):
     #: Truthy: the shim says this very configuration was accepted before by this very code, so
     #: pydantic's strict check (the last gate behind ``load_config``'s own) is not repeated.
     known: Any = None
-    #: The rows of the patches dsh composed, as ``{id, keys}`` (the keys of a row's ``config:``),
+    #: The rows of the patches dsh composed, as ``{id, keys, name}`` (the keys of a row's ``config:``),
     #: for ``breaker.strayrows``; untyped: whatever it holds, what cannot be a row is skipped.
     rows: Any = None
     reply: ReplyMode = None

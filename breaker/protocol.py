@@ -20,8 +20,8 @@ Requests (shim → worker)
     configure     config: raw map | nil,               settings: {countedTools, onWorkerFailure,
                   known: bool (optional; accepted      guardTimeoutMs, startTimeoutMs, window,
                   before: no pydantic check),          maxAgents, notices, condensedChars,
-                  rows: [{id, keys}] (optional: the    operations, resultTextChars,
-                  patch rows dsh composed)             factFields, factTextChars,
+                  rows: [{id, keys, name}] (optional:  operations, resultTextChars,
+                  the patch rows dsh composed)         factFields, factTextChars,
                                                        breaks, workerFailureDenial, strays:
                                                        [str] (a line each:
                                                        ``breaker.strayrows``)}

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from breaker.core.config import DEFAULTS, IGNORED_KEYS, REMOVED_KEYS
 
 #: The row id the plugin is mounted under in a cordis patch.
 ROW_ID = "repeat-tool-breaker"
+#: The package a row's ``name`` names when it mounts this plugin (or a path into it).
+PACKAGE = "dsh-repeat-tool-breaker"
 
 #: A row id this many edits (insertions, deletions, substitutions) from ROW_ID, or fewer, is
 #: taken for a misspelling of it.
@@ -33,6 +36,21 @@ SHARED_KEYS = frozenset({"preset", "window", "include", "exclude", "python"})
 
 #: Every key this plugin's config may hold (the ignored and the removed keys included).
 OWN_KEYS = frozenset([*DEFAULTS, *IGNORED_KEYS, *REMOVED_KEYS])
+
+
+class PatchRow(NamedTuple):
+    """A row of a cordis patch, as far as telling a stray goes: its id, the keys of its
+    ``config:`` and the module it names (``name:``, absent on a row that reconfigures one)."""
+
+    id: str
+    keys: tuple[str, ...] = ()
+    name: str | None = None
+
+
+def mounts_this_plugin(name: str | None) -> bool:
+    """Whether a row's ``name`` is this plugin: its package, or a path into it (an overlay's
+    ``…/node-shim/index.js``). Such a row gives the plugin its config whatever its id."""
+    return name is not None and (PACKAGE in name or name.replace("\\", "/").endswith("node-shim/index.js"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +94,11 @@ def looks_like_own_config(keys: Iterable[str]) -> list[str]:
     return names if any(name not in SHARED_KEYS for name in names) else []
 
 
-def stray_rows(rows: Iterable[tuple[str, Iterable[str]]]) -> list[StrayRow]:
-    """The strays among ``rows``: (row id, the keys of its ``config:``) in patch order."""
+def stray_rows(rows: Iterable[PatchRow]) -> list[StrayRow]:
+    """The strays among ``rows``, in patch order."""
     found: list[StrayRow] = []
-    for row_id, keys in rows:
-        if row_id == ROW_ID:
+    for row_id, keys, name in rows:
+        if row_id == ROW_ID or mounts_this_plugin(name):
             continue
         if is_misspelt_id(row_id):
             found.append(

@@ -69,7 +69,7 @@ from breaker.protocol import (
     error_reply,
     ok_reply,
 )
-from breaker.strayrows import stray_rows
+from breaker.strayrows import PatchRow, stray_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -262,17 +262,16 @@ class RequestHandler:
         return ok_reply(request.id, settings=settings)
 
 
-def patch_rows(rows: object) -> list[tuple[str, list[str]]]:
-    """(id, config keys) of each ``{id, keys}`` the shim sent; anything else is skipped."""
+def patch_rows(rows: object) -> list[PatchRow]:
+    """The ``{id, keys, name}`` rows the shim sent; anything else is skipped."""
     if not isinstance(rows, list):
         return []
     found = []
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str):
-            keys = row.get("keys")
-            found.append(
-                (row["id"], [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else [])
-            )
+            keys, name = row.get("keys"), row.get("name")
+            names = tuple(key for key in keys if isinstance(key, str)) if isinstance(keys, list) else ()
+            found.append(PatchRow(row["id"], names, name if isinstance(name, str) else None))
     return found
 
 

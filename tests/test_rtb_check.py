@@ -145,6 +145,17 @@ def test_this_plugins_keys_under_another_row_are_a_configuration_error(
     assert status == 0 and out.startswith("OK:")
 
 
+def test_a_row_that_mounts_this_plugin_under_another_id_is_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    overlay = tmp_path / "overlay.yml"
+    overlay.write_text(
+        "- insert:\n    - id: rtb\n      name: dsh-repeat-tool-breaker\n      config:\n        window: 20\n"
+    )
+    status, out, _ = _run(capsys, "check", str(overlay))
+    assert status == 0 and out.startswith("OK:")
+
+
 def test_a_suggestion_ending_in_a_question_mark_takes_no_stray_period(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.strayrows import ROW_ID, edits, is_misspelt_id, looks_like_own_config, stray_rows
+from breaker.strayrows import ROW_ID, PatchRow, edits, is_misspelt_id, looks_like_own_config, stray_rows
 
 
 @pytest.mark.parametrize(
@@ -28,14 +28,14 @@ def test_edits_counts_insertions_deletions_and_substitutions(a: str, b: str, cou
 )
 def test_an_id_one_or_two_edits_away_is_a_misspelling(row_id: str) -> None:
     assert is_misspelt_id(row_id)
-    (stray,) = stray_rows([(row_id, [])])
+    (stray,) = stray_rows([PatchRow(row_id)])
     assert stray.id == row_id and stray.line.endswith(f"Fix: write its id as {ROW_ID}")
 
 
 @pytest.mark.parametrize("row_id", [ROW_ID, "repeat-tool-reminder", "hmr", "tools", "repeat-breaker"])
 def test_its_own_id_and_other_rows_are_not(row_id: str) -> None:
     assert not is_misspelt_id(row_id)
-    assert stray_rows([(row_id, [])]) == []
+    assert stray_rows([PatchRow(row_id)]) == []
 
 
 def test_a_config_of_this_plugins_keys_only_looks_like_its_own() -> None:
@@ -47,6 +47,25 @@ def test_a_config_of_this_plugins_keys_only_looks_like_its_own() -> None:
 
 
 def test_the_row_with_its_own_id_is_never_a_stray_whatever_it_holds() -> None:
-    assert stray_rows([(ROW_ID, ["limits"]), ("hmr", ["root"]), ("tools", ["mode"])]) == []
-    (stray,) = stray_rows([("repeat-tool-reminder", ["thresholds"]), ("agent", ["limits", "failLimit"])])
+    assert (
+        stray_rows([PatchRow(ROW_ID, ("limits",)), PatchRow("hmr", ("root",)), PatchRow("tools", ("mode",))])
+        == []
+    )
+    (stray,) = stray_rows(
+        [PatchRow("repeat-tool-reminder", ("thresholds",)), PatchRow("agent", ("limits", "failLimit"))]
+    )
     assert stray.id == "agent" and "(limits, failLimit)" in stray.what
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dsh-repeat-tool-breaker",
+        "/home/me/dsh-repeat-tool-breaker/node-shim/index.js",
+        "/opt/x/node-shim/index.js",
+    ],
+)
+def test_a_row_that_mounts_this_plugin_under_another_id_is_not_a_stray(name: str) -> None:
+    """Such a row gives the plugin its config whatever its id (a second mount of it)."""
+    assert stray_rows([PatchRow("rtb", ("limits",), name), PatchRow("repeat-tool-braker", (), name)]) == []
+    assert len(stray_rows([PatchRow("rtb", ("limits",), "some-other-plugin")])) == 1

@@ -148,6 +148,7 @@ async def test_configure_names_the_rows_meant_for_the_plugin_under_another_id() 
         {"id": 3},
         "not a row",
         {"id": "agent", "keys": ["failLimit", 7]},
+        {"id": "rtb", "keys": ["limits"], "name": "dsh-repeat-tool-breaker"},
     ]
     async with worker() as pipe:
         reply = await pipe.call("configure", config=None, rows=rows)

@@ -6,14 +6,15 @@
 // row reads `repeat-tool-braker` boots on the defaults. The include that mounted this plugin holds
 // every patch row in its config (`patches`: the bundles', the profile's, dsh's home's and the
 // `--patch` overlays', in order, as read in @deepseek-ai/cordis-plugin-include rc.8). Only each
-// row's id and the keys of its `config:` are sent; where dsh keeps them elsewhere, nothing is.
+// row's id, the keys of its `config:` and the module it names are sent; where dsh keeps them
+// elsewhere, nothing is.
 
 /** At most this many rows, keys a row and characters an id or a key are sent. */
 export const MAX_ROWS = 2000;
 export const MAX_KEYS = 64;
 export const MAX_CHARS = 200;
 
-/** `{id, keys}` of each row of the patches that mounted the plugin of `ctx`, inserted rows too. */
+/** `{id, keys, name}` of each row of the patches that mounted the plugin of `ctx`, inserted rows too. */
 export function patchRows(ctx) {
   const rows = [];
   function visit(list, depth) {
@@ -21,11 +22,11 @@ export function patchRows(ctx) {
     for (const row of list) {
       if (rows.length >= MAX_ROWS) return;
       if (row === null || typeof row !== 'object') continue;
-      const { id, config, insert } = row;
+      const { id, config, insert, name } = row;
       if (typeof id === 'string' && id.length <= MAX_CHARS) {
         const mapping = config !== null && typeof config === 'object' && !Array.isArray(config);
         const keys = mapping ? Object.keys(config).slice(0, MAX_KEYS).map((key) => key.slice(0, MAX_CHARS)) : [];
-        rows.push({ id, keys });
+        rows.push(typeof name === 'string' && name.length <= 4 * MAX_CHARS ? { id, keys, name } : { id, keys });
       }
       visit(insert, depth + 1);
     }

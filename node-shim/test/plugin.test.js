@@ -93,7 +93,7 @@ test('logDenials: one stderr line per denial, naming the tool, the kinds and the
 
 test('a row meant for the plugin under another id is named at boot in one line, with the fix, and the boot goes on', async () => {
   await withStderr('[repeat-tool-breaker] the row ', async (lines) => {
-    const dsh = new FakeDsh();
+    const dsh = new FakeDsh({ body: () => 'the same answer' });
     // what cordis-plugin-include holds: every patch row, the bundles' inserted ones too
     const patches = [
       { insert: [{ id: 'repeat-tool-breaker', name: 'dsh-repeat-tool-breaker' }] },
@@ -104,8 +104,8 @@ test('a row meant for the plugin under another id is named at boot in one line, 
     disposers.push(apply(dsh.ctx, undefined));
     assert.equal(lines.length, 1);
     assert.match(lines[0], /^\[repeat-tool-breaker\] the row 'repeat-tool-braker' is not this plugin's row 'repeat-tool-breaker'.*\. Fix: write its id as repeat-tool-breaker\n$/);
-    const outcomes = await verdicts(dsh, makeAgent('s'), Array(5).fill(['bash', bash('echo defaults')]));
-    assert.deepEqual(allowed(outcomes), [true, true, true, true, false], 'the defaults apply');
+    const outcomes = await verdicts(dsh, makeAgent('s'), Array(5).fill(['bash', bash('cat notes.txt')]));
+    assert.deepEqual(allowed(outcomes), [true, true, true, true, false], 'the defaults apply, not exact: 3');
   });
 });
 

@@ -27,7 +27,7 @@ from typing import Any
 from breaker.core.config import ConfigError, load_config
 from breaker.rtb.config.configfile import config_mapping, read_document
 from breaker.rtb.read import dshhome
-from breaker.strayrows import ROW_ID, StrayRow, stray_rows
+from breaker.strayrows import ROW_ID, PatchRow, StrayRow, stray_rows
 
 PROFILE_PATCH = "cordis.patch.yml"
 
@@ -113,7 +113,7 @@ def read_layer(path: Path) -> Layer:
     document = read_document(path, str(path))
     if isinstance(document, list):
         every = _rows(document)
-        strays = tuple(stray_rows((row["id"], _keys(row)) for row in every if isinstance(row.get("id"), str)))
+        strays = tuple(stray_rows(_patch_row(row) for row in every if isinstance(row.get("id"), str)))
         rows = [row for row in every if row.get("id") == ROW_ID and "config" in row]
         return Layer(path, sets=bool(rows), config=rows[-1]["config"] if rows else None, strays=strays)
     try:
@@ -122,10 +122,11 @@ def read_layer(path: Path) -> Layer:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def _keys(row: dict[str, Any]) -> list[str]:
-    """The keys of a row's ``config:`` (none when it is not a mapping)."""
-    config = row.get("config")
-    return [key for key in config if isinstance(key, str)] if isinstance(config, dict) else []
+def _patch_row(row: dict[str, Any]) -> PatchRow:
+    """A row's id, the keys of its ``config:`` (none when it is not a mapping) and its ``name``."""
+    config, name = row.get("config"), row.get("name")
+    keys = tuple(key for key in config if isinstance(key, str)) if isinstance(config, dict) else ()
+    return PatchRow(row["id"], keys, name if isinstance(name, str) else None)
 
 
 def _rows(rows: list[Any]) -> list[dict[str, Any]]:
