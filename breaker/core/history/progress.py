@@ -29,8 +29,8 @@ the same target after identical answers) is stopped. A change that lands in the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
@@ -260,6 +260,15 @@ class Evidence:
                 del self.repeats[key]
             self.failed_any = False
             self.variants.ended()
+        read: list[bytes] = []
+
+        def answer() -> bytes:  # the answer's content, read once, and only when a record needs it
+            if not read:
+                read.append(
+                    result_digest(ran.tool, content_of(text, said(ran.asked.call) if ran.asked else []))
+                )
+            return read[0]
+
         for key in ran.keys | failing:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -268,7 +277,7 @@ class Evidence:
                 self.repeats[key] = previous  # the same call failing again: counted by its own keys
                 continue
             self.repeats[key] = self._seen(
-                key, previous, ran, result, sooner, call_id, text, failure is not None
+                key, previous, ran, result, sooner, call_id, answer, failure is not None
             )
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
@@ -285,10 +294,7 @@ class Evidence:
         if failure is None or not may_change(ran.tool):  # a tool it reads: calls of their own
             self.variants.ended(ran.tool)
         else:
-            said_ = [] if ran.asked is None else said(ran.asked.call)
-            self.variants.failed(
-                ran.tool, result_digest(ran.tool, content_of(text, said_)), call_id, ran.round
-            )
+            self.variants.failed(ran.tool, answer(), call_id, ran.round)
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""
             if not self.tool_run or result != self.tool_result:
@@ -305,11 +311,11 @@ class Evidence:
         result: bytes,
         sooner: int,
         call_id: str,
-        text: str,
+        answer: Callable[[], bytes],
         failed: bool,
     ) -> _Seen:
-        """What ``key`` returned now (``text``; ``failed``: as a failure), after ``previous``: one
-        more of the same, or news."""
+        """What ``key`` returned now (``answer``: its content, read when needed; ``failed``: as a
+        failure), after ``previous``: one more of the same, or news."""
         call = ran.keys
         batched = self.sizes.get(ran.round, 0) > 1
         if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
@@ -318,21 +324,15 @@ class Evidence:
             sooner = 0  # a tool not of files, failing alike with other arguments: counted in full
         recent = previous is not None and previous.serial > ran.serial - self.window
         if previous is None or not recent or previous.result != result:
-            said_ = [] if ran.asked is None else said(ran.asked.call)
-            content = result_digest(ran.tool, content_of(text, said_))
             last = previous if previous is not None and recent else None
-            moved = last is not None and not key.startswith(FAILED_KEYS)
+            content = b"" if last is None else answer()  # read only for a call asked before
+            moved = last is not None and not key.startswith(FAILED_KEYS) and bool(last.content)
             moved = moved and last is not None and (last.moved or content != last.content)
             polled = moved or (last is not None and (last.polled or last.result != result))
-            first = _Seen(
-                result, 1, sooner, worst_sooner(sooner), call_id, ran.serial, ran.round, False, batched, call
-            )
-            return replace(
-                first,
-                content=content,
-                moved=moved,
-                polled=polled and not failed,
-                context=self.changes.context,
+            made, context = (call_id, ran.serial, ran.round), self.changes.context
+            worst, polled = worst_sooner(sooner), polled and not failed
+            return _Seen(
+                result, 1, sooner, worst, *made, False, batched, call, content, moved, polled, context
             )
         if together(previous.round, ran.round):
             return previous  # sent together, before either answer: not a repeat
@@ -344,13 +344,10 @@ class Evidence:
         if apart and not key.startswith(ITEM_KEY):
             sooner = max(sooner, SOONEST if batched else 1)
         times, worst = previous.times + 1, worst_sooner(sooner)
-        again = _Seen(result, times, sooner, worst, call_id, ran.serial, ran.round, apart, batched, call)
-        return replace(
-            again,
-            content=previous.content,
-            moved=previous.moved,
-            polled=previous.polled,
-            context=self.changes.context,
+        made, content = (call_id, ran.serial, ran.round), previous.content or answer()
+        moved, polled, context = previous.moved, previous.polled, self.changes.context
+        return _Seen(
+            result, times, sooner, worst, *made, apart, batched, call, content, moved, polled, context
         )
 
     def polls(self, keys: frozenset[str]) -> bool:

@@ -29,13 +29,15 @@ _SAID_CHARS = 3
 
 #: The volatile parts of an answer (the module docstring's list), each replaced by one mark.
 _VOLATILE = re.compile(
+    r"(?=[\d\"'A-Fa-f])(?:"  # where none can start, one test and on
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b"
     r"|\b\d{1,12}(?:\.\d{1,9})?\s?(?:ms|us|µs|ns|s|sec|secs|seconds)\b"
     r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
     r"|\b(?=[0-9a-fA-F]{0,63}\d)[0-9a-fA-F]{12,64}\b"
-    r"|(?<=[\"'])(?:[A-Za-z_]{0,32}?(?:_id|Id|ID|_at|At)|id|time|timestamp|date|elapsed|duration|took|"
+    r"|[\"'](?:[A-Za-z_]{0,32}?(?:_id|Id|ID|_at|At)|id|time|timestamp|date|elapsed|duration|took|"
     r"uptime|latency|etag|nonce)[\"']\s{0,4}[:=]\s{0,4}(?:\"[^\"\n]{0,128}\"|'[^'\n]{0,128}'|[\w.+-]{1,64})"
+    r")"
 )
 
 
