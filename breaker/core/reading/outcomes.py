@@ -230,5 +230,6 @@ def shell_end(text: str) -> tuple[int | None, str | None]:
 def result_digest(tool: str, text: str) -> bytes:
     """What a result is compared by: SHA-256 of the tool's name, a NUL and the text, the first 16
     bytes; a fetched page's first line without the URL it names (``FETCHED``)."""
-    text = FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
+    if text.startswith(FETCHED_START):
+        text = FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
     return hashlib.sha256(f"{tool}\0{text}".encode("utf-8", "surrogatepass")).digest()[:16]
