@@ -7,9 +7,12 @@ what later calls read, polls whose answer moves, and the variants of one failing
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
+from breaker.core.history import progress
 from breaker.core.judging.verdicts import Allow, Deny
 from breaker.core.reading.readonly import may_change, reports_state
 from breaker.core.reading.volatile import content_of
@@ -118,3 +121,14 @@ def test_different_shell_commands_failing_alike_are_different_attempts() -> None
     for program in ("make", "cmake", "ninja", "meson", "bazel", "scons", "just"):
         failed = agent.run("bash", {"command": f"{program} build"}, "No rule for target.\n[exit code: 2]", {})
         assert isinstance(failed, Allow)
+
+
+def test_the_rules_table_names_every_rule_a_denial_carries_and_no_other() -> None:
+    """docs/decision-quality.md's one table of the no-progress rules against the code."""
+    docs = (Path(__file__).parent.parent / "docs" / "decision-quality.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| rule | what it does | what it costs |") :].split("\n\n", 1)[0]
+    named = re.findall(r"^\| \*\*[^*]+\*\* \(`(\w+)`\)", table, re.MULTILINE)
+    assert sorted(named) == sorted(progress.RULES)
+    made = set(re.findall(r'Stall\("(\w+)"', Path(progress.__file__).read_text(encoding="utf-8")))
+    assert made | {"same", "failed"} == set(progress.RULES)  # same and failed: one call, by its key
+    assert table.count("\n") >= 11  # one table: every rule of the section in it

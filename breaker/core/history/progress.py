@@ -55,6 +55,10 @@ from breaker.core.reading.volatile import content_of, said
 MAX_CALLS = 256
 
 
+#: The rules a no-progress denial names (``Stall.rule``), as docs/decision-quality.md's table does.
+RULES = ("same", "failed", "cycle", "reworded", "variants")
+
+
 @dataclass(frozen=True, slots=True)
 class Stall:
     """Why a call is denied for no progress: the ``rule``, the count it reached, its limit, and
