@@ -96,7 +96,9 @@ def test_a_request_holds_its_fields_or_is_refused_naming_each_that_does_not_fit(
         name, values = parsed
         assert name.lower() == op
         expected = {"stand_in" if key == "standIn" else key: message.get(key) for key in fields}
-        assert values == dict(sorted({**expected, "id": message["id"], "op": op, "reply": reply}.items()))
+        wanted = dict(sorted({**expected, "id": message["id"], "op": op, "reply": reply}.items()))
+        # compared as encoded: a NaN the frame carried is not == to itself, yet it is the same value
+        assert msgpack.packb(values, use_bin_type=True) == msgpack.packb(wanted, use_bin_type=True)
         return
     assert isinstance(parsed, BadRequest)
     assert (parsed.id, parsed.reply) == (message["id"], reply if reply in ("later", "errors") else None)
