@@ -31,7 +31,7 @@ from breaker.core.history import (
     Fingerprinter,
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
-from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call, resolved_call
+from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -82,8 +82,7 @@ class Breaker:
             return ALLOW
         if config.onLimit != "ask" and state.asks.local_spent:
             return ALLOW  # the one local ask of this turn is spent
-        call = resolved_call(call)
-        raw = state.raw_fingerprints(call, self._analysis, keep=True)
+        call, raw = state.raw_fingerprints(call, self._analysis, keep=True)
         return rules.question(state, call, raw, config) or ALLOW
 
     def decide(self, agent: AgentId, call: ToolCall) -> Allow | Deny:
@@ -97,8 +96,8 @@ class Breaker:
             self._enter_turn(agent, state)
         if call.call_id and state.asks.reached_guard(call.call_id):
             state.changed()  # the operator approved it
-        call = resolved_call(call)  # every rule reads its paths and URLs as they resolve
-        raw = state.raw_fingerprints(call, self._analysis, keep=False)  # read once: the preflight's
+        # Read once (the preflight's); every rule reads its paths and URLs as they resolve.
+        call, raw = state.raw_fingerprints(call, self._analysis, keep=False)
         plan = rules.plan(state, call, raw, self.config)
         return rules.apply(state, plan, self.config)
 
@@ -115,8 +114,7 @@ class Breaker:
             return check
         if not call.call_id or call.call_id in state.asks.pending:
             return None
-        call = resolved_call(call)
-        raw = state.raw_fingerprints(call, self._analysis, keep=False)
+        call, raw = state.raw_fingerprints(call, self._analysis, keep=False)
         plan = rules.plan(state, call, raw, self.config)
         state.kept.keep(plan, self.config.window)  # past a window of them: guards that never came
         return plan.verdict

@@ -55,7 +55,7 @@ class AgentState:
         self.workspace: Workspace | None = None
         # The last preflighted call and its fingerprints, for the guard of that call, which
         # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
-        self.preflighted: tuple[ToolCall, tuple[Fingerprint, ...]] | None = None
+        self.preflighted: tuple[ToolCall, ToolCall, tuple[Fingerprint, ...]] | None = None
         self.kept = KeptPlans()
 
     @property
@@ -66,16 +66,19 @@ class AgentState:
         """Something a verdict reads changed: plans made ahead no longer hold."""
         self.kept.drop()
 
-    def raw_fingerprints(self, call: ToolCall, analysis: Analysis, keep: bool) -> tuple[Fingerprint, ...]:
-        """The call's fingerprints, reusing the preflight's for the same call (equal name,
-        arguments and call id); ``keep`` holds these for the guard that follows."""
+    def raw_fingerprints(
+        self, call: ToolCall, analysis: Analysis, keep: bool
+    ) -> tuple[ToolCall, tuple[Fingerprint, ...]]:
+        """The call as it resolves (``Analysis.read``) and its fingerprints, reusing the
+        preflight's for the same call (equal name, arguments and call id); ``keep`` holds these
+        for the guard that follows."""
         kept, self.preflighted = self.preflighted, None
         if kept is not None and kept[0] == call:
-            return kept[1]
-        fingerprints = analysis.fingerprints(call)
+            return kept[1], kept[2]
+        resolved, fingerprints = analysis.read(call)
         if keep:
-            self.preflighted = (call, fingerprints)
-        return fingerprints
+            self.preflighted = (call, resolved, fingerprints)
+        return resolved, fingerprints
 
     def counted(
         self, call: ToolCall, raw: tuple[Fingerprint, ...], config: BreakerConfig

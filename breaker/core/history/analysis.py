@@ -1,9 +1,11 @@
-"""A call's fingerprints, analysed once: recent short calls are remembered by their arguments.
+"""A call read once: as it resolves, and its fingerprints; recent short calls are remembered by
+their arguments.
 
-A loop repeats its arguments by definition, so its repeats cost no analysis: the fingerprints of
-the last ``ANALYSED_CALLS`` calls with flat, short arguments are kept (shared by all agents),
-least recently used first. What the fingerprinter answers is made ``distinct`` here, so every
-count downstream sees each key of a call once.
+A loop repeats its arguments by definition, so its repeats cost no analysis: the arguments as they
+resolve (``reading.resolved_call``) and the fingerprints of the last ``ANALYSED_CALLS`` calls with
+flat, short arguments are kept (shared by all agents), least recently used first. What the
+fingerprinter answers is made ``distinct`` here, so every count downstream sees each key of a
+call once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from breaker.core.config import BreakerConfig
-from breaker.core.reading import CallFingerprints, Fingerprint, ToolCall, distinct
+from breaker.core.reading import CallFingerprints, Fingerprint, ToolCall, distinct, resolved_call
 
 #: How many recent short calls keep their fingerprints (shared by all agents), how many arguments
 #: such a call may have, and how long its text arguments may be in all.
@@ -29,20 +31,30 @@ class Analysis:
     def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter) -> None:
         self._config = config
         self._fingerprint = fingerprinter
-        # Fingerprints of recent short calls by their arguments, least recently used first.
-        self.analysed: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
+        # Of recent short calls by their arguments, least recently used first: the arguments as
+        # they resolve (None: as written) and the fingerprints.
+        self.analysed: dict[tuple[object, ...], tuple[object, tuple[Fingerprint, ...]]] = {}
+
+    def read(self, call: ToolCall) -> tuple[ToolCall, tuple[Fingerprint, ...]]:
+        """The call as it resolves (every rule reads that one), and its fingerprints, each key once."""
+        key = analysis_key(call)
+        kept = self.analysed.pop(key, None) if key is not None else None
+        if kept is None:
+            resolved = resolved_call(call)
+            fingerprints = distinct(self._fingerprint(resolved, self._config).fingerprints)
+            kept = (None if resolved is call else resolved.arguments, fingerprints)
+        if key is not None:
+            self.analysed[key] = kept
+            if len(self.analysed) > ANALYSED_CALLS:
+                del self.analysed[next(iter(self.analysed))]
+        arguments, fingerprints = kept
+        if arguments is not None:
+            call = ToolCall(call.name, arguments, call.call_id, call.arguments)
+        return call, fingerprints
 
     def fingerprints(self, call: ToolCall) -> tuple[Fingerprint, ...]:
         """The call's fingerprints, each key once."""
-        key = analysis_key(call)
-        fingerprints = self.analysed.pop(key, None) if key is not None else None
-        if fingerprints is None:
-            fingerprints = distinct(self._fingerprint(call, self._config).fingerprints)
-        if key is not None:
-            self.analysed[key] = fingerprints
-            if len(self.analysed) > ANALYSED_CALLS:
-                del self.analysed[next(iter(self.analysed))]
-        return fingerprints
+        return self.read(call)[1]
 
 
 def analysis_key(call: ToolCall) -> tuple[object, ...] | None:
