@@ -210,9 +210,10 @@ def main() -> int:
         target = in_profile(args.profile.resolve(), args.dsh.resolve(), args.kept.resolve())
     else:
         target = Target.load(args.home.resolve())
+    yours = " in your profile, under its configuration" if target.mode == "your profile" else ""
     say(
-        f"Booting dsh {target.version} headless with this plugin as a profile bundle. A scripted model "
-        "(a small server on 127.0.0.1) makes 15 tool calls in one session: three loops of five calls. "
+        f"Booting dsh {target.version} headless with this plugin as a profile bundle{yours}. A scripted "
+        "model (a small server on 127.0.0.1) makes 15 tool calls in one session: three loops of five calls. "
         "Each loop should be stopped before it runs a fifth time: at the 5th call by the caps, or sooner "
         "when its results show that running it again brings nothing new."
     )
