@@ -8,8 +8,11 @@ default in passing, in a few forms, each read here and checked against the table
 * ``under `localHosts: ask` (the default)``, ```failLimit: 3`, the default``: a key and its value;
 * ```state-aware` (default)``: a value, of the key named before it on the line (else of any key
   whose choices hold it);
-* ``the defaults (window 16, caps 5, `failLimit: 3`)``: a list of what the defaults are;
-* ``the default caps (5)``: the caps of ``exact``, ``cmd``, ``net`` and ``sink``.
+* ``the defaults (window 16, caps 5, `failLimit: 3`)`` or ``the defaults … with window 16, …``: a
+  list of what the defaults are;
+* ```key` (…, off by default)``: the key is null by default;
+* ``the default caps (5)``, ```exact`, … capped at 5``: the caps of ``exact``, ``cmd``, ``net``
+  and ``sink``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ PAIR_DEFAULT = re.compile(rf"`(?P<key>{_KEY}): (?P<value>[^`]+)`,? \(?(?:the )?d
 VALUE_DEFAULT = re.compile(r"`(?P<value>[^`:]+)` \((?:the )?default[):]")
 #: ``the defaults (…)``, ``these defaults (…)``, or ``by default … (…)`` within a sentence.
 DEFAULTS_LIST = re.compile(r"\b(?:(?:the|these) defaults |by default\b[^(.]{0,80})\((?P<items>[^)]*)\)")
+#: ``The defaults (…) are this mode with window 16, `failLimit: 3` and …``.
+DEFAULTS_WITH = re.compile(r"\b[Tt]he defaults\b(?:`[^`]*`|[^.`]){0,100}? with (?P<items>[^.;]*)")
+#: ```key: value`** (…, off by default)`` or ```key` (off by default)``: the key is null by default.
+OFF_BY_DEFAULT = re.compile(rf"`(?P<key>{_KEY})(?::[^`]*)?`\**\s*\([^)]*\boff by default")
+#: ```exact`, `cmd`, `net` and `sink` are … capped at 5``.
+CAPPED_AT = re.compile(r"`exact`[^.]{0,80}\bcapped at (?P<value>\d+)")
 #: ``default caps (5)``, ``default caps of 5``, ``default caps 5``.
 DEFAULT_CAPS = re.compile(r"\bdefault caps?\W{0,3}(?:of )?(?P<value>\d+)")
 #: One item of a defaults list: ``window 16``, ``caps 5``, ```key: value```.
@@ -128,7 +137,7 @@ def claims_in(text: str, page: str) -> list[Claim]:
             keys = (key,) if key else tuple(k for k, allowed in CHOICES.items() if match["value"] in allowed)
             if keys:
                 found.append(Claim(where, keys, match["value"]))
-        for match in DEFAULTS_LIST.finditer(line):
+        for match in [*DEFAULTS_LIST.finditer(line), *DEFAULTS_WITH.finditer(line)]:
             for item in LIST_ITEM.finditer(match["items"]):
                 if item["word"] == "window":
                     found.append(Claim(where, ("window",), item["number"]))
@@ -136,7 +145,9 @@ def claims_in(text: str, page: str) -> list[Claim]:
                     found.extend(Claim(where, (f"limits.{kind}",), item["number"]) for kind in CAPPED)
                 else:
                     found.append(Claim(where, (item["key"],), item["value"]))
-        for match in DEFAULT_CAPS.finditer(line):
+        for match in OFF_BY_DEFAULT.finditer(line):
+            found.append(Claim(where, (match["key"],), "null"))
+        for match in [*DEFAULT_CAPS.finditer(line), *CAPPED_AT.finditer(line)]:
             found.extend(Claim(where, (f"limits.{kind}",), match["value"]) for kind in CAPPED)
     return found
 
@@ -183,6 +194,9 @@ def test_the_pages_state_defaults_in_each_form_read_here() -> None:
         "Under the default caps (4) a fresh agent gets 3 passes",
         "at most `maxAgents` agents (default 1,000; past it",
         "`failLimit: null` (the default) leaves the failure track off",
+        "* **`failLimit: 3`** (the failure track, off by default): a call that failed",
+        "The defaults (`DEFAULTS`) are this mode with window 12, `failLimit: 3` and more.",
+        "`exact`, `cmd`, `net` and `sink` are precise, resource-scoped and capped at 4:",
     ],
 )
 def test_a_default_stated_otherwise_fails(sentence: str) -> None:
@@ -198,6 +212,8 @@ def test_a_default_stated_otherwise_fails(sentence: str) -> None:
         "`startTimeoutMs` (default 10 s) while a fresh one starts",
         "at most `maxAgents` agents (default 10,000; past it",
         "| `ask` (default) | the first local call",
+        "* **`warnAt`** (advisory, off by default): a light notice",
+        "The defaults (`DEFAULTS`) are this mode with window 16, `failLimit: 3` and more.",
     ],
 )
 def test_a_default_stated_as_the_table_holds_passes(sentence: str) -> None:
