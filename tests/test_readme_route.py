@@ -59,3 +59,24 @@ def test_the_readme_takes_a_user_without_a_key_to_a_denial_in_their_profile_and_
     assert removed.returncode == 0, removed.stderr
     profile = dsh_home / "profiles" / readme_install.PROFILE
     assert readme_install.left_of_the_plugin(home, profile, env) == []
+
+
+@pytest.mark.skipif(not (PINNED_BIN / "dsh").exists(), reason="the pinned dsh 0.1.0-rc.8 is not installed")
+def test_without_a_profile_the_demo_runs_in_its_own_home_on_the_dsh_on_path(tmp_path: Path) -> None:
+    """No headless profile with the plugin: the demo makes its own dsh home, on the dsh the README's
+    install made (first on PATH), not on a second dsh installed in the clone."""
+    env = readme_install.fresh_environment(tmp_path)
+    Path(env["HOME"]).mkdir()
+    Path(env["TMPDIR"]).mkdir()
+    prefix = tmp_path / "dsh-0.1.0-rc.8"  # as `npm run install-dsh -- PREFIX` leaves it
+    prefix.mkdir()
+    for name in ("package.json", "package-lock.json"):
+        (prefix / name).write_bytes((PINNED_BIN.parents[1] / name).read_bytes())
+    (prefix / "node_modules").symlink_to(PINNED_BIN.parent)
+    env["PATH"] = f"{prefix / 'node_modules' / '.bin'}:{env['PATH']}"
+    demo = readme_install.shell("npm run demo", env, "demo, no profile")
+    assert demo.returncode == 0, demo.stdout[-2000:]
+    assert f"(the dsh in {prefix}; " in demo.stdout
+    compat_env = (ROOT / ".demo" / "dsh-home" / "compat.env").read_text()
+    assert f"DSH_BIN={prefix}/node_modules/.bin/dsh" in compat_env
+    assert "npx --no rtb replay" in demo.stdout.strip().splitlines()[-1]
