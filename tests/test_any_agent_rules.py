@@ -73,13 +73,14 @@ def test_the_same_call_in_turns_of_its_own_is_still_stopped() -> None:
     for _ in range(6):
         agent.turn()
         verdicts.append(agent.search("class Router"))
-    assert allowed(verdicts) == [True, True, True, True, False, False]
+    # a read of the agent's files asked again right after itself: 3 alike answers say all a 4th could
+    assert allowed(verdicts) == [True, True, True, False, False, False]
 
 
 def test_without_turns_told_each_call_is_its_own_turn() -> None:
     agent = Agent()
     verdicts = [agent.search("class Router") for _ in range(5)]
-    assert allowed(verdicts) == [True, True, True, True, False]
+    assert allowed(verdicts) == [True, True, True, False, False]
 
 
 def test_the_same_unmatched_original_with_a_new_body_is_not_tried_a_third_time() -> None:

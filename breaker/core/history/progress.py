@@ -37,7 +37,7 @@ from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.changes import Changes
 from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
-from breaker.core.history.sooner import SOONEST, stops_sooner, worst_sooner
+from breaker.core.history.sooner import SOONEST, reads_workspace, stops_sooner, worst_sooner
 from breaker.core.history.variants import Variants
 from breaker.core.reading import (
     FILE_TOOLS,
@@ -347,6 +347,8 @@ class Evidence:
         batched = batched or previous.batched
         if apart and not key.startswith(ITEM_KEY):
             sooner = max(sooner, SOONEST if batched else 1)
+        elif not key.startswith(FAILED_KEYS) and reads_workspace(ran.tool):
+            sooner = max(sooner, 1)  # a read of the agent's own files, again right after itself
         times, worst = previous.times + 1, worst_sooner(sooner)
         made, content = (call_id, ran.serial, ran.round), previous.content or answer()
         moved, polled, context = previous.moved, previous.polled, self.changes.context

@@ -3,15 +3,16 @@
 Some answers say all a repeat could bring after fewer of them: a file tool's error (an edit the
 linter rejected, resent word for word, gets the same rejection), a line the shell could not parse,
 an answer settled by the call alone, a change made again with the same report (it changed nothing
-the second time). Others (a failure, a complaint of the shell, no output) leave the agent nothing
-new to read. Pure: an answer in, a number out.
+the second time). Others (a failure, a complaint of the shell, no output, the same answer to a
+read of the agent's own files asked again right after itself) leave the agent nothing new
+to read. Pure: an answer in, a number out.
 """
 
 from __future__ import annotations
 
 import re
 
-from breaker.core.reading import SHELL_TOOLS, says_nothing
+from breaker.core.reading import FETCH_MARKERS, READ_ONLY_TOOLS, SHELL_TOOLS, says_nothing
 
 #: How many results sooner than the limit a call is stopped at most: a file tool's error.
 SOONEST = 2
@@ -51,3 +52,13 @@ def worst_sooner(sooner: int) -> int:
     """How many results sooner than the limit a key could yet be stopped: a rerun after other
     calls, or a file tool's error, is stopped ``SOONEST``."""
     return max(sooner, SOONEST)
+
+
+def reads_workspace(tool: str) -> bool:
+    """Whether a call of ``tool`` only reads what the agent's own calls change: one of dsh's
+    tools that only read (a file, a listing, a search of the files), not the web. Asked again
+    right after itself with the same answer 3 times, it is not asked a 4th: nothing changed what it
+    reads (a shell command, a fetch or a function may read what changes outside the agent while it
+    waits, and keep the full ``sameResultLimit``)."""
+    name = tool.lower()
+    return name in READ_ONLY_TOOLS and not any(marker in name for marker in FETCH_MARKERS)

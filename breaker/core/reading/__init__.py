@@ -37,7 +37,7 @@ from breaker.core.reading.outcomes import (
     shell_end,
 )
 from breaker.core.reading.paths import normal_path, path_argument
-from breaker.core.reading.readonly import READ_ONLY_TOOLS, may_change, reports_state
+from breaker.core.reading.readonly import FETCH_MARKERS, READ_ONLY_TOOLS, may_change, reports_state
 from breaker.core.reading.shell import ShellScript, SimpleCommand, lex_shell
 from breaker.core.reading.wrappers import strip_prefix
 
@@ -47,6 +47,7 @@ __all__ = [
     "FAILURE_MARKS",
     "FETCHED_START",
     "FETCHERS",
+    "FETCH_MARKERS",
     "FILE_TOOLS",
     "READ_ONLY_TOOLS",
     "SHELL_TOOLS",
