@@ -37,6 +37,8 @@ const bash = (command, extra = {}) => ({ command, ...extra });
 const LOCAL = 'http://localhost:8080/health';
 const PIPES = ['head -c 200', 'jq .status', 'grep ok', 'wc -c', 'tail -n 1', 'cat', 'jq .', 'head -n 3'];
 const localCall = (n) => bash(`curl -s ${LOCAL} | ${PIPES[n]}`);
+// What a local call prints: the same for the same pipe each time, another for another pipe.
+const localAnswer = (exec) => `{"status": "ok"} through ${exec.arguments.command.split(' | ')[1] ?? 'no pipe'}`;
 
 async function verdicts(dsh, agent, calls) {
   const outcomes = [];
@@ -51,15 +53,28 @@ test('the module shape dsh loads', () => {
   assert.deepEqual(plugin, { name, inject, apply });
 });
 
+// A body that answers the same each call but for its clock (a time is volatile, not news).
+const stamped = (text) => (exec) => `${text}, read at 2026-12-06T03:00:${exec.callId.slice(5).padStart(2, '0')}Z`;
+
 test('loop A: the fifth identical call is denied before its body runs, quoting the previous result', async () => {
-  const { dsh } = mount(undefined, { body: (exec) => `notes, version ${exec.callId}` });
+  const { dsh } = mount(undefined, { body: stamped('notes') });
   const agent = makeAgent('a');
   const outcomes = await verdicts(dsh, agent, Array(5).fill(['bash', bash('cat notes.txt')]));
   assert.deepEqual(allowed(outcomes), [true, true, true, true, false]);
   assert.equal(dsh.bodyRuns, 4);
   const denial = outcomes[4].text;
   assert.match(denial, /^Error: REPEAT_TOOL_BLOCKED:/);
-  assert.match(denial, /notes, version call-4/);
+  assert.match(denial, /notes, read at 2026-12-06T03:00:04Z/, 'the 4th result, not the 1st');
+});
+
+test('a poll whose answer moves runs on past the caps; once it comes back the same, sameResultLimit stops it', async () => {
+  let polls = 0;
+  const { dsh } = mount(undefined, { body: () => `build ${Math.min(10 * ++polls, 100)}% done` });
+  const outcomes = await verdicts(dsh, makeAgent('poll'), Array(16).fill(['bash', bash('cat build/status.txt')]));
+  // 10%, 20%, ... 100% (10 calls, each news), then 100% three times more: the same answer 4 times.
+  assert.deepEqual(allowed(outcomes), [...Array(13).fill(true), false, false, false]);
+  assert.match(outcomes[13].text, /^Error: REPEAT_TOOL_BLOCKED:/);
+  assert.match(outcomes[13].text, /build 100% done/);
 });
 
 /** Run `body(lines)` while the stderr writes that hold `marker` are collected into `lines`. */
@@ -79,11 +94,11 @@ async function withStderr(marker, body) {
 
 test('logDenials: one stderr line per denial, naming the tool, the kinds and the agent, never the arguments', async () => {
   await withStderr('denied a ', async (lines) => {
-    const quiet = mount(undefined).dsh;
-    await verdicts(quiet, makeAgent('q'), Array(5).fill(['bash', bash('echo secret-arg')]));
+    const quiet = mount(undefined, { body: () => 'notes' }).dsh;
+    await verdicts(quiet, makeAgent('q'), Array(5).fill(['bash', bash('cat secret-arg.txt')]));
     assert.deepEqual(lines, [], 'off by default');
-    const { dsh } = mount({ logDenials: true });
-    const outcomes = await verdicts(dsh, makeAgent('l'), Array(6).fill(['bash', bash('echo secret-arg')]));
+    const { dsh } = mount({ logDenials: true }, { body: () => 'notes' });
+    const outcomes = await verdicts(dsh, makeAgent('l'), Array(6).fill(['bash', bash('cat secret-arg.txt')]));
     assert.deepEqual(allowed(outcomes), [true, true, true, true, false, false]);
     assert.equal(lines.length, 2);
     assert.match(lines[0], /^\[repeat-tool-breaker\] denied a bash call of agent \d+ \(reached exact 5\/5, cmd 5\/5\); the session log/);
@@ -114,13 +129,13 @@ test('a suggestion ending in a question mark takes no stray period before the fi
 });
 
 test("loop B: description '1st'/'2nd'/... decoys do not make a new call", async () => {
-  const { dsh } = mount(null);
+  const { dsh } = mount(null, { body: () => 'epoch 1/10 loss 0.42' });
   const calls = ['1st', '2nd', '3rd', '4th', '5th'].map((description) => ['bash', bash('python train.py', { description })]);
   assert.deepEqual(allowed(await verdicts(dsh, makeAgent('b'), calls)), [true, true, true, true, false]);
 });
 
 test('loop C: --max-time churn with open-data.canada.ca ↔ open.canada.ca ping-pong', async () => {
-  const { dsh } = mount({});
+  const { dsh } = mount({}, { body: () => '' }); // -s -o: curl prints nothing
   const spellings = [['https://open-data.canada.ca/', 60], ['https://open.canada.ca/', 30]];
   const calls = Array.from({ length: 6 }, (_, index) => {
     const [url, seconds] = spellings[index % 2];
@@ -149,7 +164,7 @@ test('a resource respelled each time (./src/app.py, ././src/app.py, src//app.py;
 });
 
 test('agents are isolated; a user message resets one, a plugin notice does not', async () => {
-  const { dsh } = mount({});
+  const { dsh } = mount({}, { body: (exec) => `12 passing (${exec.callId.slice(5)}ms)` }); // a duration is volatile
   const [first, second] = [makeAgent('one'), makeAgent('two')];
   const same = Array(4).fill(['bash', bash('npm test')]);
   await verdicts(dsh, first, same);
@@ -162,7 +177,7 @@ test('agents are isolated; a user message resets one, a plugin notice does not',
 });
 
 test('localHosts ask, approved: the fifth local call asks once, then local targets are free this turn', async () => {
-  const { dsh } = mount({}, { approval: 'allowed-once' });
+  const { dsh } = mount({}, { approval: 'allowed-once', body: localAnswer });
   const agent = makeAgent('ask-yes');
   await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
   const fifth = await dsh.call(agent, 'bash', localCall(4));
@@ -177,7 +192,7 @@ test('localHosts ask, approved: the fifth local call asks once, then local targe
 
 for (const approval of ['rejected', 'unavailable']) {
   test(`localHosts ask, ${approval}: the breaker denies local repeats until the next human turn`, async () => {
-    const { dsh } = mount({ localHosts: 'ask' }, { approval });
+    const { dsh } = mount({ localHosts: 'ask' }, { approval, body: localAnswer });
     const agent = makeAgent(`ask-${approval}`);
     await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
     const declined = await dsh.call(agent, 'bash', localCall(4));
@@ -195,7 +210,7 @@ for (const approval of ['rejected', 'unavailable']) {
 }
 
 test('localHosts deny: no ask, the denial names the knob', async () => {
-  const { dsh } = mount({ localHosts: 'deny' }, { approval: 'allowed-once' });
+  const { dsh } = mount({ localHosts: 'deny' }, { approval: 'allowed-once', body: localAnswer });
   const outcomes = await verdicts(dsh, makeAgent('deny'), [0, 1, 2, 3, 4].map((n) => ['bash', localCall(n)]));
   assert.deepEqual(allowed(outcomes), [true, true, true, true, false]);
   assert.match(outcomes[4].denied, /localHosts/);
@@ -203,7 +218,7 @@ test('localHosts deny: no ask, the denial names the knob', async () => {
 });
 
 test('localHosts allow: local targets are never counted', async () => {
-  const { dsh } = mount({ localHosts: 'allow' });
+  const { dsh } = mount({ localHosts: 'allow' }, { body: localAnswer });
   const outcomes = await verdicts(dsh, makeAgent('allow'), PIPES.map((_, n) => ['bash', localCall(n)]));
   assert.deepEqual(allowed(outcomes), PIPES.map(() => true));
   assert.equal(dsh.asks.length, 0);
