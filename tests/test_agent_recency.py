@@ -164,7 +164,23 @@ def test_when_every_agent_awaits_a_result_the_idlest_goes_all_the_same() -> None
     breaker.precheck("b", ToolCall("bash", {"command": "ls"}, "b0"))
     breaker.precheck("c", ToolCall("bash", {"command": "ls"}, "c0"))
     assert breaker.stats()["agents"] == 2
-    assert breaker.commit("a", "a0") is None, "a, the idlest, went with its kept verdict"
+    assert breaker.window_count("a", 'exact:bash:{"command":"ls"}') == 0, "a, the idlest, went"
+
+
+def test_a_call_prechecked_before_its_agent_was_dropped_keeps_its_verdict_and_makes_no_agent() -> None:
+    """As ``rtb replay`` has it: the call was decided where dsh logged it, then its agent dropped."""
+    for guard in ("commit", "decide"):
+        breaker = Breaker(load_config({"maxAgents": 2, "limits": {"exact": 2}}))
+        for number in range(2):
+            breaker.decide("a", ToolCall("bash", {"command": "ls"}, f"a{number}"))
+        third = ToolCall("bash", {"command": "ls"}, "a2")
+        assert isinstance(breaker.precheck("a", third), Deny)
+        breaker.precheck("b", ToolCall("bash", {"command": "ls"}, "b0"))
+        breaker.precheck("c", ToolCall("bash", {"command": "ls"}, "c0"))  # a, the idlest, goes
+        verdict = breaker.commit("a", "a2") if guard == "commit" else breaker.decide("a", third)
+        assert isinstance(verdict, Deny), guard
+        assert breaker.stats()["agents"] == 2
+        assert breaker.window_count("a", 'exact:bash:{"command":"ls"}') == 0
 
 
 def test_a_guard_after_its_preflight_leaves_the_order_alone_and_one_without_moves_its_agent() -> None:

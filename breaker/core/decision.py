@@ -58,8 +58,10 @@ class Breaker:
         self.config = config
         self._counted = re.compile(counted_tools_pattern(config))
         self._agents: Agents[AgentState] = Agents(
-            config.maxAgents, lambda: AgentState(config.window), bound=config.window
+            config.maxAgents, lambda: AgentState(config.window), bound=config.window, dropped=self._dropped
         )
+        # The verdicts kept for calls of agents dropped past maxAgents before their guard came.
+        self._settled: dict[tuple[AgentId, str], Allow | Deny] = {}
         self._analysis = Analysis(config, fingerprinter)
         self._tightest_cap = passes_.tightest_cap(config)
         # Agents whose model turn began (``new_step``) and who have made no counted call since.
@@ -91,6 +93,10 @@ class Breaker:
         agent's history looked up, the call read, judged and its verdict worded, then committed."""
         if not self.is_counted(call.name):
             return ALLOW
+        if self._settled and call.call_id and self._agents.get(agent) is None:
+            settled = self._settled.pop((agent, call.call_id), None)
+            if settled is not None:
+                return settled
         state = self._agents.called(agent, call.call_id, "guard")
         if self._begun:
             self._enter_turn(agent, state)
@@ -126,6 +132,8 @@ class Breaker:
         precheck); then nothing changes.
         """
         state = self._agents.get(agent)
+        if state is None and self._settled:
+            return self._settled.pop((agent, call_id), None)
         plan = state.kept.take(call_id) if state is not None else None
         if plan is None:
             return None
@@ -180,6 +188,22 @@ class Breaker:
         begun[agent] = None
         if len(begun) > self._begun_bound:
             del begun[next(iter(begun))]
+
+    def _dropped(self, agent: AgentId, state: AgentState, opened: list[str]) -> None:
+        """``agent`` is dropped past ``maxAgents`` while calls of it prechecked (``opened``) await
+        their guard: each keeps the verdict its precheck kept (allowed when none is kept), as if
+        its guard had come before the drop, where dsh logged the call and where ``rtb replay``
+        decides it; its guard makes the agent no more (``decide``, ``commit``; the shim's journal
+        follows the same rule)."""
+        if not opened:
+            return
+        plans = state.kept.plans or {}
+        settled = self._settled
+        for call_id in opened:
+            plan = plans.get(call_id)
+            settled[(agent, call_id)] = ALLOW if plan is None else plan.verdict
+        while len(settled) > self._begun_bound:
+            del settled[next(iter(settled))]
 
     def _enter_turn(self, agent: AgentId, state: AgentState) -> None:
         """The agent's first counted call since its model turn began: the turn starts now."""

@@ -114,18 +114,58 @@ export class CallHooks {
   // logged it, here, as `rtb replay` reads it (before another agent's call that begins before its
   // guard runs). It is sent once the event loop is idle (before any later request): the call goes
   // on at once. Stopped before its guard (another listener or guard) while unsent, it is taken back.
-  passed(exec, agent, since, decision) {
+  passed(exec, agent, since, decision, place = undefined) {
     let cancelled = false;
-    this.bridge.idle.push(() => {
+    const send = () => {
       this.unsent.delete(exec);
       if (!cancelled) this.sendPassed(exec, agent, since);
-    });
+    };
+    if (!place?.put(send)) this.bridge.idle.push(send);
     this.unsent.set(exec, () => {
       this.unsent.delete(exec);
       cancelled = true;
       this.ahead.uncommit(agent);
     });
     return decision;
+  }
+
+  // The preflight of a call: the request, and its answer on its way.
+  sendPreflight(exec, agent, since) {
+    const { bridge, journal, ahead } = this;
+    const { message, weight } = this.request('preflight', exec, agent.id);
+    bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
+    const mark = ahead.preflighting(agent, bridge.generation);
+    journal.sent('preflight', agent.id, message.call);
+    return { message, weight, mark, reply: bridge.ask(message, since) };
+  }
+
+  // A call whose pre-execute waits (for the answer to a result, on its way) before it sends
+  // anything holds its place among the idle sends: nothing dsh logged after the call goes to the
+  // worker before the call's first frame, as `rtb replay` reads the log (the agent the worker
+  // forgets past maxAgents is then the replay's, breaker/core/history/agents.py). Sends or a
+  // request that must go out meanwhile send its preflight there, and the wait is over (`woken`);
+  // once the wait is over, what the call sends first goes there (`put`).
+  holdPlace(exec, agent, since) {
+    let action = null;
+    let early = null;
+    let done = false;
+    /** @type {(value?: unknown) => void} */
+    let wake = () => {};
+    const woken = new Promise((resolve) => (wake = resolve));
+    const hold = () => {
+      if (done) return;
+      done = true;
+      if (action !== null) return action();
+      early = this.sendPreflight(exec, agent, since);
+      wake();
+    };
+    this.bridge.idle.hold(hold);
+    return {
+      woken,
+      early: () => early,
+      put: (send) => !done && ((action = send), true),
+      last: () => !done && this.bridge.idle.isLast(hold) && ((done = true), true),
+    };
   }
 
   guard(exec) {
@@ -179,15 +219,20 @@ export class CallHooks {
       // so the answers that bring the next passes are on their way while this call runs.
       bridge.idle.flush();
       if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
+      let preflight; // the preflight sent, its answer on its way
       if (agent.refresh) {
-        await agent.refresh; // the answer to its latest result, on its way, may bring a pass
-        if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
+        const place = this.holdPlace(exec, agent, since);
+        await Promise.race([agent.refresh, place.woken]); // the answer to its latest result may bring a pass
+        preflight = place.early();
+        if (preflight === null) {
+          if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision, place);
+          // The preflight goes at the call's place: next, or run there now with what waited before it.
+          if (!place.last() && place.put(() => (preflight = this.sendPreflight(exec, agent, since)))) bridge.idle.flush();
+        }
       }
-      const { message, weight } = this.request('preflight', exec, agent.id);
-      bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
-      const mark = ahead.preflighting(agent, bridge.generation);
-      journal.sent('preflight', agent.id, message.call);
-      const answer = await bridge.ask(message, since);
+      preflight ??= this.sendPreflight(exec, agent, since);
+      const { message, weight, mark } = preflight;
+      const answer = await preflight.reply;
       if (!answer.ok) throw new Error(answer.error);
       const entry = journaled(message, weight, answer);
       ahead.answered(exec, agent, mark, answer, entry.message, entry.weight);

@@ -43,6 +43,9 @@ export class Journal {
     // agent id → {entries: [{message, weight}], oldest first; bytes; guards: how many entries are
     // guard requests}; least recently guarded first
     this.agents = new Map();
+    // `${agent} ${call}` of calls preflighted whose agent was pushed out before their guard: the
+    // worker keeps their verdicts, and their guard makes no agent (Breaker._dropped)
+    this.settled = new Set();
   }
 
   /**
@@ -75,9 +78,19 @@ export class Journal {
   // A new agent's journal, the most recent; past maxAgents the idlest goes first (idlest).
   made(agent) {
     const journal = emptyJournal();
-    if (this.agents.size >= this.maxAgents) this.drop(this.idlest());
+    if (this.agents.size >= this.maxAgents) this.pushOut(this.idlest());
     this.agents.set(agent, journal);
     return journal;
+  }
+
+  // The idlest agent goes, past maxAgents: its preflighted calls keep their verdicts in the worker.
+  pushOut(agent) {
+    for (const [call, opened] of this.agents.get(agent)?.awaiting ?? []) {
+      if (!opened) continue;
+      this.settled.add(`${agent} ${call}`);
+      if (this.settled.size > 1024) this.settled.delete(this.settled.values().next().value);
+    }
+    this.drop(agent);
   }
 
   // The agent a new one pushes out: the idlest awaiting no result, else the idlest.
@@ -89,6 +102,9 @@ export class Journal {
   /** A guard request the worker answered (or a call let through on a pass, or a kept verdict
    * committed: `op`), as a guard, and about how many bytes it encodes to. Returns its entry. */
   guard(message, weight, op = 'guard') {
+    if (this.settled.size > 0 && !this.agents.has(message.agent) && this.settled.delete(`${message.agent} ${message.call}`)) {
+      return undefined; // decided before its agent was pushed out: nothing to rebuild
+    }
     let journal = this.sent(op, message.agent, message.call);
     if (!journal) {
       journal = emptyJournal();

@@ -56,6 +56,17 @@ export class IdleSends {
     this.waiting.push(send);
     this.timer ??= setTimeout(this.fire, 0);
   }
+
+  /** A place among the sends, kept by `send`: it runs when the sends after it or a request go
+   * out (never for an idle moment alone: it sets no timer). */
+  hold(send) {
+    this.waiting.push(send);
+  }
+
+  /** Whether `send` waits last: nothing was pushed after it. */
+  isLast(send) {
+    return this.waiting.at(-1) === send;
+  }
 }
 
 /**

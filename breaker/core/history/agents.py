@@ -8,7 +8,10 @@ awaited, and past ``maxAgents`` the least recently active agent that awaits no r
 whole, as if it had been forgotten (the least recently active of all when every agent awaits one).
 So the order and what is forgotten change only with a call's first request and its result, the
 two a session's log holds (its guard is not logged): a guard that comes late, after other agents'
-calls began, changes neither (tests/test_agent_recency.py drives one trace both ways).
+calls began, changes neither (tests/test_agent_recency.py drives one trace both ways). An agent
+dropped while calls of it await their guard after their preflight is told (``dropped``): those
+calls keep the verdicts their preflight gave, and their guards make it no more, as ``rtb
+replay`` has it (there the call was decided where dsh logged it, then its agent dropped).
 """
 
 from __future__ import annotations
@@ -51,12 +54,21 @@ class Agents(Generic[State]):
     results, each marked while its guard is still to come after its preflight (at most ``bound``
     calls an agent: one whose result never came is let go)."""
 
-    __slots__ = ("_awaiting", "_bound", "_limit", "_new", "_states")
+    __slots__ = ("_awaiting", "_bound", "_dropped", "_limit", "_new", "_states")
 
-    def __init__(self, limit: int, new: Callable[[], State], bound: int = 1 << 10) -> None:
+    def __init__(
+        self,
+        limit: int,
+        new: Callable[[], State],
+        bound: int = 1 << 10,
+        dropped: Callable[[AgentId, State, list[str]], None] | None = None,
+    ) -> None:
         self._limit = limit
         self._new = new
         self._bound = bound
+        # told of each agent dropped past the limit before it goes, with its calls opened (a
+        # preflight came) whose guard is still to come
+        self._dropped = dropped
         self._states: dict[AgentId, State] = {}
         # agent -> call id -> whether its guard is still to come (it was preflighted)
         self._awaiting: dict[AgentId, dict[str, bool]] = {}
@@ -117,5 +129,8 @@ class Agents(Generic[State]):
             idlest = next((agent for agent in self._states if agent not in self._awaiting), None)
             if idlest is None:
                 idlest = next(iter(self._states))
+            if self._dropped is not None:
+                opened = [call for call, still in self._awaiting.get(idlest, {}).items() if still]
+                self._dropped(idlest, self._states[idlest], opened)
             self.forget(idlest)
         return self._new()
