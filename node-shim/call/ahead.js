@@ -98,6 +98,7 @@ export class AheadVerdicts {
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
     this.passed = new WeakSet(); // executions that went through on a pass at pre-execute
+    this.open = new WeakSet(); // executions preflighted whose guard has not run
   }
 
   /**
@@ -109,9 +110,10 @@ export class AheadVerdicts {
     // refresh: the answer to the agent's latest result while it is on its way (see refreshing)
     // results: results sent; checked: the last ones' checks, for an answer that comes after them;
     // conditional: the passes while results are news, while they are (see the top)
+    // open: calls preflighted whose guard has not run: a pass waits for them (calls commit in order)
     return {
       id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, refresh: null,
-      results: 0, checked: [], conditional: null,
+      results: 0, checked: [], conditional: null, open: 0,
     };
   }
 
@@ -193,7 +195,7 @@ export class AheadVerdicts {
    * call committed now: the caller sends it (as a guard event).
    */
   reserve(exec, agent, generation) {
-    if (!this.allows(agent, agent.spent, generation)) return false;
+    if (agent.open > 0 || !this.allows(agent, agent.spent, generation)) return false;
     agent.spent++;
     this.passed.add(exec);
     this.committing(agent, 'guard', true);
@@ -203,6 +205,19 @@ export class AheadVerdicts {
   /** At the guard: whether `exec` went through on a pass at its pre-execute (taken). */
   usePass(exec) {
     return this.passed.delete(exec);
+  }
+
+  /** `exec` of `agent` is preflighted: until its guard runs (`closed`), no call of the agent
+   * takes a pass, which would be committed before it. */
+  opened(exec, agent) {
+    if (this.open.has(exec)) return;
+    this.open.add(exec);
+    agent.open++;
+  }
+
+  /** The guard of `exec` ran, or the call is over. */
+  closed(exec, agent) {
+    if (this.open.delete(exec)) agent.open--;
   }
 
   /** A request `op` about `agent` is about to be sent (counted as the operations table says). */

@@ -135,6 +135,7 @@ export class CallHooks {
     const { message, weight } = this.request('preflight', exec, agent.id);
     bridge.idle.flush(); // what waits for an idle moment was asked first: the journal orders it so
     const mark = ahead.preflighting(agent, bridge.generation);
+    ahead.opened(exec, agent);
     journal.sent('preflight', agent.id, message.call);
     return { message, weight, mark, reply: bridge.ask(message, since) };
   }
@@ -176,6 +177,7 @@ export class CallHooks {
       const agent = this.countedAgent(exec, { create: true });
       if (agent === undefined) return undefined;
       this.toldTurn(agent);
+      ahead.closed(exec, agent);
       if (ahead.usePass(exec)) return undefined; // surely allowed: committed at its pre-execute
       const kept = ahead.take(exec, agent, bridge.generation);
       if (kept) {
@@ -264,6 +266,7 @@ export class CallHooks {
     const { bridge, journal, ahead, settings } = this;
     if (ahead.drop(exec)) this.unsent.get(exec)?.(); // on a pass, stopped before its guard: not sent
     const agent = this.countedAgent(exec, { create: false });
+    if (agent !== undefined) ahead.closed(exec, agent);
     if (agent === undefined) return [];
     const message = {
       op: 'result', agent: agent.id, call: String(exec.callId ?? ''), text: resultText(result, settings.resultTextChars),
