@@ -109,15 +109,29 @@ def denial_of_loop_c() -> tuple[int, str]:
     raise AssertionError("the fifth call of loop C was not denied")
 
 
-def stop_of_loop_b() -> int:
-    """The call of loop B (``echo hello-repeat``, a new description each time) the defaults deny."""
+def _first_denied(loop: str, calls: list[tuple[str, dict[str, Any], str]]) -> int:
+    """Which of ``calls`` (a tool, its arguments and what it returns) the defaults deny first."""
     breaker = Breaker(load_config(None))
-    for n, description in enumerate(("1st", "2nd", "3rd", "4th", "5th")):
-        call = ToolCall("bash", {"command": "echo hello-repeat", "description": description}, f"c{n}")
+    for n, (tool, arguments, result) in enumerate(calls):
+        call = ToolCall(tool, arguments, f"c{n}")
         if isinstance(breaker.decide("agent", call), Deny):
             return n + 1
-        breaker.record_result("agent", call.call_id, "hello-repeat", {"exitCode": 0})
-    raise AssertionError("the fifth call of loop B was not denied")
+        breaker.record_result("agent", call.call_id, result, {"exitCode": 0} if tool == "bash" else None)
+    raise AssertionError(f"no call of {loop} was denied")
+
+
+def stop_of_loop_b() -> int:
+    """The call of loop B (``echo hello-repeat``, a new description each time) the defaults deny."""
+    descriptions = ("1st", "2nd", "3rd", "4th", "5th")
+    calls = [
+        ("bash", {"command": "echo hello-repeat", "description": d}, "hello-repeat") for d in descriptions
+    ]
+    return _first_denied("loop B", calls)
+
+
+def stop_of_a_read() -> int:
+    """The call of loop A the defaults deny when it is a read answering alike each time."""
+    return _first_denied("loop A", [("read", {"file_path": "src/app.py"}, "1: def main():")] * 5)
 
 
 def render_ask() -> str:
@@ -231,6 +245,7 @@ def readme_figures() -> dict[str, str]:
         "the cap of a fingerprint": f"would reach its {_ordinal(exact)} occurrence",
         "the denial shown": f"The {_ordinal(denial_of_loop_c()[0])} call of loop C",
         "loop B's stop": f"is a decoy); the {_ordinal(stop_of_loop_b())}:",
+        "loop A's read": f"the {_ordinal(stop_of_a_read())} for a read answering alike",
         "the boot cost": f"a dsh boot ~{boot_cost()}",
     }
 
