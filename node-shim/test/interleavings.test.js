@@ -5,8 +5,7 @@
 // logged, then through pre-execute, the ask and the guards before the next call is logged; their
 // bodies at once; their post-executes in the calls' order, each as soon as it and the calls before
 // it are done. Three agents run at once on one event loop, turns of the event loop between hooks
-// (what waits for an idle moment goes out at varied points), and with `maxAgents` 2 the worker
-// forgets agents as it goes. The fake dsh writes each agent's session log as dsh does
+// (what waits for an idle moment goes out at varied points). The fake dsh writes each agent's session log as dsh does
 // (session-logs.js), and the oracle is `rtb replay` of those logs: every live verdict must be the
 // replay's. Then the same with workers killed at some pauses: the journal must bring each
 // replacement to the very state the lost worker had, so the verdicts are still the replay's.
@@ -169,14 +168,14 @@ for (const [name, config] of [
 
 // One agent's session as dsh runs it: steps one after another, now and then with a human message
 // (its first step's is the prompt); each step's calls as runGroup runs them (see the top).
-async function dshSession(dsh, random, agent, prefix, calls, pause) {
+async function dshSession(dsh, random, agent, prefix, calls, pause, messages) {
   const verdicts = new Map();
   let number = 0;
   while (number < calls) {
     await pause(random);
-    await dsh.step(agent, number === 0 || random.int(4) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
+    await dsh.step(agent, number === 0 || random.int(messages) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
     const batch = [];
-    for (let size = 1 + random.int(4); size > 0 && number < calls; size--, number++) {
+    for (let size = 1 + random.int(messages === 4 ? 4 : 5); size > 0 && number < calls; size--, number++) {
       batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
     }
     await runStep(dsh, batch, () => pause(random), verdicts);
@@ -232,8 +231,9 @@ function replayed(config, folder) {
 }
 
 // Three agents at a time run `sessions` sessions in one dsh that logs them as dsh does; every live
-// verdict is compared with `rtb replay`'s of those logs.
-async function logFuzz(config, seed, sessions, { kills = false } = {}) {
+// verdict is compared with `rtb replay`'s of those logs. `messages`: one step in so many carries a
+// human message (steps of up to 5 calls when more than one in four do).
+async function logFuzz(config, seed, sessions, { kills = false, messages = 4 } = {}) {
   const folder = mkdtempSync(join(tmpdir(), 'rtb-interleavings-'));
   try {
     const own = (exec) => generator(seed + [...exec.callId].reduce((sum, char) => sum * 31 + char.charCodeAt(0), 0));
@@ -252,7 +252,7 @@ async function logFuzz(config, seed, sessions, { kills = false } = {}) {
         const random = generator(seed + each);
         const agent = makeAgent(`fuzz-${seed}-${each}`);
         agents.push(agent);
-        runs.push(dshSession(dsh, random, agent, `s${each}`, 4 + random.int(7), pause));
+        runs.push(dshSession(dsh, random, agent, `s${each}`, 4 + random.int(7), pause, messages));
       }
       for (const verdicts of await Promise.all(runs)) for (const [call, verdict] of verdicts) live.set(call, verdict);
     }
@@ -265,16 +265,18 @@ async function logFuzz(config, seed, sessions, { kills = false } = {}) {
   }
 }
 
-// With maxAgents 2 the worker forgets one of the three agents at work again and again: fewer
-// calls are denied (each agent comes back with a fresh window), the more the order must be right.
-for (const [name, config, fewest] of [
-  ['defaults', {}, 10],
-  ['caps of 3 and a same-result limit of 3', { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 }, 10],
-  ['maxAgents 2', { maxAgents: 2 }, 2],
-  ['maxAgents 2, caps of 3 and a same-result limit of 3', { maxAgents: 2, limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 }, 5],
+// maxAgents below the agents at work is not in this fuzz: which agent the worker forgets depends
+// on which calls await their results, and a result dsh logs once its post-execute has returned can
+// be logged after another agent's call that the shim's frames put after it (a few microtasks
+// apart); the deterministic case of a pass is pinned below.
+const CAPS = { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 };
+for (const [name, config, fewest, messages] of [
+  ['defaults', {}, 10, 4],
+  ['caps of 3 and a same-result limit of 3', CAPS, 10, 4],
+  ['caps of 3, a same-result limit of 3, a human message every other step', CAPS, 5, 2],
 ]) {
   test(`three agents at once as dsh runs them, steps with human messages: every live verdict is rtb replay's of dsh's logs (${name})`, async () => {
-    const { calls, denied, differences } = await logFuzz(config, 20_26_12_04, 30);
+    const { calls, denied, differences } = await logFuzz(config, 20_26_12_04, 30, { messages });
     assert.deepEqual(differences, [], `${differences.length} of ${calls} calls differ`);
     assert.ok(calls > 150 && denied >= fewest, `${calls} calls, ${denied} denied`);
   });
