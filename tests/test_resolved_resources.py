@@ -284,9 +284,19 @@ def test_a_respelled_missing_file_is_stopped_by_the_failure_track() -> None:
     assert verdicts(calls, results, failed=True) == [True, True, True, False, False, False]
 
 
-def test_a_respelled_read_answering_the_same_is_stopped_by_the_cap() -> None:
+def test_a_respelled_read_is_stopped_by_the_cap_and_by_the_same_answer() -> None:
     calls = [call("read", file_path=path) for path in RESPELLED_PATHS]
-    assert verdicts(calls, ["1: def main():"] * 6) == [True, True, True, True, False, False]
+    echoed = [f"<path>{path}</path>\n1: def main():" for path in RESPELLED_PATHS]  # as dsh's read answers
+    assert verdicts(calls, echoed) == [True, True, True, True, False, False]  # exact:read:… 5/5
+    calls = [call("read", file_path=path) for path in RESPELLED_PATHS]
+    assert verdicts(calls, ["1: def main():"] * 6) == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]  # the same result
 
 
 def test_a_respelled_url_fetched_and_curled_is_one_resource() -> None:

@@ -270,15 +270,14 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     tool = call.name.lower()
     if tool in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
-    path = path_argument(arguments)
+    content = text_argument(arguments, _CONTENT_ARGS)
+    edit = _edit_pairs(arguments) if content is None else ()
+    path = path_argument(arguments) if content is not None or edit else None  # what it writes
     if path is not None:
         place = "file:" + path
-        content = text_argument(arguments, _CONTENT_ARGS)
         if content is not None:
             return Effect((place,), (_hash(["content", content]),))
-        edit = _edit_pairs(arguments)
-        if edit:
-            return Effect((place,), edit=edit)
+        return Effect((place,), edit=edit)
     if not may_change(tool):
         return NO_EFFECT
     exact = next((fp.key for fp in fingerprints if fp.kind == "exact"), None)

@@ -57,7 +57,7 @@ def is_path_argument(name: str) -> bool:
 def path_argument(arguments: dict[object, object]) -> str | None:
     """The first path a call's arguments name (``is_path_argument``), else None."""
     for name, value in arguments.items():
-        if type(value) is str and type(name) is str and is_path_argument(name):
+        if type(value) is str and (name in PATH_ARGS or (type(name) is str and name.endswith(_PATH_SUFFIX))):
             return value
     return None
 
