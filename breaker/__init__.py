@@ -9,8 +9,9 @@ configuration check, say) does not import them all.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from breaker.reexports import homes_of, loader
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ loads them
     from breaker.core.config import BreakerConfig as BreakerConfig
@@ -28,30 +29,15 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ loads
     from breaker.core.reading.fingerprints import Fingerprint as Fingerprint
     from breaker.core.reading.fingerprints import ToolCall as ToolCall
 
-_HOMES = {
-    "Allow": "breaker.core.judging.verdicts",
-    "Ask": "breaker.core.judging.verdicts",
-    "Breaker": "breaker.core.decision",
-    "BreakerConfig": "breaker.core.config",
-    "ConfigError": "breaker.core.config",
-    "Deny": "breaker.core.judging.verdicts",
-    "FailureHit": "breaker.core.judging.verdicts",
-    "Fingerprint": "breaker.core.reading.fingerprints",
-    "Hit": "breaker.core.judging.verdicts",
-    "Notice": "breaker.core.judging.verdicts",
-    "Reached": "breaker.core.judging.verdicts",
-    "ToolCall": "breaker.core.reading.fingerprints",
-    "default_config": "breaker.core.config",
-    "load_config": "breaker.core.config",
-}
+#: Each name, by its home module.
+_HOMES = homes_of(
+    {
+        "breaker.core.config": ("BreakerConfig", "ConfigError", "default_config", "load_config"),
+        "breaker.core.decision": ("Breaker",),
+        "breaker.core.judging.verdicts": ("Allow", "Ask", "Deny", "FailureHit", "Hit", "Notice", "Reached"),
+        "breaker.core.reading.fingerprints": ("Fingerprint", "ToolCall"),
+    }
+)
 
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'breaker' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = loader(globals(), _HOMES)

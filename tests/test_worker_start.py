@@ -30,3 +30,31 @@ def test_a_known_configuration_is_answered_without_pydantic(
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", str(imports_pydantic)]
+
+
+#: Modules of the decision core that answering ``configure`` must not wait for.
+DECISION_CORE = (
+    "breaker.core.decision",
+    "breaker.core.reading.fingerprints",
+    "breaker.core.history.analysis",
+)
+
+CORE_SCRIPT = """
+import sys
+from breaker.worker import RequestHandler
+from breaker.ops import Configure
+handler = RequestHandler(defer_core=True)
+reply = handler.handle(Configure(id=1, config={}, known=True))
+print(reply.get("ok"), *sorted(name for name in MODULES if name in sys.modules))
+handler.start()
+print(*sorted(name for name in MODULES if name in sys.modules))
+"""
+
+
+def test_configure_is_answered_before_the_decision_core_is_imported() -> None:
+    script = CORE_SCRIPT.replace("MODULES", repr(DECISION_CORE))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    answered, started = run.stdout.splitlines()
+    assert answered == "True"
+    assert started.split() == sorted(DECISION_CORE)

@@ -9,8 +9,23 @@ surely go through unasked.
 
 from __future__ import annotations
 
-from breaker.core.deciding import passes, rules
-from breaker.core.deciding.agent import AgentState
-from breaker.core.deciding.passes import UNLIMITED_PASSES
+from typing import TYPE_CHECKING
 
-__all__ = ["UNLIMITED_PASSES", "AgentState", "passes", "rules"]
+from breaker.reexports import homes_of, loader
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ imports each on first use
+    from breaker.core.deciding import passes as passes
+    from breaker.core.deciding import rules as rules
+    from breaker.core.deciding.agent import AgentState as AgentState
+    from breaker.core.deciding.passes import UNLIMITED_PASSES as UNLIMITED_PASSES
+
+#: Each name re-exported, by its home module (the stage's submodules are imported as usual).
+_HOMES = homes_of(
+    {
+        "breaker.core.deciding.agent": ("AgentState",),
+        "breaker.core.deciding.passes": ("UNLIMITED_PASSES",),
+    }
+)
+
+__all__ = sorted([*_HOMES, "passes", "rules"])
+__getattr__ = loader(globals(), _HOMES)

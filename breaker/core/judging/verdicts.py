@@ -11,9 +11,18 @@ verdict names is found by a part of the history, and defined there (``repeats.Hi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from breaker.core.history import FailureHit, Hit, Stall
+from breaker.reexports import loader
+
+if TYPE_CHECKING:  # the vocabulary, for type checkers; at run time __getattr__ imports it when read
+    from breaker.core.history import FailureHit as FailureHit
+    from breaker.core.history import Hit as Hit
+    from breaker.core.history import Stall as Stall
+
+#: The history's names re-exported, imported when first read: a verdict's annotations name them,
+#: and importing the verdicts (as the worker's start does) need not import the history's parts.
+__getattr__ = loader(globals(), {name: "breaker.core.history" for name in ("FailureHit", "Hit", "Stall")})
 
 __all__ = ["Allow", "Ask", "Deny", "FailureHit", "Hit", "Notice", "Reached", "Stall", "limits_reached"]
 

@@ -10,70 +10,97 @@ same call always reads the same. Later stages take what they use from here.
 
 from __future__ import annotations
 
-from breaker.core.reading.canonical import CONDENSED_CHARS, canonical_json, condensed
-from breaker.core.reading.counted import counted_tools_pattern
-from breaker.core.reading.fetchers import FETCHERS
-from breaker.core.reading.findings import Findings
-from breaker.core.reading.fingerprints import (
-    COMMAND_ARGS,
-    SHELL_TOOLS,
-    CallFingerprints,
-    Fingerprint,
-    ToolCall,
-    distinct,
-    fingerprint_call,
-    resolved_call,
-)
-from breaker.core.reading.outcomes import (
-    FAILURE_MARKS,
-    FETCHED_START,
-    FILE_TOOLS,
-    Failure,
-    Settled,
-    failure_shape,
-    judge,
-    result_digest,
-    says_nothing,
-    shell_end,
-)
-from breaker.core.reading.paths import normal_path, path_argument
-from breaker.core.reading.readonly import FETCH_MARKERS, READ_ONLY_TOOLS, may_change, reports_state
-from breaker.core.reading.shell import ShellScript, SimpleCommand, lex_shell
-from breaker.core.reading.wrappers import strip_prefix
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "COMMAND_ARGS",
-    "CONDENSED_CHARS",
-    "FAILURE_MARKS",
-    "FETCHED_START",
-    "FETCHERS",
-    "FETCH_MARKERS",
-    "FILE_TOOLS",
-    "READ_ONLY_TOOLS",
-    "SHELL_TOOLS",
-    "CallFingerprints",
-    "Failure",
-    "Findings",
-    "Fingerprint",
-    "Settled",
-    "ShellScript",
-    "SimpleCommand",
-    "ToolCall",
-    "canonical_json",
-    "condensed",
-    "counted_tools_pattern",
-    "distinct",
-    "failure_shape",
-    "fingerprint_call",
-    "judge",
-    "lex_shell",
-    "may_change",
-    "normal_path",
-    "path_argument",
-    "reports_state",
-    "resolved_call",
-    "result_digest",
-    "says_nothing",
-    "shell_end",
-    "strip_prefix",
-]
+from breaker.reexports import homes_of, loader
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ imports each on first use
+    from breaker.core.reading.canonical import CONDENSED_CHARS as CONDENSED_CHARS
+    from breaker.core.reading.canonical import canonical_json as canonical_json
+    from breaker.core.reading.canonical import condensed as condensed
+    from breaker.core.reading.counted import counted_tools_pattern as counted_tools_pattern
+    from breaker.core.reading.fetchers import FETCHERS as FETCHERS
+    from breaker.core.reading.findings import Findings as Findings
+    from breaker.core.reading.fingerprints import CallFingerprints as CallFingerprints
+    from breaker.core.reading.fingerprints import Fingerprint as Fingerprint
+    from breaker.core.reading.fingerprints import ToolCall as ToolCall
+    from breaker.core.reading.fingerprints import distinct as distinct
+    from breaker.core.reading.fingerprints import fingerprint_call as fingerprint_call
+    from breaker.core.reading.fingerprints import resolved_call as resolved_call
+    from breaker.core.reading.outcomes import FAILURE_MARKS as FAILURE_MARKS
+    from breaker.core.reading.outcomes import FETCHED_START as FETCHED_START
+    from breaker.core.reading.outcomes import FILE_TOOLS as FILE_TOOLS
+    from breaker.core.reading.outcomes import Failure as Failure
+    from breaker.core.reading.outcomes import Settled as Settled
+    from breaker.core.reading.outcomes import failure_shape as failure_shape
+    from breaker.core.reading.outcomes import judge as judge
+    from breaker.core.reading.outcomes import result_digest as result_digest
+    from breaker.core.reading.outcomes import says_nothing as says_nothing
+    from breaker.core.reading.outcomes import shell_end as shell_end
+    from breaker.core.reading.paths import normal_path as normal_path
+    from breaker.core.reading.paths import path_argument as path_argument
+    from breaker.core.reading.readonly import FETCH_MARKERS as FETCH_MARKERS
+    from breaker.core.reading.readonly import READ_ONLY_TOOLS as READ_ONLY_TOOLS
+    from breaker.core.reading.readonly import may_change as may_change
+    from breaker.core.reading.readonly import reports_state as reports_state
+    from breaker.core.reading.shell import COMMAND_ARGS as COMMAND_ARGS
+    from breaker.core.reading.shell import SHELL_TOOLS as SHELL_TOOLS
+    from breaker.core.reading.shell import ShellScript as ShellScript
+    from breaker.core.reading.shell import SimpleCommand as SimpleCommand
+    from breaker.core.reading.shell import lex_shell as lex_shell
+    from breaker.core.reading.wrappers import strip_prefix as strip_prefix
+
+#: Each name re-exported, by its home module (the stage's submodules are imported as usual).
+_HOMES = homes_of(
+    {
+        "breaker.core.reading.canonical": (
+            "CONDENSED_CHARS",
+            "canonical_json",
+            "condensed",
+        ),
+        "breaker.core.reading.counted": ("counted_tools_pattern",),
+        "breaker.core.reading.fetchers": ("FETCHERS",),
+        "breaker.core.reading.findings": ("Findings",),
+        "breaker.core.reading.fingerprints": (
+            "CallFingerprints",
+            "Fingerprint",
+            "ToolCall",
+            "distinct",
+            "fingerprint_call",
+            "resolved_call",
+        ),
+        "breaker.core.reading.outcomes": (
+            "FAILURE_MARKS",
+            "FETCHED_START",
+            "FILE_TOOLS",
+            "Failure",
+            "Settled",
+            "failure_shape",
+            "judge",
+            "result_digest",
+            "says_nothing",
+            "shell_end",
+        ),
+        "breaker.core.reading.paths": (
+            "normal_path",
+            "path_argument",
+        ),
+        "breaker.core.reading.readonly": (
+            "FETCH_MARKERS",
+            "READ_ONLY_TOOLS",
+            "may_change",
+            "reports_state",
+        ),
+        "breaker.core.reading.shell": (
+            "COMMAND_ARGS",
+            "SHELL_TOOLS",
+            "ShellScript",
+            "SimpleCommand",
+            "lex_shell",
+        ),
+        "breaker.core.reading.wrappers": ("strip_prefix",),
+    }
+)
+
+__all__ = sorted(_HOMES)
+__getattr__ = loader(globals(), _HOMES)

@@ -15,11 +15,9 @@ from breaker.core.config import BreakerConfig, HostPolicy
 from breaker.core.reading.canonical import bounded_key, canonical_json
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.resolved import URL_ARGS, URL_LIST_ARGS, resolved_arguments
+from breaker.core.reading.shell import COMMAND_ARGS, SHELL_TOOLS
 from breaker.core.reading.urls import CanonicalUrl, canonical_url
 
-#: Tools whose command argument is a shell line.
-SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
-COMMAND_ARGS = ("command", "cmd", "script")
 #: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
 #: counts as an HTTP fetch only when it is actually given a URL.
 _URL_TOOL_MARKERS = ("fetch", "browse", "web_", "search")

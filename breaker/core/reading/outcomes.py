@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from breaker.core.reading.fingerprints import SHELL_TOOLS
+from breaker.core.reading.shell import SHELL_TOOLS
 
 #: Tools that read or write files: their error result is their failure.
 FILE_TOOLS = frozenset(

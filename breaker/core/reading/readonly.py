@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from breaker.core.reading.fingerprints import SHELL_TOOLS
+from breaker.core.reading.shell import SHELL_TOOLS
 
 #: dsh's tools that only read.
 READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "ls", "web_fetch", "web_search", "notebook_read"})

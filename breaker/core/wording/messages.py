@@ -13,10 +13,10 @@ cannot see.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from breaker.core.config import BreakerConfig
-from breaker.core.judging import FailureHit, Hit, Notice, Stage, Stall
-from breaker.core.reading import Failure
+from breaker.core.judging import Notice
 from breaker.core.wording.redaction import (
     REDACTION_MARGIN,
     neutralise,
@@ -25,6 +25,10 @@ from breaker.core.wording.redaction import (
     quoted_prefix,
     redact,
 )
+
+if TYPE_CHECKING:  # named in annotations only: the worker's start imports this module, not these
+    from breaker.core.judging import FailureHit, Hit, Stage, Stall
+    from breaker.core.reading import Failure
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"

@@ -30,7 +30,6 @@ from breaker.core.history.analysis import ANALYSED_CALLS, analysis_key
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.judging.verdicts import Ask, Deny, Hit, Reached
 from breaker.core.reading.fingerprints import (
-    SHELL_TOOLS,
     CallFingerprints,
     Fingerprint,
     ToolCall,
@@ -38,6 +37,7 @@ from breaker.core.reading.fingerprints import (
     fingerprint_call,
 )
 from breaker.core.reading.outcomes import shell_end
+from breaker.core.reading.shell import SHELL_TOOLS
 from breaker.rtb.read.sessions import (
     NOTHING_KNOWN,
     About,

@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timezone
 
 from breaker.core.judging.verdicts import Reached
-from breaker.core.reading.fingerprints import SHELL_TOOLS
+from breaker.core.reading.shell import SHELL_TOOLS
 from breaker.core.wording.messages import format_number
 from breaker.core.wording.redaction import quotable, quotable_inline
 
