@@ -213,7 +213,9 @@ def render_quality() -> str:
         cells = [row[f"{source}: ordinary runs stopped"] for source in sources]
         return _and([cell.split(" of ")[0] for cell in cells] if counts else cells)
 
-    count = {1: "one set", 2: "two sets", 3: "three sets"}.get(len(sources), f"{len(sources)} sets")
+    count = {1: "one set", 2: "two sets", 3: "three sets", 4: "four sets"}.get(
+        len(sources), f"{len(sources)} sets"
+    )
     return (
         f"in {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) the "
         f"defaults caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary "

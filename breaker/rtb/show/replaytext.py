@@ -38,7 +38,7 @@ LEGEND = (
     "how many calls in the agent's window share the fingerprint ON, this one included (5/5, 6/5); "
     "for failLimit, the failures in a row of ON (3/3); for sameResultLimit, the count of the rule "
     "ON names (same: the same result; failed: the same error; cycle: its rounds; reworded: "
-    "identical answers on one target) against the limit it stopped at, up to 2 below "
+    "identical answers on one target; variants: one tool's calls failing alike) against the limit it stopped at, up to 2 below "
     "sameResultLimit for an answer that comes back the same every time (an error, a settled "
     "answer, no output). +2: two more fingerprints reached that limit too. A call "
     "that ran (--calls): its fingerprint nearest to its cap, as the window stood after it. "
