@@ -137,13 +137,13 @@ def test_replay_prints_per_session_what_was_recorded_and_what_this_config_stops(
     assert err == ""
     table = out.split("\n\n")[1].splitlines()
     summary = {name: line for line in table[1:] for name in line.split() if name.startswith(("loop", "ok-"))}
-    assert "2 from #5" in summary["loop-a"]
+    assert "3 from #4" in summary["loop-a"]
     assert " - " in summary["ok-pagination"]
     blocks = {block.splitlines()[0].split()[-1]: block for block in out.split("\n\n")[2:]}
     assert "recorded: 4 executed, 2 blocked" in blocks["loop-a"]
-    assert "replayed     2 denied, first at #5; differs from the recording on 0 calls" in blocks["loop-a"]
+    assert "replayed     3 denied, first at #4; differs from the recording on 1 call" in blocks["loop-a"]
     assert "#5    bash  denied   5/5 +2  executed  cmd:curl:curl open.canada.ca/ -o /tmp/o" in out
-    assert out.rstrip().endswith("6 sessions, 40 calls, 9 stopped under defaults")
+    assert out.rstrip().endswith("6 sessions, 40 calls, 10 stopped under defaults")
     assert "REPEAT_TOOL_BLOCKED" not in out
     assert max(len(line) for line in out.splitlines()) <= 100
 
@@ -177,7 +177,7 @@ def test_replay_show_denials_and_formats(capsys: pytest.CaptureFixture[str]) -> 
     assert "```text\nREPEAT_TOOL_BLOCKED:" in out
     _, out, _ = _run(capsys, "replay", "--format", "json", loop_a)
     [session] = json.loads(out)["sessions"]
-    assert (session["session"], session["calls"], session["stops"], session["differs"]) == ("loop-a", 6, 2, 0)
+    assert (session["session"], session["calls"], session["stops"], session["differs"]) == ("loop-a", 6, 3, 1)
     assert session["verdicts"][4]["hits"][0]["fingerprint"] == 'exact:read:{"file_path":"/work/notes.md"}'
 
 

@@ -33,7 +33,7 @@ def _recorded_under_the_profile(folder: Path) -> None:
     log.prompt("read the notes")
     for number in range(1, 8):
         if number <= 3:
-            log.call("read", {"file_path": "/w/notes.md"}, f"NOTES-OUTPUT {number}")
+            log.call("read", {"file_path": "/w/notes.md"}, f"NOTES-OUTPUT at 10:00:0{number}")
         else:
             log.call("read", {"file_path": "/w/notes.md"}, RECORDED_DENIAL, is_error=True)
     log.write(folder)
@@ -155,5 +155,5 @@ def test_a_denial_quotes_the_tools_output_never_a_recorded_denial(
     first = next(call for call in session["verdicts"] if call["verdict"] == "denied")
     assert first["call"] == 5  # #4 runs here though the recording denied it: its output is unknown
     quoted = first["message"].split("The earlier attempt returned", 1)[1]
-    assert "NOTES-OUTPUT 3" in quoted
+    assert "NOTES-OUTPUT at 10:00:03" in quoted
     assert "REPEAT_TOOL_BLOCKED" not in quoted

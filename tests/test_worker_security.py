@@ -76,7 +76,8 @@ async def test_under_audit_loops_a_b_c_and_hostile_input_never_run_open_or_conne
         for index in range(5):
             reply = await pipe.call("guard", **bash(1, f"a{index}", "cat notes.txt"))
             assert (reply["deny"] is None) == (index < 4)
-            await pipe.call("result", agent=1, call=f"a{index}", text=f"Authorization: Bearer t{index}")
+            # the same answer each time: an answer that moved would make the reads a poll, uncapped
+            await pipe.call("result", agent=1, call=f"a{index}", text="Authorization: Bearer t0")
         for index, label in enumerate(["1st", "2nd", "3rd", "4th", "5th"]):
             reply = await pipe.call("guard", **bash(2, f"b{index}", "python train.py", description=label))
             assert (reply["deny"] is None) == (index < 4)

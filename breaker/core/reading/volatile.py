@@ -7,7 +7,7 @@ clock has not moved); any other difference is content, and an answer that differ
 * a duration with its unit (``12ms``, ``3.2 s``, ``45 sec``);
 * an id: a UUID, a run of 12 or more hex digits, and the value of a field named for an id, a time
   or a duration (``id``, ``request_id``, ``messageId``, ``timestamp``, ``created_at``,
-  ``elapsed``, ``took``).
+  ``elapsed``, ``took``), and the call's own id quoted back.
 
 An answer that quotes the call's own arguments (a path as the call spelled it) is read without
 them: a respelling of the same call is not news. A percentage, a count, a state, a list of items
@@ -53,9 +53,10 @@ def content_of(text: str, said: Iterable[str] = ()) -> str:
 
 
 def said(call: ToolCall) -> list[str]:
-    """The string arguments a call said at its top level, as written and as read (an answer may
-    quote them), the longest first."""
-    said = {
+    """The string arguments a call said at its top level, as written and as read, and its call id
+    (an answer may quote them), the longest first."""
+    said = {call.call_id} if call.call_id else set()
+    said |= {
         value
         for arguments in (call.written, call.arguments)
         if isinstance(arguments, dict)
