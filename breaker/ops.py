@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from breaker.core.wording.messages import REDACTION_MARGIN, redact
-
 #: An error reply is read by an operator, not parsed: a few lines at most.
 ERROR_TEXT_CHARS = 1000
 
@@ -239,7 +237,12 @@ def ok_reply(request_id: int, **fields: Any) -> Reply:
 
 
 def error_reply(request_id: int | None, error: str) -> Reply:
-    """The shim logs this text, so what an odd frame or a failure quoted is redacted and cut short."""
+    """The shim logs this text, so what an odd frame or a failure quoted is redacted and cut short.
+
+    The redaction rules are imported here, not with this module: a worker answers ``configure``
+    before it compiles them, and imports them with the decision core (``RequestHandler.start``)."""
+    from breaker.core.wording.redaction import REDACTION_MARGIN, redact
+
     text = redact(error[: ERROR_TEXT_CHARS + REDACTION_MARGIN])
     if len(text) > ERROR_TEXT_CHARS:
         text = text[:ERROR_TEXT_CHARS] + " [cut]"

@@ -47,6 +47,20 @@ class PatchRow(NamedTuple):
     name: str | None = None
 
 
+def patch_rows(rows: object) -> list[PatchRow]:
+    """The ``{id, keys, name}`` rows the shim sent with ``configure`` (``node-shim/boot/patch-rows.js``);
+    anything else is skipped."""
+    if not isinstance(rows, list):
+        return []
+    found = []
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            keys, name = row.get("keys"), row.get("name")
+            names = tuple(key for key in keys if isinstance(key, str)) if isinstance(keys, list) else ()
+            found.append(PatchRow(row["id"], names, name if isinstance(name, str) else None))
+    return found
+
+
 def mounts_this_plugin(name: str | None) -> bool:
     """Whether a row's ``name`` is this plugin: its package, or a path into it (an overlay's
     ``…/node-shim/index.js``). Such a row gives the plugin its config whatever its id."""

@@ -44,12 +44,11 @@ from typing import TYPE_CHECKING
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
-from breaker.core.judging.verdicts import Ask, Deny
 from breaker.core.reading.canonical import CONDENSED_CHARS
 from breaker.core.reading.counted import counted_tools_pattern
 from breaker.core.reading.news import BREAKS
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
-from breaker.core.wording.messages import WORKER_FAILURE_DENIAL, redact
+from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
 from breaker.protocol import (
     BadRequest,
     Commit,
@@ -69,12 +68,13 @@ from breaker.protocol import (
     error_reply,
     ok_reply,
 )
-from breaker.strayrows import PatchRow, stray_rows
+from breaker.strayrows import patch_rows, stray_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from breaker.core.decision import Breaker
+    from breaker.core.judging.verdicts import Ask, Deny
     from breaker.core.reading.fingerprints import ToolCall
 
 log = logging.getLogger("breaker.worker")
@@ -119,6 +119,8 @@ class RequestHandler:
 
     ``defer_core``: a successful ``configure`` only validates; the Breaker is built (and the
     decision core imported) by ``start``, which the worker calls once the answer has gone out.
+    ``start`` also imports, configured or not, the verdict types and the redaction rules (error
+    replies quote through them): under ``RTB_AUDIT`` an import once serving would end the worker.
     """
 
     def __init__(self, *, defer_core: bool = False) -> None:
@@ -127,9 +129,15 @@ class RequestHandler:
         self._breaker: Breaker | None = None
         self._tool_call: type[ToolCall] | None = None
         self._stand_in: Callable[[ToolCall, BreakerConfig], object] | None = None
+        self._verdicts: tuple[type[Ask], type[Deny]] | None = None
 
     def start(self) -> None:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
+        if self._verdicts is None:
+            import breaker.core.wording.redaction  # noqa: F401  # for error replies (ops.error_reply)
+            from breaker.core.judging.verdicts import Ask, Deny
+
+            self._verdicts = (Ask, Deny)
         if self._config is not None and self._breaker is None:
             from breaker.core.decision import Breaker
             from breaker.core.history.standin import stand_in
@@ -146,6 +154,8 @@ class RequestHandler:
             return self._dispatch(request)
         except Exception as error:  # a bug in the core must cost one reply, not the worker
             # The traceback may quote the arguments; it is logged redacted, like everything else.
+            from breaker.core.wording.redaction import redact  # imported by start() if not before
+
             log.error("%s request %d failed: %s", request.op, request.id, redact(traceback.format_exc()))
             return error_reply(request.id, f"{request.op} failed: {type(error).__name__}: {error}")
 
@@ -157,8 +167,10 @@ class RequestHandler:
         if self._config is None:
             return error_reply(request.id, f"{request.op} before a successful configure")
         self.start()
-        breaker, ToolCall = self._breaker, self._tool_call  # the class, imported by start()
-        assert breaker is not None and ToolCall is not None
+        # the classes, imported by start()
+        breaker, ToolCall, verdicts = self._breaker, self._tool_call, self._verdicts
+        assert breaker is not None and ToolCall is not None and verdicts is not None
+        Ask, Deny = verdicts
         match request:
             case Guard():
                 call = ToolCall(request.name, request.args, request.call)
@@ -260,19 +272,6 @@ class RequestHandler:
             "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],
         }
         return ok_reply(request.id, settings=settings)
-
-
-def patch_rows(rows: object) -> list[PatchRow]:
-    """The ``{id, keys, name}`` rows the shim sent; anything else is skipped."""
-    if not isinstance(rows, list):
-        return []
-    found = []
-    for row in rows:
-        if isinstance(row, dict) and isinstance(row.get("id"), str):
-            keys, name = row.get("keys"), row.get("name")
-            names = tuple(key for key in keys if isinstance(key, str)) if isinstance(keys, list) else ()
-            found.append(PatchRow(row["id"], names, name if isinstance(name, str) else None))
-    return found
 
 
 def forbid_side_effects() -> None:

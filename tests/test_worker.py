@@ -22,7 +22,7 @@ from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.reading.canonical import CONDENSED_CHARS, condensed
 from breaker.core.reading.news import BREAKS, digest
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
-from breaker.core.wording.messages import WORKER_FAILURE_DENIAL
+from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
 

@@ -32,11 +32,14 @@ def test_a_known_configuration_is_answered_without_pydantic(
     assert run.stdout.split() == ["True", str(imports_pydantic)]
 
 
-#: Modules of the decision core that answering ``configure`` must not wait for.
+#: Modules that answering ``configure`` must not wait for: the decision core, the verdicts and the
+#: redaction rules (compiled at import), which only the requests after it use.
 DECISION_CORE = (
     "breaker.core.decision",
-    "breaker.core.reading.fingerprints",
     "breaker.core.history.analysis",
+    "breaker.core.judging.verdicts",
+    "breaker.core.reading.fingerprints",
+    "breaker.core.wording.redaction",
 )
 
 CORE_SCRIPT = """

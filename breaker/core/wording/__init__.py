@@ -8,6 +8,9 @@ backslash escapes), which every ``rtb`` output follows too.
 
 from __future__ import annotations
 
-from breaker.core.wording import messages
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # at run time ``from breaker.core.wording import messages`` imports it when asked
+    from breaker.core.wording import messages as messages
 
 __all__ = ["messages"]

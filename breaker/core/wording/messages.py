@@ -56,14 +56,6 @@ __all__ = [
 ]
 
 
-#: The guard's answer when the worker cannot decide and ``onWorkerFailure`` is ``deny``; the shim
-#: fills in the plugin's name and why (the configure reply hands it this text).
-WORKER_FAILURE_DENIAL = (
-    "{plugin}: this call was not run because the loop guard is unavailable ({reason}) "
-    "and its onWorkerFailure setting is 'deny'."
-)
-
-
 #: Said in a denial whose call changed only what reading strips from the earlier attempt.
 RESPELLED = (
     "Changing the description, timeoutMs, --max-time or the spelling of the host does not make "
