@@ -14,7 +14,7 @@ from breaker.core.config import load_config
 from breaker.core.decision import Breaker
 from breaker.core.history import progress
 from breaker.core.judging.verdicts import Allow, Deny
-from breaker.core.reading.readonly import may_change, reports_state
+from breaker.core.reading.readonly import lists_items, may_change, reports_state
 from breaker.core.reading.volatile import content_of
 from tests.test_same_results import Agent
 
@@ -28,8 +28,8 @@ def listing(*names: str) -> str:
 
 
 def test_only_the_tools_the_breaker_knows_to_read_change_nothing() -> None:
-    assert not any(may_change(tool) for tool in ("read", "grep", "glob", "ls", "web_fetch", "bash"))
-    assert all(may_change(tool) for tool in ("change_folder", "start_pump", "list_folder", "send"))
+    assert not any(may_change(tool) for tool in ("read", "grep", "glob", "web_fetch", "bash"))
+    assert all(may_change(tool) for tool in ("change_folder", "start_pump", "list_folder", "ls", "send"))
 
 
 def test_an_answer_reports_a_state_when_it_holds_nothing_or_plain_values_only() -> None:
@@ -58,10 +58,21 @@ def test_a_listing_after_a_change_of_folder_or_file_is_not_capped() -> None:
         assert isinstance(agent.run("change_folder", {"folder": ".."}, "{}"), Allow)
 
 
-def test_a_listing_repeated_with_nothing_in_between_is_still_capped() -> None:
+def test_a_listing_repeated_with_nothing_in_between_is_stopped_at_its_fourth() -> None:
     agent = defaults()
     verdicts = [agent.run("list_folder", {}, listing("a", "b")) for _ in range(6)]
+    assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 3 + [True] * 3
+
+
+def test_a_function_answering_a_line_of_text_keeps_the_full_same_result_limit_whatever_its_name() -> None:
+    agent = defaults()
+    verdicts = [agent.run("ls", {}, "a b") for _ in range(6)]
     assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 4 + [True, True]
+
+
+def test_an_answer_is_a_listing_when_it_holds_an_array() -> None:
+    assert all(lists_items(text) for text in (listing("a"), "[]", '{"n": 2, "rows": [[1], [2]]}'))
+    assert not any(lists_items(text) for text in ('{"cwd": "a"}', "a\nb", "[not json", "None", ""))
 
 
 def test_a_start_refused_for_a_new_reason_after_each_fix_runs_on() -> None:

@@ -37,7 +37,7 @@ from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.changes import Changes
 from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
-from breaker.core.history.sooner import SOONEST, reads_workspace, stops_sooner, worst_sooner
+from breaker.core.history.sooner import SOONEST, answers_data, stops_sooner, worst_sooner
 from breaker.core.history.variants import Variants
 from breaker.core.reading import (
     FILE_TOOLS,
@@ -264,6 +264,7 @@ class Evidence:
                 del self.repeats[key]
             self.failed_any = False
             self.variants.ended()
+        data = answers_data(ran.tool, failure, text)
         read: list[bytes] = []
 
         def answer() -> bytes:  # the answer's content, read once, and only when a record needs it
@@ -281,7 +282,7 @@ class Evidence:
                 self.repeats[key] = previous  # the same call failing again: counted by its own keys
                 continue
             self.repeats[key] = self._seen(
-                key, previous, ran, result, sooner, call_id, answer, failure is not None
+                key, previous, ran, result, sooner, call_id, answer, failure is not None, data
             )
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
@@ -317,9 +318,10 @@ class Evidence:
         call_id: str,
         answer: Callable[[], bytes],
         failed: bool,
+        data: bool,
     ) -> _Seen:
         """What ``key`` returned now (``answer``: its content, read when needed; ``failed``: as a
-        failure), after ``previous``: one more of the same, or news."""
+        failure; ``data``: as data, ``answers_data``), after ``previous``: one more of the same, or news."""
         call = ran.keys
         batched = self.sizes.get(ran.round, 0) > 1
         if key.startswith(ITEM_KEY):  # one item among others: the failure may be another's
@@ -347,8 +349,8 @@ class Evidence:
         batched = batched or previous.batched
         if apart and not key.startswith(ITEM_KEY):
             sooner = max(sooner, SOONEST if batched else 1)
-        elif not key.startswith(FAILED_KEYS) and reads_workspace(ran.tool):
-            sooner = max(sooner, 1)  # a read of the agent's own files, again right after itself
+        elif not key.startswith(FAILED_KEYS) and data:
+            sooner = max(sooner, 1)  # the same data again right after itself (``answers_data``)
         times, worst = previous.times + 1, worst_sooner(sooner)
         made, content = (call_id, ran.serial, ran.round), previous.content or answer()
         moved, polled, context = previous.moved, previous.polled, self.changes.context

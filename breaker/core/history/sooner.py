@@ -3,16 +3,16 @@
 Some answers say all a repeat could bring after fewer of them: a file tool's error (an edit the
 linter rejected, resent word for word, gets the same rejection), a line the shell could not parse,
 an answer settled by the call alone, a change made again with the same report (it changed nothing
-the second time). Others (a failure, a complaint of the shell, no output, the same answer to a
-read of the agent's own files asked again right after itself) leave the agent nothing new
-to read. Pure: an answer in, a number out.
+the second time). Others (a failure, a complaint of the shell, no output, the same data asked
+again right after itself, ``answers_data``) leave the agent nothing new to read. Pure: an answer
+in, a number out.
 """
 
 from __future__ import annotations
 
 import re
 
-from breaker.core.reading import FETCH_MARKERS, READ_ONLY_TOOLS, SHELL_TOOLS, says_nothing
+from breaker.core.reading import FETCH_MARKERS, READ_ONLY_TOOLS, SHELL_TOOLS, lists_items, says_nothing
 
 #: How many results sooner than the limit a call is stopped at most: a file tool's error.
 SOONEST = 2
@@ -54,11 +54,15 @@ def worst_sooner(sooner: int) -> int:
     return max(sooner, SOONEST)
 
 
-def reads_workspace(tool: str) -> bool:
-    """Whether a call of ``tool`` only reads what the agent's own calls change: one of dsh's
-    tools that only read (a file, a listing, a search of the files), not the web. Asked again
-    right after itself with the same answer 3 times, it is not asked a 4th: nothing changed what it
-    reads (a shell command, a fetch or a function may read what changes outside the agent while it
-    waits, and keep the full ``sameResultLimit``)."""
+def answers_data(tool: str, failure: str | None, text: str) -> bool:
+    """Whether a call answered with data its repeat right after itself cannot change: it did not
+    fail, it is neither a shell command nor a fetch (either may wait on what changes outside the
+    agent: a build, a server), and it is one of dsh's tools that only read (a file, a search of the
+    files) or its answer is a listing (``reading.lists_items``: the items there are, judged by the
+    answer and not by the tool's name). Asked again right after itself with the same answer 3
+    times, it is not asked a 4th: a poll whose answer moves (in content or only in a time) is left
+    to the caps, and a status or a line of text keeps the full ``sameResultLimit``."""
     name = tool.lower()
-    return name in READ_ONLY_TOOLS and not any(marker in name for marker in FETCH_MARKERS)
+    if failure is not None or name in SHELL_TOOLS or any(marker in name for marker in FETCH_MARKERS):
+        return False
+    return name in READ_ONLY_TOOLS or lists_items(text)

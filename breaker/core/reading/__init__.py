@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.reading.paths import path_argument as path_argument
     from breaker.core.reading.readonly import FETCH_MARKERS as FETCH_MARKERS
     from breaker.core.reading.readonly import READ_ONLY_TOOLS as READ_ONLY_TOOLS
+    from breaker.core.reading.readonly import lists_items as lists_items
     from breaker.core.reading.readonly import may_change as may_change
     from breaker.core.reading.readonly import reports_state as reports_state
     from breaker.core.reading.shell import COMMAND_ARGS as COMMAND_ARGS
@@ -88,6 +89,7 @@ _HOMES = homes_of(
         "breaker.core.reading.readonly": (
             "FETCH_MARKERS",
             "READ_ONLY_TOOLS",
+            "lists_items",
             "may_change",
             "reports_state",
         ),

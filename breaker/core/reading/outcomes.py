@@ -36,7 +36,7 @@ from breaker.core.reading.shell import SHELL_TOOLS
 
 #: Tools that read or write files: their error result is their failure.
 FILE_TOOLS = frozenset(
-    {"read", "write", "edit", "multiedit", "multi_edit", "glob", "grep", "ls", "notebook_edit", "apply_patch"}
+    {"read", "write", "edit", "multiedit", "multi_edit", "glob", "grep", "notebook_edit", "apply_patch"}
 )
 
 #: A detail from a tool (a signal name, an exception name) is cut to this many characters.
