@@ -31,16 +31,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import logging
 import os
 import select
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from breaker.audit import forbid_side_effects
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
@@ -71,13 +70,27 @@ from breaker.protocol import (
 from breaker.strayrows import patch_rows, stray_rows
 
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable
 
     from breaker.core.decision import Breaker
     from breaker.core.judging.verdicts import Ask, Deny
     from breaker.core.reading.fingerprints import ToolCall
 
-log = logging.getLogger("breaker.worker")
+#: Set by ``main``: log lines go to stderr with the worker's prefix. ``logging`` is imported (and set
+#: up) when first used: by an error, or by ``RequestHandler.start`` once ``configure`` is answered.
+_LOG_TO_STDERR = False
+
+
+def worker_log() -> logging.Logger:
+    import logging
+
+    if _LOG_TO_STDERR:  # does nothing once the root logger has a handler
+        logging.basicConfig(
+            stream=sys.stderr, level=logging.INFO, format="repeat-tool-breaker worker: %(message)s"
+        )
+    return logging.getLogger("breaker.worker")
+
 
 READ_SIZE = 1 << 20
 #: Below the usual IOV_MAX of 1024 buffers per writev.
@@ -86,25 +99,6 @@ WRITEV_MAX_PARTS = 512
 #: of the shim's main thread) and on the second reply stream (its reader is an event loop that may
 #: be busy for a while, and a full pipe would stall the worker).
 PIPE_BYTES = 1 << 20
-#: Audit events that would mean the worker acts on what it is given (``os.exec*``, ``os.spawn*``
-#: and ``os.posix_spawn*`` are matched by prefix).
-FORBIDDEN_EVENTS = frozenset(
-    {
-        "open",
-        "subprocess.Popen",
-        "os.system",
-        "os.fork",
-        "os.forkpty",
-        "socket.__new__",
-        "socket.bind",
-        "socket.connect",
-        "socket.getaddrinfo",
-        "socket.gethostbyname",
-        "socket.gethostbyaddr",
-        "socket.getnameinfo",
-    }
-)
-FORBIDDEN_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
 #: After answering, how long the worker keeps reading its input before it sleeps (seconds). A
 #: sleeping worker costs the shim's event loop a wake-up with every request it writes (20-60 µs on
 #: a small VM); an agent calling back to back sends its next one well within this, and an idle
@@ -134,8 +128,12 @@ class RequestHandler:
     def start(self) -> None:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
         if self._verdicts is None:
-            import breaker.core.wording.redaction  # noqa: F401  # for error replies (ops.error_reply)
+            import traceback  # noqa: F401  # what handle() logs, and the redaction of error replies
+
+            import breaker.core.wording.redaction  # noqa: F401
             from breaker.core.judging.verdicts import Ask, Deny
+
+            worker_log()
 
             self._verdicts = (Ask, Deny)
         if self._config is not None and self._breaker is None:
@@ -154,9 +152,13 @@ class RequestHandler:
             return self._dispatch(request)
         except Exception as error:  # a bug in the core must cost one reply, not the worker
             # The traceback may quote the arguments; it is logged redacted, like everything else.
+            import traceback
+
             from breaker.core.wording.redaction import redact  # imported by start() if not before
 
-            log.error("%s request %d failed: %s", request.op, request.id, redact(traceback.format_exc()))
+            worker_log().error(
+                "%s request %d failed: %s", request.op, request.id, redact(traceback.format_exc())
+            )
             return error_reply(request.id, f"{request.op} failed: {type(error).__name__}: {error}")
 
     def _dispatch(self, request: Request) -> Reply:
@@ -272,17 +274,6 @@ class RequestHandler:
             "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],
         }
         return ok_reply(request.id, settings=settings)
-
-
-def forbid_side_effects() -> None:
-    """From now on, end the process at the first attempt to run, open or connect anything."""
-
-    def audit(event: str, _args: tuple[object, ...]) -> None:
-        if event in FORBIDDEN_EVENTS or event.startswith(FORBIDDEN_PREFIXES):
-            os.write(2, f"repeat-tool-breaker worker: audit: forbidden {event}\n".encode())
-            os._exit(70)  # not an exception: the request handler would turn that into a reply
-
-    sys.addaudithook(audit)
 
 
 def serve(
@@ -410,9 +401,8 @@ def die_with_the_shim() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     die_with_the_shim()
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="repeat-tool-breaker worker: %(message)s"
-    )
+    global _LOG_TO_STDERR
+    _LOG_TO_STDERR = True
     parser = argparse.ArgumentParser(prog="python -m breaker.worker", description=__doc__.splitlines()[0])
     parser.add_argument("--later-replies", type=int, metavar="FD", help="the second reply stream's fd")
     later_fd: int | None = parser.parse_args(argv).later_replies

@@ -44,7 +44,9 @@ IO_MODULES = frozenset(
 )
 #: What the core may use of an I/O module: ``sys.intern`` shares equal strings, and does no I/O.
 ALLOWED_IO_NAMES = {"sys": frozenset({"intern"})}
-SHELL_MODULES = frozenset({"breaker.worker", "breaker.protocol", "breaker.frames", "breaker.ops"})
+SHELL_MODULES = frozenset(
+    {"breaker.worker", "breaker.protocol", "breaker.frames", "breaker.ops", "breaker.audit"}
+)
 
 
 #: The core's stage folders in the order a call passes them: read, remembered, judged, worded,

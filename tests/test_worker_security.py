@@ -127,7 +127,7 @@ def test_the_audit_hook_ends_the_process_at_a_side_effect(attempt: str, event: s
     # Everything the attempt imports is imported before the hook is armed: only the act is caught.
     setup = (
         "import encodings.idna, socket, subprocess\n"
-        "from breaker.worker import forbid_side_effects\n"
+        "from breaker.audit import forbid_side_effects\n"
         "forbid_side_effects()"
     )
     run = subprocess.run(

@@ -32,14 +32,16 @@ def test_a_known_configuration_is_answered_without_pydantic(
     assert run.stdout.split() == ["True", str(imports_pydantic)]
 
 
-#: Modules that answering ``configure`` must not wait for: the decision core, the verdicts and the
-#: redaction rules (compiled at import), which only the requests after it use.
+#: Modules that answering ``configure`` must not wait for: the decision core, the verdicts, the
+#: redaction rules (compiled at import) and the log, which only the requests after it use.
 DECISION_CORE = (
     "breaker.core.decision",
     "breaker.core.history.analysis",
     "breaker.core.judging.verdicts",
     "breaker.core.reading.fingerprints",
     "breaker.core.wording.redaction",
+    "logging",
+    "traceback",
 )
 
 CORE_SCRIPT = """
