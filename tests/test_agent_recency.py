@@ -1,10 +1,11 @@
 """One agent-recency rule for the live worker and ``rtb replay`` (issue 32, finding 8).
 
 Live, dsh runs several agents at once: between one call's pre-execute and its guard, other agents'
-calls begin. The worker orders its agents by the first request about each call and keeps an
-agent whose call awaits its result (``agents.OPERATIONS``, ``Agents``); ``rtb replay`` takes a
-session's agents in the order dsh logged their events. So one trace, sent to the worker as the
-shim sends it and replayed from its log, gets the same verdicts.
+calls begin. The worker orders its agents by the first request about each call and forgets the
+least recently active past ``maxAgents``, whatever its calls await (``agents.OPERATIONS``,
+``Agents``); ``rtb replay`` takes a session's agents in the order dsh logged their events. So
+one trace, sent to the worker as the shim sends it and replayed from its log, gets the same
+verdicts.
 """
 
 from __future__ import annotations
@@ -144,7 +145,9 @@ def test_a_trace_gets_the_same_verdicts_from_the_worker_and_from_its_replayed_lo
     assert from_worker[_call_id("a", 5)] == "denied", "a's fifth identical call is stopped on both paths"
 
 
-def test_an_agent_whose_call_awaits_its_result_is_not_forgotten_for_a_new_one() -> None:
+def test_the_idlest_agent_is_forgotten_for_a_new_one_though_its_call_awaits_its_result() -> None:
+    """Its call prechecked keeps its verdict; its result, of an agent forgotten, is not recorded
+    and makes no agent."""
     breaker = Breaker(load_config({"maxAgents": 2, "limits": {"exact": 3}}))
     loop = ToolCall("bash", {"command": "cat loop.txt"}, "")
     for n in range(2):
@@ -153,9 +156,29 @@ def test_an_agent_whose_call_awaits_its_result_is_not_forgotten_for_a_new_one() 
     assert isinstance(breaker.precheck("a", ToolCall("bash", loop.arguments, "a2")), Deny)
     breaker.decide("b", ToolCall("bash", {"command": "ls"}, "b0"))
     breaker.record_result("b", "b0", "ok")  # b is now the most recent, and awaits nothing
-    breaker.precheck("c", ToolCall("bash", {"command": "pwd"}, "c0"))  # one agent must go: b
+    breaker.precheck("c", ToolCall("bash", {"command": "pwd"}, "c0"))  # one agent must go: a
     assert isinstance(breaker.decide("a", ToolCall("bash", loop.arguments, "a2")), Deny)
-    assert breaker.window_count("b", 'exact:bash:{"command":"ls"}') == 0, "b was forgotten, not a"
+    assert breaker.record_result("a", "a2", "REPEAT_TOOL_BLOCKED") == ()
+    assert breaker.window_count("b", 'exact:bash:{"command":"ls"}') == 1, "b was kept"
+    assert breaker.window_count("a", 'exact:bash:{"command":"cat loop.txt"}') == 0, "a was forgotten"
+    assert breaker.stats()["agents"] == 2
+
+
+def test_which_agent_is_forgotten_does_not_depend_on_when_a_result_came() -> None:
+    """dsh logs a result a few microtasks after the shim sends it: another agent's call can come
+    between them on one side and not on the other, and both must forget the same agent."""
+    for result_first in (True, False):
+        breaker = Breaker(load_config({"maxAgents": 2}))
+        breaker.decide("a", ToolCall("bash", {"command": "true"}, "a0"))
+        breaker.decide("b", ToolCall("bash", {"command": "true"}, "b0"))
+        if result_first:
+            breaker.record_result("a", "a0", "ok")
+        breaker.precheck("c", ToolCall("bash", {"command": "ls"}, "c0"))
+        if not result_first:
+            assert breaker.record_result("a", "a0", "ok") == ()
+        true = 'exact:bash:{"command":"true"}'
+        forgotten = [agent for agent in "ab" if breaker.window_count(agent, true) == 0]
+        assert forgotten == ["a"], f"result first: {result_first}"
 
 
 def test_when_every_agent_awaits_a_result_the_idlest_goes_all_the_same() -> None:

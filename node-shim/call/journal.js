@@ -52,25 +52,28 @@ export class Journal {
    * A request `op` about `agent` (and its `call`) was sent. The journal's agents are the worker's,
    * in its order, by its rule (the operations table, breaker/core/history/agents.py): a request
    * the table marks recent makes the agent the most recent, unless it is the guard of a call
-   * whose preflight came before it; a new agent past maxAgents pushes out the idlest that awaits
-   * no result (the idlest of all when each awaits one); a call awaits its result from its first
-   * request on. Returns the agent's journal, if it has one.
+   * whose preflight came before it (a preflight opens its call, its guard or commit closes it); a
+   * new agent past maxAgents pushes out the idlest, whatever its calls await. Returns the agent's
+   * journal, if it has one.
    */
   sent(op, agent, call) {
     let journal = this.agents.get(agent);
     const recent = this.operations[op]?.recent !== false;
+    const preflighted = Boolean(call) && journal?.opened.has(call) === true;
     if (journal) {
-      if (recent && !(call && journal.awaiting.get(call) === true)) {
+      if (recent && !preflighted) {
         this.agents.delete(agent);
         this.agents.set(agent, journal);
       }
     } else if (recent) {
       journal = this.made(agent);
     }
-    if (journal && call && op !== 'result') {
-      journal.awaiting.delete(call); // the latest request last: past the window the oldest goes
-      journal.awaiting.set(call, op === 'preflight');
-      if (journal.awaiting.size > this.window) journal.awaiting.delete(journal.awaiting.keys().next().value);
+    if (journal && call && op === 'preflight') {
+      journal.opened.delete(call); // the latest request last: past the window the oldest goes
+      journal.opened.add(call);
+      if (journal.opened.size > this.window) journal.opened.delete(journal.opened.values().next().value);
+    } else if (preflighted) {
+      journal?.opened.delete(call);
     }
     return journal;
   }
@@ -85,17 +88,15 @@ export class Journal {
 
   // The idlest agent goes, past maxAgents: its preflighted calls keep their verdicts in the worker.
   pushOut(agent) {
-    for (const [call, opened] of this.agents.get(agent)?.awaiting ?? []) {
-      if (!opened) continue;
+    for (const call of this.agents.get(agent)?.opened ?? []) {
       this.settled.add(`${agent} ${call}`);
       if (this.settled.size > 1024) this.settled.delete(this.settled.values().next().value);
     }
     this.drop(agent);
   }
 
-  // The agent a new one pushes out: the idlest awaiting no result, else the idlest.
+  // The agent a new one pushes out: the idlest, whatever its calls await (as the worker).
   idlest() {
-    for (const [agent, journal] of this.agents) if (journal.awaiting.size === 0) return agent;
     return this.agents.keys().next().value;
   }
 
@@ -159,7 +160,7 @@ export class Journal {
   /** A result, kept when it is about a call still in the journal (any other changes nothing). */
   result(message, weight) {
     const journal = this.agents.get(message.agent);
-    journal?.awaiting.delete(message.call); // no longer awaited
+    journal?.opened.delete(message.call); // no longer opened
     if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
   }
 
@@ -178,7 +179,7 @@ export class Journal {
   cleared(agent) {
     const journal = this.agents.get(agent);
     if (!journal) return;
-    journal.awaiting = new Map(); // as the worker's agent registry forgets them at a human turn
+    journal.opened = new Set(); // as the worker's agent registry forgets them at a human turn
     this.add(journal, { op: 'human', agent }, 32);
   }
 
@@ -221,5 +222,5 @@ export class Journal {
 
 /** An agent's journal with nothing in it yet. */
 function emptyJournal() {
-  return { entries: [], bytes: 0, guards: 0, keepFrom: null, awaiting: new Map() };
+  return { entries: [], bytes: 0, guards: 0, keepFrom: null, opened: new Set() };
 }

@@ -214,7 +214,7 @@ test('an approved ask reaches the guard, which counts it as the approval', async
   assert.deepEqual(ops, ['guard'], 'an asked call has no verdict kept: its guard is a round trip');
 });
 
-test('an agent whose call awaits its guard is not forgotten for others (maxAgents): the guard asks, and denies', async () => {
+test('a call preflighted before its agent is forgotten for others (maxAgents) keeps its verdict: the guard asks, and denies', async () => {
   const dsh = mount({ maxAgents: 2 });
   const agent = makeAgent('evictable');
   await repeat(dsh, agent, 4, bash('cat evict.txt'));
@@ -223,7 +223,7 @@ test('an agent whose call awaits its guard is not forgotten for others (maxAgent
   for (const other of ['evictor-1', 'evictor-2']) await dsh.call(makeAgent(other), 'bash', bash('ls'));
   const { value, ops } = await blockingDuring(() => dsh.afterPreExecute(exec, decision));
   assert.deepEqual(ops, ['guard'], 'two agents came since: the shim cannot tell, so it asks');
-  assert.equal(typeof value.denied, 'string', 'the worker kept this agent (its call awaits a result): denied, as rtb replay says');
+  assert.equal(typeof value.denied, 'string', 'the worker kept the verdict the preflight gave, its agent forgotten since: denied, as rtb replay says');
 });
 
 test('calls the worker promised to allow ask it nothing: distinct calls one after another send one preflight', async () => {

@@ -52,6 +52,17 @@ test('the journal forgets its idlest agent past maxAgents, as the core does', ()
   assert.deepEqual([...journal.agents.keys()], [3, 1, 4]);
 });
 
+test('the journal forgets its idlest agent past maxAgents though a call of it awaits its result, as the core does', () => {
+  const journal = new Journal({ window: 4, maxAgents: 2, operations });
+  journal.guard(guardOf(1, 'a0'), 1); // its result is still to come
+  journal.guard(guardOf(2, 'b0'), 1);
+  journal.result(resultOf(2, 'b0'), 1); // a result moves no agent, nor keeps one
+  journal.guard(guardOf(3, 'c0'), 1);
+  assert.deepEqual([...journal.agents.keys()], [2, 3]);
+  journal.result(resultOf(1, 'a0'), 1); // of an agent forgotten: nothing is kept, nothing made
+  assert.deepEqual([...journal.agents.keys()], [2, 3]);
+});
+
 test('the journal is bounded in bytes: 100 agents writing 12 files of 1 MB keep at most JOURNAL_BYTES', () => {
   const journal = new Journal({ window: 12, maxAgents: 10_000, operations });
   const megabyte = 1024 * 1024;

@@ -3,15 +3,17 @@
 One rule orders them, the same for the live worker and for ``rtb replay`` (``OPERATIONS``): a call
 makes its agent the most recently active with the first request about it (its preflight, or its
 guard when it went through on a pass); a guard or commit after that preflight moves nothing, nor
-does a result, a human turn or a new step. From its first request until its result the call is
-awaited, and past ``maxAgents`` the least recently active agent that awaits no result is dropped
-whole, as if it had been forgotten (the least recently active of all when every agent awaits one).
-So the order and what is forgotten change only with a call's first request and its result, the
-two a session's log holds (its guard is not logged): a guard that comes late, after other agents'
-calls began, changes neither (tests/test_agent_recency.py drives one trace both ways). An agent
-dropped while calls of it await their guard after their preflight is told (``dropped``): those
-calls keep the verdicts their preflight gave, and their guards make it no more, as ``rtb
-replay`` has it (there the call was decided where dsh logged it, then its agent dropped).
+does a result, a human turn or a new step. Past ``maxAgents`` the least recently active agent is
+dropped whole, as if it had been forgotten, whatever its calls await. So the order and what is
+forgotten change only with a call's first request, which a session's log holds in the same order
+(dsh logs a call where the shim sends its first request); not with a result, which dsh logs a few
+microtasks after the shim sends it, so that another agent's call can come between them on one
+side and not the other. A result of a forgotten agent's call is not recorded, as for any unknown
+agent. A guard that comes late, after other agents' calls began, changes nothing either
+(tests/test_agent_recency.py drives one trace both ways). An agent dropped while calls of it await
+their guard after their preflight is told (``dropped``): those calls keep the verdicts their
+preflight gave, and their guards make it no more, as ``rtb replay`` has it (there the call was
+decided where dsh logged it, then its agent dropped).
 """
 
 from __future__ import annotations
@@ -50,11 +52,11 @@ OPERATIONS: dict[str, Operation] = {
 
 
 class Agents(Generic[State]):
-    """Agent id -> its state, least recently active first; and each agent's calls awaiting their
-    results, each marked while its guard is still to come after its preflight (at most ``bound``
-    calls an agent: one whose result never came is let go)."""
+    """Agent id -> its state, least recently active first; and each agent's calls opened, whose
+    preflight came and whose guard is still to come (at most ``bound`` calls an agent: one whose
+    guard never came is let go)."""
 
-    __slots__ = ("_awaiting", "_bound", "_dropped", "_limit", "_new", "_states")
+    __slots__ = ("_bound", "_dropped", "_limit", "_new", "_opened", "_states")
 
     def __init__(
         self,
@@ -66,12 +68,11 @@ class Agents(Generic[State]):
         self._limit = limit
         self._new = new
         self._bound = bound
-        # told of each agent dropped past the limit before it goes, with its calls opened (a
-        # preflight came) whose guard is still to come
+        # told of each agent dropped past the limit before it goes, with its calls opened
         self._dropped = dropped
         self._states: dict[AgentId, State] = {}
-        # agent -> call id -> whether its guard is still to come (it was preflighted)
-        self._awaiting: dict[AgentId, dict[str, bool]] = {}
+        # agent -> the ids of its calls opened (a preflight came, the guard is still to come)
+        self._opened: dict[AgentId, dict[str, None]] = {}
 
     def __len__(self) -> int:
         return len(self._states)
@@ -86,51 +87,52 @@ class Agents(Generic[State]):
     def called(self, agent: AgentId, call_id: str, op: Literal["preflight", "guard", "commit"]) -> State:
         """Request ``op`` about ``call_id``: the agent's state, made if new. A preflight, or a guard
         no preflight of its call came before, makes the agent the most recently active; a guard
-        after its preflight and a commit leave its place alone. The call awaits its result from
-        then on (a call without an id is not followed: its requests always move its agent)."""
-        awaiting = self._awaiting.get(agent)
-        preflighted = awaiting is not None and awaiting.get(call_id, False)
+        after its preflight and a commit leave its place alone. A preflight opens the call, its
+        guard or commit closes it (a call without an id is not followed: its requests always move
+        its agent)."""
+        opened = self._opened.get(agent)
+        preflighted = opened is not None and call_id in opened
         state = self._states.get(agent)
         if state is None:
             state = self._states[agent] = self._made()
         elif OPERATIONS[op].recent and not (call_id and preflighted):
             del self._states[agent]
             self._states[agent] = state
-        if call_id:
-            awaiting = self._awaiting.setdefault(agent, {})
-            awaiting.pop(call_id, None)  # the latest request last: the bound lets the oldest go
-            awaiting[call_id] = op == "preflight"
-            if len(awaiting) > self._bound:
-                del awaiting[next(iter(awaiting))]
+        if call_id and op == "preflight":
+            opened = self._opened.setdefault(agent, {})
+            opened.pop(call_id, None)  # the latest request last: the bound lets the oldest go
+            opened[call_id] = None
+            if len(opened) > self._bound:
+                del opened[next(iter(opened))]
+        elif preflighted:
+            self.returned(agent, call_id)
         return state
 
     def returned(self, agent: AgentId, call_id: str) -> None:
-        """The result of ``call_id`` arrived: the call is no longer awaited."""
-        awaiting = self._awaiting.get(agent)
-        if awaiting is not None:
-            awaiting.pop(call_id, None)
-            if not awaiting:
-                del self._awaiting[agent]
+        """The guard of ``call_id`` came, or its result: the call is no longer opened."""
+        opened = self._opened.get(agent)
+        if opened is not None:
+            opened.pop(call_id, None)
+            if not opened:
+                del self._opened[agent]
 
     def settled(self, agent: AgentId) -> None:
-        """A human turn: whatever the agent's calls were, none is awaited any more."""
-        self._awaiting.pop(agent, None)
+        """A human turn: whatever the agent's calls were, none is opened any more."""
+        self._opened.pop(agent, None)
 
     def forget(self, agent: AgentId) -> None:
         self._states.pop(agent, None)
-        self._awaiting.pop(agent, None)
+        self._opened.pop(agent, None)
 
     def states(self) -> Iterator[State]:
         return iter(self._states.values())
 
     def _made(self) -> State:
-        """A new agent's state; past the limit, the idlest agent awaiting no result goes first."""
+        """A new agent's state; past the limit, the least recently active agent goes first, whatever
+        its calls await (a result moves no agent, nor keeps one)."""
         if len(self._states) >= self._limit:
-            idlest = next((agent for agent in self._states if agent not in self._awaiting), None)
-            if idlest is None:
-                idlest = next(iter(self._states))
+            idlest = next(iter(self._states))
             if self._dropped is not None:
-                opened = [call for call, still in self._awaiting.get(idlest, {}).items() if still]
-                self._dropped(idlest, self._states[idlest], opened)
+                self._dropped(idlest, self._states[idlest], list(self._opened.get(idlest, ())))
             self.forget(idlest)
         return self._new()
