@@ -271,7 +271,7 @@ async function logFuzz(config, seed, sessions, { kills = false, messages = 4 } =
 // Which agent goes depends only on the order of calls' first requests, which dsh's log keeps (not
 // on results, which dsh logs a few microtasks after the shim sends them: agents.py).
 // RTB_FUZZ_SEED runs it on another seed (the body's pauses and the worker's answers still vary
-// the interleaving from run to run).
+// the interleaving from run to run; the floors of calls denied are this seed's).
 const SEED = Number(process.env.RTB_FUZZ_SEED ?? 20_26_12_04);
 const CAPS = { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 };
 for (const [name, config, fewest, messages] of [
@@ -285,7 +285,7 @@ for (const [name, config, fewest, messages] of [
   test(`three agents at once as dsh runs them, steps with human messages: every live verdict is rtb replay's of dsh's logs (${name})`, async () => {
     const { calls, denied, differences } = await logFuzz(config, SEED, 30, { messages });
     assert.deepEqual(differences, [], `seed ${SEED}: ${differences.length} of ${calls} calls differ`);
-    assert.ok(calls > 150 && denied >= fewest, `${calls} calls, ${denied} denied`);
+    assert.ok(calls > 150 && denied >= fewest, `seed ${SEED}: ${calls} calls, ${denied} denied`);
   });
 }
 
