@@ -95,12 +95,12 @@ export class CallHooks {
       const { message, weight, large } = this.request('guard', exec, agent.id);
       if (large && bridge.later) {
         const answered = bridge.ask(message, since, true); // a restart inside replays the journal first
-        const entry = journal.guard(message, weight);
+        const entry = journal.guard(message, weight, 'guard', true); // its bytes are owed a stand-in
         answered.then((answer) => {
-          if (!answer.ok) return;
+          if (!answer.ok) return journal.unowed(entry);
           const kept = journaled(message, weight, answer);
           journal.restate(agent.id, entry, kept.message, kept.weight);
-        }, () => {}); // a lost worker's successor replays the call as sent
+        }, () => journal.unowed(entry)); // a lost worker's successor replays the call as sent
         return;
       }
       bridge.notify(message); // a restart inside notify replays the journal without it, then sends it

@@ -17,7 +17,10 @@
 // breaker/core/history/standin.py: the same call to the core), so megabytes of arguments cost bytes here.
 // Bounded in bytes too (JOURNAL_BYTES, by the weight of each request, about its encoded size):
 // past it the idlest agents are dropped, and an agent that alone outweighs it keeps its newest
-// requests only. A dropped agent's window does not survive a worker loss: the loss then errs
+// requests only. A call let through on a pass whose stand-in is on its way (`owed`) does not weigh
+// against the bound until it comes, or the answer fails (the lost worker's successor gets the call
+// as sent, and the next guard trims): its megabytes are about to shrink to bytes, and a loop of
+// such calls must not push out the calls that count it. A dropped agent's window does not survive a worker loss: the loss then errs
 // towards checking again, never towards committing what was not decided.
 //
 // What replaying must not do: a replayed ask is never put to the operator again and a replayed
@@ -40,6 +43,7 @@ export class Journal {
     this.operations = operations;
     this.bytesLimit = bytesLimit;
     this.bytes = 0;
+    this.owed = 0; // bytes of calls journaled as sent whose stand-in the worker is yet to give
     // agent id → {entries: [{message, weight}], oldest first; bytes; guards: how many entries are
     // guard requests}; least recently guarded first
     this.agents = new Map();
@@ -101,8 +105,9 @@ export class Journal {
   }
 
   /** A guard request the worker answered (or a call let through on a pass, or a kept verdict
-   * committed: `op`), as a guard, and about how many bytes it encodes to. Returns its entry. */
-  guard(message, weight, op = 'guard') {
+   * committed: `op`), as a guard, and about how many bytes it encodes to; `owed` when its
+   * stand-in is on its way (`restate` or `unowed` settles it). Returns its entry. */
+  guard(message, weight, op = 'guard', owed = false) {
     if (this.settled.size > 0 && !this.agents.has(message.agent) && this.settled.delete(`${message.agent} ${message.call}`)) {
       return undefined; // decided before its agent was pushed out: nothing to rebuild
     }
@@ -112,15 +117,31 @@ export class Journal {
       this.agents.set(message.agent, journal);
     }
     const entry = this.add(journal, message, weight);
+    if (owed) {
+      entry.owed = true;
+      this.owed += weight;
+    }
     while (journal.guards > this.window && !this.pinned(journal)) this.dropOldestGuard(journal);
-    if (this.bytes > this.bytesLimit) {
+    if (this.over()) {
       for (const [agent, other] of this.agents) {
-        if (this.bytes <= this.bytesLimit || other === journal) break;
+        if (!this.over() || other === journal) break;
         this.drop(agent);
       }
     }
-    while (this.bytes > this.bytesLimit && journal.entries.length > 1) this.dropOldestGuard(journal);
+    while (this.over() && journal.entries.length > 1) this.dropOldestGuard(journal);
     return entry;
+  }
+
+  // Whether what the journal holds, less what stand-ins on their way will give back, is past the bound.
+  over() {
+    return this.bytes - this.owed > this.bytesLimit;
+  }
+
+  /** The stand-in owed for `entry` will not come (its answer failed): it weighs as sent from now. */
+  unowed(entry) {
+    if (!entry?.owed) return;
+    entry.owed = false;
+    this.owed -= entry.weight;
   }
 
   /** The stand-in the worker gave for a call journaled as sent (`entry`, from `guard`, unless it
@@ -128,6 +149,7 @@ export class Journal {
   restate(agent, entry, message, weight) {
     const journal = this.agents.get(agent);
     if (!journal?.entries.includes(entry)) return;
+    this.unowed(entry);
     journal.bytes += weight - entry.weight;
     this.bytes += weight - entry.weight;
     entry.message = message;
@@ -188,6 +210,7 @@ export class Journal {
     const journal = this.agents.get(agent);
     if (!journal) return;
     this.bytes -= journal.bytes;
+    for (const entry of journal.entries) this.unowed(entry);
     this.agents.delete(agent);
   }
 
@@ -212,6 +235,7 @@ export class Journal {
     const dropped = journal.entries.splice(0, next === -1 ? journal.entries.length - 1 : next);
     let weight = 0;
     for (const entry of dropped) {
+      this.unowed(entry);
       weight += entry.weight;
       if (entry.message.op === 'guard') journal.guards--;
     }

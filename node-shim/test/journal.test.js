@@ -46,6 +46,22 @@ test("a call journaled as sent is kept as its stand-in once the worker gives one
   assert.equal(journal.bytes, 2);
 });
 
+test('calls let through on a pass whose stand-ins are on their way are not pushed out for bytes the stand-ins give back', () => {
+  const journal = new Journal({ window: 16, maxAgents: 100, operations }, 1000);
+  journal.guard(guardOf(1, 'c0'), 40); // a preflighted call, by its stand-in
+  const owed = [1, 2, 3].map((n) => journal.guard(guardOf(1, `c${n}`), 600, 'guard', true));
+  assert.deepEqual(journal.of(1).requests.map((request) => request.call), ['c0', 'c1', 'c2', 'c3'], 'all kept while owed');
+  owed.forEach((entry, n) => journal.restate(1, entry, guardOf(1, `c${n + 1}`), 40));
+  assert.deepEqual(journal.of(1), { requests: [0, 1, 2, 3].map((n) => guardOf(1, `c${n}`)), weight: 160 });
+  assert.equal(journal.owed, 0);
+  // A stand-in that will not come (the answer failed): the call weighs as sent, and the next guard trims.
+  const lost = [4, 5].map((n) => journal.guard(guardOf(1, `c${n}`), 600, 'guard', true));
+  lost.forEach((entry) => journal.unowed(entry));
+  journal.guard(guardOf(1, 'c6'), 40);
+  assert.ok(journal.bytes <= 1000, `${journal.bytes} bytes journaled`);
+  assert.deepEqual(journal.of(1).requests.map((request) => request.call), ['c5', 'c6']);
+});
+
 test('the journal forgets its idlest agent past maxAgents, as the core does', () => {
   const journal = new Journal({ window: 4, maxAgents: 3, operations });
   for (const agent of [1, 2, 3, 1, 4]) journal.guard(guardOf(agent, `c${agent}`), 1);
