@@ -117,20 +117,34 @@ test('a call an earlier guard denies keeps no budget', async () => {
   assert.deepEqual(allowed(await repeat(dsh, agent, 5, bash('cat guarded.txt'))), [true, true, true, true, false]);
 });
 
-test('several calls of one agent pre-executed before their guards are decided one by one', async () => {
-  const dsh = mount({});
+// Three identical calls answered, then a step of three more that dsh pre-executes all before
+// running their guards: their verdicts, and the guards that asked the worker (blocking).
+async function parallelStep(body) {
+  const dsh = mount({}, { body });
   const agent = makeAgent('parallel');
   await repeat(dsh, agent, 3, bash('cat parallel.txt'));
-  // A step with three identical calls: dsh pre-executes them all, then runs their guards.
   const execs = [0, 1, 2].map(() => dsh.execution(agent, 'bash', bash('cat parallel.txt')));
   const decisions = await Promise.all(execs.map((exec) => dsh.preExecute(exec)));
   const { value, ops } = await blockingDuring(() =>
     Promise.all(execs.map((exec, index) => dsh.afterPreExecute(exec, decisions[index]))),
   );
-  assert.deepEqual(allowed(value), [true, false, false], 'the 4th runs, the 5th and 6th are denied');
-  // The 4th goes on a pass (the worker promised it), the 5th's guard uses its preflight (nothing
-  // but preflights was sent for the agent since), the 6th's asks (the 5th's commit came between).
-  assert.deepEqual(ops, ['guard'], 'only the last guard could not use its preflight');
+  return { verdicts: allowed(value), ops };
+}
+
+// The core's verdicts for both are the 4th allowed, the 5th and 6th denied; the answer to the 1st
+// call promised the 2nd to the 4th on condition that each result is news.
+test('several calls of one agent pre-executed before their guards: after answers that differ the 4th goes on its conditional pass, the 5th by its preflight, only the 6th asks', async () => {
+  const { verdicts, ops } = await parallelStep((exec) => `ran ${exec.callId}`);
+  assert.deepEqual(verdicts, [true, false, false], 'the 4th runs, the 5th and 6th are denied');
+  // The 4th is committed at its pre-execute, before the 5th's preflight: the 5th's guard uses it;
+  // the 5th's commit came before the 6th's guard, which asks.
+  assert.deepEqual(ops, ['guard']);
+});
+
+test('several calls of one agent pre-executed before their guards: after alike answers (no conditional pass) the 4th by its preflight, the 5th and 6th ask', async () => {
+  const { verdicts, ops } = await parallelStep(() => 'ran');
+  assert.deepEqual(verdicts, [true, false, false], 'the 4th runs, the 5th and 6th are denied');
+  assert.deepEqual(ops, ['guard', 'guard'], 'only the first guard could use its preflight');
 });
 
 test('a call that reaches the guard without this preflight gets a blocking round trip, as before', async () => {
