@@ -156,7 +156,13 @@ def test_what_names_another_resource_stays_in_a_requested_url(url: str, requeste
 
 @given(
     st.sampled_from(["http", "https", "HTTPS"]),
-    st.sampled_from(["x.io", "X.io", "x.io:443", "x.io:8080", "u@x.io", "[::1]"]),
+    st.sampled_from(
+        [
+            *("x.io", "X.io", "x.io:443", "x.io:80", "x.io:8080", "x.io:08080", "x.io:", "x.io:99999"),
+            *("x.io:\uff18\uff10", "u@x.io", "u:p@x.io", "u@x.io:8080", "[::1]", "[::1]:8080"),
+            "10.0.0.5:8080",  # a port that is not the scheme's: the URL as written
+        ]
+    ),
     st.text(alphabet="ab/.%6A?#&=", max_size=16),
 )
 def test_a_url_taken_as_requested_already_is_what_reading_it_in_full_gives(

@@ -30,12 +30,18 @@ def same(one: Recent, other: Recent, *, unknown: bool) -> bool:
 def cycle(recent: list[Recent]) -> int:
     """The period (2 to ``MAX_PERIOD``) of a cycle the last calls complete: their last ``p``
     calls are the ``p`` before them again, call for call and result for result (0: none)."""
+    if len(recent) < 4:
+        return 0
+    last = recent[-1]
+    keys, result = last[0], last[1]
+    if result is None:
+        return 0  # its result is still awaited: it has not gone round yet
     for period in range(2, MAX_PERIOD + 1):
         if len(recent) < 2 * period:
             break
-        last, before = recent[-1], recent[-1 - period]
-        if last[1] is None or last[:2] != before[:2]:
-            continue  # the last call did not go round (or its result is still awaited)
+        before = recent[-1 - period]
+        if before[1] != result or before[0] != keys:
+            continue  # the last call did not go round (results first: they differ more often)
         if together(last[3], before[3]):
             continue  # calls of one turn, sent before their answers: no round gone twice
         if all(same(recent[-i], recent[-i - period], unknown=False) for i in range(2, period + 1)):

@@ -11,7 +11,6 @@ so whether any of those could stop a call is a look too.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import TypeVar
 
@@ -30,8 +29,10 @@ class Peaked(MutableMapping[str, Record]):
         self._measure = measure
         self._marked = marked
         self._records: dict[str, Record] = {}
-        # Each measure over every record, then the second over the marked ones.
-        self._tallies: tuple[Counter[int], Counter[int], Counter[int]] = (Counter(), Counter(), Counter())
+        # Each measure over every record, then the second over the marked ones: how many records
+        # hold each value (plain dicts: a ``Counter`` costs ten times as much to make, and an
+        # agent's evidence makes one at each start).
+        self._tallies: tuple[dict[int, int], dict[int, int], dict[int, int]] = ({}, {}, {})
 
     def __getitem__(self, key: str) -> Record:
         return self._records[key]
@@ -43,10 +44,11 @@ class Peaked(MutableMapping[str, Record]):
         self.pop(key)
         self._records[key] = record
         first, second = self._measure(record)
-        self._tallies[0][first] += 1
-        self._tallies[1][second] += 1
+        tallies = self._tallies
+        tallies[0][first] = tallies[0].get(first, 0) + 1
+        tallies[1][second] = tallies[1].get(second, 0) + 1
         if self._marked is not None and self._marked(key):
-            self._tallies[2][second] += 1
+            tallies[2][second] = tallies[2].get(second, 0) + 1
 
     def __delitem__(self, key: str) -> None:
         self._untally(key, self._records.pop(key))
@@ -89,7 +91,9 @@ class Peaked(MutableMapping[str, Record]):
             _untally_one(self._tallies[2], second)
 
 
-def _untally_one(tally: Counter[int], value: int) -> None:
-    tally[value] -= 1
-    if not tally[value]:
+def _untally_one(tally: dict[int, int], value: int) -> None:
+    left = tally[value] - 1
+    if left:
+        tally[value] = left
+    else:
         del tally[value]

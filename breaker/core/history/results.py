@@ -27,12 +27,15 @@ class Results:
     """Call id -> its kept result (None until it arrives), for allowed calls in the window; the
     call ids whose latest call was denied (their next result is the denial)."""
 
-    __slots__ = ("_quote", "denied", "kept")
+    __slots__ = ("_quote", "_quoted_last", "denied", "kept")
 
     def __init__(self, quote: Quote) -> None:
         self._quote = quote
         self.kept: dict[str, Kept | None] = {}
         self.denied: set[str] = set()
+        # The last result quoted (the very kept tuple), at what limit, and its quote: a loop's
+        # denials quote one result again and again, and redacting it is most of a denial's cost.
+        self._quoted_last: tuple[Kept, int, str] | None = None
 
     def allowed(self, call_id: str) -> None:
         self.denied.discard(call_id)
@@ -79,6 +82,14 @@ class Results:
     def clear(self) -> None:
         self.kept.clear()
         self.denied.clear()
+        self._quoted_last = None
 
     def _quoted(self, kept: Kept | None, preview_chars: int) -> str | None:
-        return None if kept is None else self._quote(kept[0], preview_chars, kept[1])
+        if kept is None:
+            return None
+        last = self._quoted_last
+        if last is not None and last[0] is kept and last[1] == preview_chars:
+            return last[2]
+        quote = self._quote(kept[0], preview_chars, kept[1])
+        self._quoted_last = (kept, preview_chars, quote)
+        return quote

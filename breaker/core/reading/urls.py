@@ -232,7 +232,18 @@ def _as_requested(url: str) -> bool:
     if slash < 0:
         return False  # no path: "/" is added
     authority = url[start:slash]
-    return "?" not in authority and ":" not in authority and authority == authority.lower()
+    if "?" in authority or authority != authority.lower():
+        return False
+    _, colon, port = authority.partition(":")
+    # A port is kept as written when it is not the scheme's own and is written as ``int`` writes
+    # it (digits, no leading zero): ``http://10.0.0.5:8080/x`` is requested as it is.
+    return not colon or (
+        port.isascii()
+        and port.isdigit()
+        and port[0] != "0"
+        and int(port) <= 65535
+        and int(port) != _SCHEME_PORTS[url[: start - 3]]
+    )
 
 
 def normal_url_path(path: str) -> str:

@@ -28,10 +28,22 @@ class Unescaped:
     is one character that stands for the 2 to 6 it was written with.
     """
 
-    __slots__ = ("_escape", "_source", "_starts", "text")
+    __slots__ = ("_escape", "_original", "_source", "_starts", "text")
 
     def __init__(self, source: str) -> None:
-        parts: list[str] = []
+        # The text at once (one pass in C); the way back only when a secret is found in it.
+        self._original = source
+        self.text = _ESCAPE.sub(_meant, source)
+        self._starts: list[int] | None = None
+        self._source: list[int] = []
+        self._escape: list[int] = []
+
+    def _runs(self) -> list[int]:
+        """Where each run starts in :attr:`text` (and, kept beside, in the source and how long
+        its escape is there), read on the first way back asked for."""
+        if self._starts is not None:
+            return self._starts
+        source = self._original
         starts: list[int] = []  # where each run starts in the result
         sources: list[int] = []  # ... and in the source
         escapes: list[int] = []  # the length of an escape in the source (0: a plain run)
@@ -41,31 +53,26 @@ class Unescaped:
                 starts.append(taken)
                 sources.append(done)
                 escapes.append(0)
-                parts.append(source[done : match.start()])
                 taken += match.start() - done
             starts.append(taken)
             sources.append(match.start())
             escapes.append(match.end() - match.start())
-            parts.append(_meant(match))
             taken += 1
             done = match.end()
         if done < len(source):
             starts.append(taken)
             sources.append(done)
             escapes.append(0)
-            parts.append(source[done:])
-        self.text = "".join(parts)
-        self._starts = starts
-        self._source = sources
-        self._escape = escapes
+        self._starts, self._source, self._escape = starts, sources, escapes
+        return starts
 
     def start(self, index: int) -> int:
         """Where the character at ``index`` of :attr:`text` starts in the source (``len(text)``:
         the source's end)."""
-        run = bisect_right(self._starts, index) - 1
+        run = bisect_right(self._runs(), index) - 1
         if run < 0:
             return index
-        offset = index - self._starts[run]
+        offset = index - self._runs()[run]
         if self._escape[run]:
             return self._source[run] + (self._escape[run] if offset else 0)
         return self._source[run] + offset
@@ -74,10 +81,10 @@ class Unescaped:
         """Where the characters of :attr:`text` before ``index`` end in the source."""
         if index <= 0:
             return 0
-        run = bisect_right(self._starts, index - 1) - 1
+        run = bisect_right(self._runs(), index - 1) - 1
         if self._escape[run]:
             return self._source[run] + self._escape[run]
-        return self._source[run] + index - self._starts[run]
+        return self._source[run] + index - self._runs()[run]
 
 
 def _meant(match: re.Match[str]) -> str:

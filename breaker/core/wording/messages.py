@@ -119,7 +119,7 @@ def denial(
     if any(hit.fingerprint.local for hit in hits):
         lines.append(_local_note(config))
     if failures:
-        lines.extend(_failure_denial(tool, failures, config)[1:])
+        lines.extend(_failure_body(failures, config))
     lines.extend(_refused_lines(refused))
     return "\n".join(lines)
 
@@ -250,10 +250,18 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
 def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
     """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
     name = quotable_inline(tool, config.previewChars)
-    latest = max(failures, key=lambda hit: hit.streak.serial).streak
-    lines = [
+    return [
         f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
         "last attempts in a row, and trying it again as it is will not make it work.",
+        *_failure_body(failures, config),
+    ]
+
+
+def _failure_body(failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
+    """A failure denial after its first line: what a denial for a repeat adds when the call also
+    carries a failing target."""
+    latest = max(failures, key=lambda hit: hit.streak.serial).streak
+    return [
         "Failing (failures in a row / failLimit):",
         *(f"- {_failure_line(hit, config)}" for hit in failures),
         f"The last failure: {quotable_inline(latest.failure.describe(), config.previewChars)}. "
@@ -263,7 +271,6 @@ def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerCo
         "Instead: read that error and fix its cause, or check that the target exists; a different "
         "call (reading a log, grepping the code, another endpoint) is not blocked by this.",
     ]
-    return lines
 
 
 def _quoted(heading: str, result: str | None) -> list[str]:
