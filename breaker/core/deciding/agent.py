@@ -37,6 +37,7 @@ class AgentState:
         "kept",
         "preflighted",
         "progress",
+        "quotes",
         "repeats",
         "results",
         "spellings",
@@ -57,6 +58,7 @@ class AgentState:
         # follows it in dsh's pipeline: a call is fingerprinted once, not twice.
         self.preflighted: tuple[ToolCall, ToolCall, tuple[Fingerprint, ...]] | None = None
         self.kept = KeptPlans()
+        self.quotes = messages.InlineQuotes()  # names and keys its denials quote
 
     @property
     def window(self) -> Window:

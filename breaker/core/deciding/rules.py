@@ -68,7 +68,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
         if stall is not None:
             # Like any denial it commits only what stopped it: the call.
             previous = state.results.of(stall.quote, preview)
-            message = messages.stall_denial(call.name, stall, previous, config)
+            message = messages.stall_denial(call.name, stall, previous, config, state.quotes)
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
             deny = Deny(message, (), stall=stall)
             return Plan(call, deny, fingerprints, raw, stopped, peak, spelled, asked, effect)
@@ -83,7 +83,15 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     respelled = state.spellings.respelled(state.window, repeated, spelled)
     poll = asked is not None and state.progress is not None and state.progress.polls(asked.keys)
     message = messages.denial(
-        call.name, hits, previous, config, failures, refused, respelled=respelled, poll=poll
+        call.name,
+        hits,
+        previous,
+        config,
+        failures,
+        refused,
+        respelled=respelled,
+        poll=poll,
+        inline=state.quotes,
     )
     deny = Deny(message, hits, failures)
     return Plan(call, deny, fingerprints, raw, hit_keys, peak, spelled, asked, effect)

@@ -12,7 +12,7 @@ cannot see.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from breaker.core.config import BreakerConfig
@@ -29,6 +29,11 @@ from breaker.core.wording.redaction import (
 if TYPE_CHECKING:  # named in annotations only: the worker's start imports this module, not these
     from breaker.core.judging import FailureHit, Hit, Stage, Stall
     from breaker.core.reading import Failure
+
+#: How a name or key is quoted inside a sentence: ``quotable_inline``, or an agent's ``InlineQuotes``.
+Inline = Callable[[str, int], str]
+#: Texts an agent's ``InlineQuotes`` keeps at most (a loop's denials quote a handful again and again).
+INLINE_QUOTES_KEPT = 16
 
 PREFIX = "REPEAT_TOOL_BLOCKED:"
 NOTICE_PREFIX = "REPEAT_TOOL_NOTICE:"
@@ -86,6 +91,7 @@ def denial(
     *,
     respelled: bool = False,
     poll: bool = False,
+    inline: Inline = quotable_inline,
 ) -> str:
     """The text a denied call returns to the model; it starts with ``REPEAT_TOOL_BLOCKED:``.
 
@@ -94,16 +100,17 @@ def denial(
     was asked this turn to exempt what hit and did not; ``respelled``, that the call changed only
     what reading strips from the earlier one (``history.spellings``): then, and only then, it is
     told that such changes do not make a new action; ``poll``, that it asks again what the call
-    before it asked: then it is told how to wait instead.
+    before it asked: then it is told how to wait instead. ``inline`` quotes the tool's name and
+    the keys (an agent's ``InlineQuotes``: the same text quoted alike, redacted once).
     """
     if not hits:
-        return "\n".join([*_failure_denial(tool, failures, config), *_refused_lines(refused)])
-    name = quotable_inline(tool, config.previewChars)
+        return "\n".join([*_failure_denial(tool, failures, config, inline), *_refused_lines(refused)])
+    name = inline(tool, config.previewChars)
     lines = [
         f"{PREFIX} this `{name}` call was not run: it repeats an action this agent already took "
         f"within its last {config.window} tool calls.",
         "Repeated (occurrences including this call / cap):",
-        *(f"- {_hit_line(hit, config)}" for hit in hits),
+        *(f"- {_hit_line(hit, config, inline)}" for hit in hits),
     ]
     if respelled:
         lines.append(RESPELLED)
@@ -119,14 +126,16 @@ def denial(
     if any(hit.fingerprint.local for hit in hits):
         lines.append(_local_note(config))
     if failures:
-        lines.extend(_failure_body(failures, config))
+        lines.extend(_failure_body(failures, config, inline))
     lines.extend(_refused_lines(refused))
     return "\n".join(lines)
 
 
-def stall_denial(tool: str, stall: Stall, result: str | None, config: BreakerConfig) -> str:
+def stall_denial(
+    tool: str, stall: Stall, result: str | None, config: BreakerConfig, inline: Inline = quotable_inline
+) -> str:
     """The text of a call denied for no progress (``sameResultLimit``), quoting the result."""
-    name = quotable_inline(tool, config.previewChars)
+    name = inline(tool, config.previewChars)
     limit = format_number(config.sameResultLimit if config.sameResultLimit is not None else stall.limit)
     if stall.rule == "cycle":
         why = (
@@ -247,24 +256,26 @@ def failure_notice(key: str, streak: int, failure: Failure, config: BreakerConfi
     return Notice(text, f"{shown} failed x{streak}")
 
 
-def _failure_denial(tool: str, failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
+def _failure_denial(
+    tool: str, failures: Sequence[FailureHit], config: BreakerConfig, inline: Inline
+) -> list[str]:
     """The failure track's part of a denial: what keeps failing, why, and the last failure quoted."""
-    name = quotable_inline(tool, config.previewChars)
+    name = inline(tool, config.previewChars)
     return [
         f"{PREFIX} this `{name}` call was not run: it carries a target that failed on each of its "
         "last attempts in a row, and trying it again as it is will not make it work.",
-        *_failure_body(failures, config),
+        *_failure_body(failures, config, inline),
     ]
 
 
-def _failure_body(failures: Sequence[FailureHit], config: BreakerConfig) -> list[str]:
+def _failure_body(failures: Sequence[FailureHit], config: BreakerConfig, inline: Inline) -> list[str]:
     """A failure denial after its first line: what a denial for a repeat adds when the call also
     carries a failing target."""
     latest = max(failures, key=lambda hit: hit.streak.serial).streak
     return [
         "Failing (failures in a row / failLimit):",
-        *(f"- {_failure_line(hit, config)}" for hit in failures),
-        f"The last failure: {quotable_inline(latest.failure.describe(), config.previewChars)}. "
+        *(f"- {_failure_line(hit, config, inline)}" for hit in failures),
+        f"The last failure: {inline(latest.failure.describe(), config.previewChars)}. "
         "It returned (quoted, each line starts with '| '):",
         *(f"| {line}" for line in (latest.quote.splitlines() or [""])),
         "(end of quoted result)",
@@ -293,13 +304,34 @@ def _refused_lines(refused: bool) -> list[str]:
     ]
 
 
-def _failure_line(hit: FailureHit, config: BreakerConfig) -> str:
-    key = quotable_inline(hit.fingerprint.key, config.previewChars)
+def _failure_line(hit: FailureHit, config: BreakerConfig, inline: Inline = quotable_inline) -> str:
+    key = inline(hit.fingerprint.key, config.previewChars)
     return f"{key} {hit.streak.count}/{format_number(hit.limit)}"
 
 
-def _hit_line(hit: Hit, config: BreakerConfig) -> str:
-    return f"{quotable_inline(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+def _hit_line(hit: Hit, config: BreakerConfig, inline: Inline = quotable_inline) -> str:
+    return f"{inline(hit.fingerprint.key, config.previewChars)} {hit.count}/{format_number(hit.cap)}"
+
+
+class InlineQuotes:
+    """``quotable_inline`` for one agent's denials, with the last ``INLINE_QUOTES_KEPT`` texts it
+    quoted kept: a loop's denials name the same tool and keys each time, and redacting a key is
+    most of a denial's cost. The same text and limit always quote alike, so keeping one changes
+    no word of any denial."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, int], str] = {}
+
+    def __call__(self, text: str, limit: int) -> str:
+        quote = self._kept.get((text, limit))
+        if quote is None:
+            quote = quotable_inline(text, limit)
+            if len(self._kept) >= INLINE_QUOTES_KEPT:
+                del self._kept[next(iter(self._kept))]
+            self._kept[text, limit] = quote
+        return quote
 
 
 def _local_note(config: BreakerConfig) -> str:
