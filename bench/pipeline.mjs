@@ -252,7 +252,7 @@ for (const [index, shape] of SHAPES.entries()) {
 }
 console.log(`| **event-loop busy, summed over the shapes** | | | | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
 console.log(
-  '\nThe same runs, ours under `preset: seed` (the seed\'s settings: no rule reads results, so an answer promises ' +
+  '\nThe same runs, ours under `preset: seed` (no rule reads results, so an answer promises ' +
     'several calls and no call waits for the previous one\'s result to be read):\n',
 );
 console.log('| call shape | wall back to back, seed | ours (defaults) | reference | seed / ref | wall paused, seed | seed / ref | busy, seed | seed / ref |');
