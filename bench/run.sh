@@ -56,6 +56,10 @@ echo; echo "## Decision cost in Python alone (no pipe)"; echo; echo '```'
 "$python" bench/decision.py --calls "$calls"
 echo '```'
 
+echo; echo "## The worker's own time per call, back to back (no pipe)"; echo; echo '```'
+"$python" bench/worker_time.py
+echo '```'
+
 echo; echo "## Guard round trip, ours vs reference 0.5.2"; echo
 node bench/guard.mjs "$reference" "$calls"
 
