@@ -1529,6 +1529,162 @@ def failing_call_variants(c: Case) -> None:
         )
 
 
+# --- shell writes: a command that may write is a possible change to what later calls read ------
+
+MONEY_LINES = [
+    "def round_amount(value: Decimal) -> Decimal:",
+    '    """Round an amount to whole cents."""',
+    "    if value.is_nan():",
+    '        raise ValueError("amount is not a number")',
+    "\treturn round(value, 2)",
+    "",
+]
+MONEY_FIXED = [*MONEY_LINES[:4], "\treturn value.quantize(CENT, rounding=ROUND_HALF_UP)", ""]
+SPEEDUPS_FAIL = (
+    "Obtaining file:///work/tally\n  Installing build dependencies ... done\n"
+    "  Building editable for tally (pyproject.toml) ... error\n"
+    "  error: subprocess-exited-with-error\n"
+    "  src/tally/_speedups.c:3:10: fatal error: Python.h: No such file or directory\n"
+    "      3 | #include <Python.h>\n  compilation terminated.\n"
+    "  error: command '/usr/bin/gcc' failed with exit code 1\n"
+    "ERROR: Failed building editable for tally"
+)
+INSTALL = "pip install -e . 2>&1 | tail -8; exit ${PIPESTATUS[0]}"
+MONEY = "src/ledger/money.py"
+
+
+def _patch_script(path: str, old: str, new: str, report: str = "") -> str:
+    """A strong model's shell edit: a Python heredoc that rewrites a file in place."""
+    tail = f"\nprint({report!r}.format(n))" if report else ""
+    return (
+        "python3 - <<'EOF'\nimport pathlib\n"
+        f"p = pathlib.Path({path!r})\ns = p.read_text()\nn = s.count({old!r})\n"
+        f"p.write_text(s.replace({old!r}, {new!r})){tail}\nEOF"
+    )
+
+
+@case("ok", "a change tried four ways by shell writes, the same lines re-read after each to verify it")
+def verify_after_change_attempts(c: Case) -> None:
+    a = c.agent()
+    a.human("amounts like 2.675 round to 2.67 in the ledger; make them round half up")
+    a.bash(
+        "grep -n 'def round_amount' -r src/ledger",
+        "src/ledger/money.py:41:def round_amount(value: Decimal) -> Decimal:",
+    )
+    view = "sed -n '41,46p' src/ledger/money.py"
+    a.bash(view, "\n".join(MONEY_LINES))
+    a.bash(_patch_script(MONEY, "    return round(value, 2)", "    return value.quantize(CENT)"))
+    a.bash(view, "\n".join(MONEY_LINES))
+    a.bash(
+        "python3 - <<'EOF'\nimport pathlib, re\np = pathlib.Path('src/ledger/money.py')\n"
+        "s, n = re.subn(r'^ +return round\\(value, ?2\\)$', '    return value.quantize(CENT, "
+        "rounding=ROUND_HALF_UP)', p.read_text(), flags=re.M)\np.write_text(s)\nprint(n, 'replaced')\nEOF",
+        "0 replaced",
+    )
+    a.bash(view, "\n".join(MONEY_LINES))
+    a.bash(
+        "ex -s -c '%s/^    return round(value, 2)$/    return value.quantize(CENT, rounding=ROUND_HALF_UP)/e'"
+        f" -c 'wq' {MONEY}"
+    )
+    a.bash(view, "\n".join(MONEY_LINES))
+    a.bash(
+        "python3 -c \"import pathlib; p = pathlib.Path('src/ledger/money.py'); "
+        "p.write_text(p.read_text().replace('return round(value,2)', 'return value.quantize(CENT)'))\""
+    )
+    a.bash(view, "\n".join(MONEY_LINES))
+    a.bash("sed -n '45p' src/ledger/money.py | cat -A", "^Ireturn round(value, 2)$")
+    a.bash(
+        _patch_script(
+            "src/ledger/money.py",
+            "\treturn round(value, 2)",
+            "\treturn value.quantize(CENT, rounding=ROUND_HALF_UP)",
+            "{} replaced",
+        ),
+        "1 replaced",
+    )
+    a.bash(view, "\n".join(MONEY_FIXED))
+    a.bash("python -m pytest tests/test_money.py -q", "........ \n8 passed in 0.21s")
+
+
+@case("loop", "the same lines re-read to verify a change, with nothing changed in between")
+def verify_read_nothing_changed(c: Case) -> None:
+    a = c.agent()
+    a.human("amounts like 2.675 round to 2.67 in the ledger; make them round half up")
+    a.bash(_patch_script(MONEY, "    return round(value, 2)", "    return value.quantize(CENT)"))
+    a.loop_starts()
+    for _ in cycles(8):
+        a.bash("sed -n '41,46p' src/ledger/money.py", "\n".join(MONEY_LINES))
+
+
+@case("loop", "one change script rerun and the same lines re-read, the same answers every round")
+def verify_cycle_same_change(c: Case) -> None:
+    a = c.agent()
+    a.human("amounts like 2.675 round to 2.67 in the ledger; make them round half up")
+    a.write("fix_rounding.py", "import re, pathlib\n# rewrite round(value, 2) in money.py\n", created=True)
+    a.loop_starts()
+    for _ in cycles(6):
+        a.bash("python3 fix_rounding.py", "0 replacements in src/ledger/money.py")
+        a.bash("sed -n '41,46p' src/ledger/money.py", "\n".join(MONEY_LINES))
+
+
+@case("ok", "an editable install failing on a C extension not being changed, rerun after each rewrite")
+def setup_fails_elsewhere(c: Case) -> None:
+    a = c.agent()
+    a.human("add a --json flag to tally's command line")
+    run = "PYTHONPATH=src python3 -m tally --json tests/data/small.csv"
+    a.bash(INSTALL, SPEEDUPS_FAIL, 1)
+    a.bash("sed -n '1,40p' src/tally/cli.py", "import argparse\n\nfrom tally.count import count_rows\n...")
+    steps = [
+        (
+            _patch_script(
+                "src/tally/cli.py",
+                "    args = parser.parse_args(argv)",
+                '    parser.add_argument("--json", action="store_true")\n    args = parser.parse_args(argv)',
+            ),
+            'Traceback (most recent call last):\n  File "src/tally/cli.py", line 31, in main\n'
+            "    print(json.dumps(totals))\nNameError: name 'json' is not defined",
+            1,
+        ),
+        (
+            _patch_script("src/tally/cli.py", "import argparse\n", "import argparse\nimport json\n"),
+            '{"rows": 3, "columns": {"a": 3, "b": 2}}\n{"rows": 3}',
+            0,
+        ),
+        (
+            _patch_script(
+                "src/tally/cli.py",
+                "        print(json.dumps(totals))\n    print(",
+                "        print(json.dumps(totals))\n        return 0\n    print(",
+            ),
+            '{"rows": 3, "columns": {"a": 3, "b": 2}}',
+            0,
+        ),
+        (
+            _patch_script(
+                "src/tally/cli.py", "json.dumps(totals)", "json.dumps(totals, indent=2, sort_keys=True)"
+            ),
+            '{\n  "columns": {\n    "a": 3,\n    "b": 2\n  },\n  "rows": 3\n}',
+            0,
+        ),
+    ]
+    for patch, output, code in steps:
+        a.bash(patch)
+        a.bash(INSTALL, SPEEDUPS_FAIL, 1)
+        a.bash(run, output, code)
+    a.bash("PYTHONPATH=src python3 -m pytest -q tests/test_cli.py", "......\n6 passed in 0.34s")
+
+
+@case("loop", "an editable install failing the same way, rerun with nothing changed in between")
+def setup_fails_nothing_changed(c: Case) -> None:
+    a = c.agent()
+    a.human("install tally for development")
+    a.loop_starts()
+    for n in cycles(8):
+        a.bash(INSTALL, SPEEDUPS_FAIL, 1)
+        if n % 2:
+            a.bash("sed -n '1,30p' setup.py", "from setuptools import Extension, setup\n...")
+
+
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
     replace_sessions(SESSIONS, corpus_files())

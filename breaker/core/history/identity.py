@@ -39,17 +39,23 @@ from breaker.core.reading import (
     COMMAND_ARGS,
     FETCHERS,
     SHELL_TOOLS,
+    Findings,
     Fingerprint,
     ShellScript,
     ToolCall,
     canonical_json,
     condensed,
     failure_shape,
+    is_file,
     lex_shell,
     may_change,
     normal_path,
     path_argument,
+    runs_code,
+    shell_text,
+    strip_prefix,
 )
+from breaker.core.reading.volatile import content_of
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024
@@ -104,6 +110,8 @@ IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
 WORKSPACE_MARK = " @workspace:"
 #: The place of a call that may have changed what later calls read (``reading.may_change``).
 CHANGED = "call:"
+#: The place of a shell line that ran code (``reading.runs_code``): it holds what the run answered.
+RAN = "ran:"
 
 
 Edit = tuple[tuple[str, str], ...]
@@ -122,6 +130,7 @@ class Effect(NamedTuple):
     edit: Edit = ()
     appends: frozenset[str] = frozenset()  # the places it appends to: their new content builds on the old
     answered: bool = False  # a possible change: its place's token is the answer it brings
+    ran: frozenset[str] = frozenset()  # the places of code it ran: each holds what the run answered
 
 
 NO_EFFECT = Effect(())
@@ -215,6 +224,8 @@ class Workspace:
             self._changes += 1
             tokens = (_hash(["answer", text, self._changes]),)
         for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
+            if name in effect.ran:  # what code it ran wrote is told by its answer
+                token = _hash(["ran", content_of(text)])
             place = self._places.pop(name, None) or _Place()
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
@@ -303,10 +314,16 @@ def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Finger
     cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
     places = [_sink_place(fp) for fp in fingerprints if fp.kind == "sink"]
     script = lex_shell(command)
-    if _mutates(script):
+    mutates, ran = _writes(script)
+    if mutates:
         places.append("run:" + cmd_key)
+    if ran:
+        places.append(RAN + cmd_key)
     token = _hash(["run", cmd_key])
-    return Effect(tuple(places), (token,) * len(places), appends=frozenset(places) & _appended(script))
+    appends = frozenset(places) & _appended(script)
+    return Effect(
+        tuple(places), (token,) * len(places), appends=appends, ran=frozenset(places[-1:] if ran else ())
+    )
 
 
 def _sink_place(fp: Fingerprint) -> str:
@@ -326,18 +343,35 @@ def _appended(script: ShellScript) -> frozenset[str]:
     return frozenset("file:" + path for target in targets for path in (target, normal_path(target)))
 
 
-def _mutates(script: ShellScript) -> bool:
+def _writes(script: ShellScript, depth: int = 2) -> tuple[bool, bool]:
+    """Whether a command line makes a change its words name (a mutating command, ``sed -i``), and
+    whether it runs code whose writes only its answer tells (``reading.runs_code``; a shell's
+    ``-c`` text is read as a line of its own, where a redirection into a file is such a write)."""
+    mutates = ran = False
     for part in script.parts:
         if isinstance(part, str) or not part.words:
             continue
         verb, *rest = part.words
         verb = verb.rsplit("/", 1)[-1]
         subcommands = MUTATING_COMMANDS.get(verb)
-        if subcommands is not None and (not subcommands or (rest and rest[0] in subcommands)):
-            return True
-        if verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest):
-            return True
-    return False
+        if (subcommands is not None and (not subcommands or (rest and rest[0] in subcommands))) or (
+            verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest)
+        ):
+            mutates = True
+        elif not ran:
+            words = part.words[strip_prefix(part.words, Findings({}))[1] :]
+            text = shell_text(words) if depth else None
+            if text is None:
+                ran = runs_code(words)
+            else:  # a line of its own: what it runs, and the files it redirects into
+                inner = lex_shell(text)
+                ran = any(_writes(inner, depth - 1)) or any(
+                    operator.lstrip("&1").startswith(">") and is_file(target)
+                    for part in inner.parts
+                    if not isinstance(part, str)
+                    for operator, target in part.redirects
+                )
+    return mutates, ran
 
 
 def _edit_pairs(arguments: dict[object, object]) -> Edit:

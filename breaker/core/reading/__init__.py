@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.reading.counted import counted_tools_pattern as counted_tools_pattern
     from breaker.core.reading.fetchers import FETCHERS as FETCHERS
     from breaker.core.reading.findings import Findings as Findings
+    from breaker.core.reading.findings import is_file as is_file
     from breaker.core.reading.fingerprints import CallFingerprints as CallFingerprints
     from breaker.core.reading.fingerprints import Fingerprint as Fingerprint
     from breaker.core.reading.fingerprints import ToolCall as ToolCall
@@ -44,6 +45,8 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.reading.readonly import lists_items as lists_items
     from breaker.core.reading.readonly import may_change as may_change
     from breaker.core.reading.readonly import reports_state as reports_state
+    from breaker.core.reading.readonly import runs_code as runs_code
+    from breaker.core.reading.readonly import shell_text as shell_text
     from breaker.core.reading.shell import COMMAND_ARGS as COMMAND_ARGS
     from breaker.core.reading.shell import SHELL_TOOLS as SHELL_TOOLS
     from breaker.core.reading.shell import ShellScript as ShellScript
@@ -61,7 +64,7 @@ _HOMES = homes_of(
         ),
         "breaker.core.reading.counted": ("counted_tools_pattern",),
         "breaker.core.reading.fetchers": ("FETCHERS",),
-        "breaker.core.reading.findings": ("Findings",),
+        "breaker.core.reading.findings": ("Findings", "is_file"),
         "breaker.core.reading.fingerprints": (
             "CallFingerprints",
             "Fingerprint",
@@ -92,6 +95,8 @@ _HOMES = homes_of(
             "lists_items",
             "may_change",
             "reports_state",
+            "runs_code",
+            "shell_text",
         ),
         "breaker.core.reading.shell": (
             "COMMAND_ARGS",

@@ -1,7 +1,9 @@
 """Which tools only read: a call of any other tool may change what later calls read.
 
 The breaker knows dsh's tools. Those that only read (a file, a listing, a search, the web) change
-nothing; a shell line is read command by command (``history.identity``). Any other tool, one the
+nothing; a shell line is read command by command (``history.identity``): a command that runs code
+it is given (``runs_code``: a script, a ``-c`` text, a heredoc) or a build may write anything, and
+what it wrote is told by its answer. Any other tool, one the
 breaker does not know (a function of an API, a tool of an MCP server), may change the state later
 calls read: whether it did is told by its answer (``history.identity``, ``history.progress``),
 which may report a state (``reports_state``) or list items (``lists_items``).
@@ -10,6 +12,7 @@ which may report a state (``reports_state``) or list items (``lists_items``).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from breaker.core.reading.shell import SHELL_TOOLS
 
@@ -25,6 +28,49 @@ def may_change(tool: str) -> bool:
     if name in READ_ONLY_TOOLS or name in SHELL_TOOLS:
         return False
     return not any(marker in name for marker in FETCH_MARKERS)
+
+
+#: Programs that run code they are given (a script, a ``-c`` or ``-e`` text, a heredoc or a pipe on
+#: their input), named without a version (``python3.11`` is ``python``), and programs that build
+#: or edit as their inputs tell them: what they write cannot be read from the command line.
+CODE_RUNNERS = frozenset(
+    {"python", "pypy", "node", "deno", "bun", "ruby", "perl", "php", "lua", "julia", "rscript", "tclsh"}
+)
+SHELL_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+BUILDERS = frozenset({"make", "gmake", "ninja", "ex", "ed"})
+#: Options that only ask a program about itself: with nothing else it runs no code.
+_ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
+
+
+def runs_code(words: Sequence[str]) -> bool:
+    """Whether one simple command (its program first, wrappers removed) runs code it is given, or
+    a build: a script or module (``python x.py``, ``python -m build``), a text (``python3 -c``,
+    ``node -e``), its input (``python3 - <<EOF``), ``make``. A shell given a ``-c`` text runs what
+    the text says: it is read as a command line of its own (``shell_text``), not as code."""
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1].lower().rstrip("0123456789.")
+    if program in BUILDERS:
+        return True
+    if program in SHELL_RUNNERS:
+        return shell_text(words) is None and not _only_asks(words[1:])
+    return program in CODE_RUNNERS and not _only_asks(words[1:])
+
+
+def shell_text(words: Sequence[str]) -> str | None:
+    """The command line a shell is given to run (``bash -c TEXT``, ``sh -lc TEXT``), else None."""
+    if not words or words[0].rsplit("/", 1)[-1] not in SHELL_RUNNERS:
+        return None
+    for at, word in enumerate(words[1:-1], start=1):
+        if not word.startswith("-") or word.startswith("--"):
+            return None
+        if "c" in word:
+            return words[at + 1]
+    return None
+
+
+def _only_asks(arguments: Sequence[str]) -> bool:
+    return bool(arguments) and all(word in _ONLY_ASKS for word in arguments)
 
 
 #: An answer this long or longer is data, not a report of a state.
