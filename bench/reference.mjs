@@ -3,7 +3,7 @@
 import { pathToFileURL } from 'node:url';
 
 // The seed's settings: a window of 12, caps of 5; the reference's advisories, failure track and
-// host measure off, and no asking at a cap. Ours runs its own defaults (breaker/core/config.py
+// host measure off, and no asking at a cap. Ours runs its own defaults (breaker/core/config/tables.py
 // DEFAULTS: the same caps, and it reads results too), the settings a user who changes nothing gets.
 export const REFERENCE_CONFIG = Object.freeze({
   window: 12,

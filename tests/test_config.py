@@ -1,4 +1,5 @@
-"""config.py's contract: merge rules, fail-loud validation naming the key, removed/ignored keys."""
+"""The configuration's contract (breaker/core/config/): merge rules, fail-loud validation naming
+the key, removed/ignored keys."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every number of the configuration is bounded to what the shim can hold (issue 40, finding 5):
-``NUMBER_BOUNDS`` in breaker/core/config.py is the one table, ``load_config`` checks it (so does
+``NUMBER_BOUNDS`` in breaker/core/config/tables.py is the one table, ``load_config`` checks it (so does
 ``rtb check``, and the boot, in one line), and whatever the worker then sends the shim (its
 settings, the passes of every guard) can be packed, held and waited for."""
 

@@ -1,4 +1,4 @@
-"""Every default a page states is the one in ``breaker/core/config.py``'s table (``DEFAULTS``).
+"""Every default a page states is the one in ``breaker/core/config/tables.py``'s table (``DEFAULTS``).
 
 The README quotes the whole table (tests/test_readme.py renders it); the other pages state a
 default in passing, in a few forms, each read here and checked against the table:
@@ -24,20 +24,20 @@ from typing import Any, get_args
 
 import pytest
 
-from breaker.core import config as config_module
-from breaker.core.config import DEFAULTS
+from breaker.core.config import tables
+from breaker.core.config.tables import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The pages a user reads (the CHANGELOG records what was, and is not read here).
 PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: The caps a bare "caps N" speaks of.
 CAPPED = ("exact", "cmd", "net", "sink")
-#: Which keys each choice value may belong to (from the Literal types of config.py).
+#: Which keys each choice value may belong to (from the Literal types of the configuration's tables).
 CHOICES: dict[str, tuple[str, ...]] = {
-    "localHosts": get_args(config_module.LocalHostsPolicy),
-    "identity": get_args(config_module.IdentityMode),
-    "onLimit": get_args(config_module.OnLimitPolicy),
-    "onWorkerFailure": get_args(config_module.WorkerFailurePolicy),
+    "localHosts": get_args(tables.LocalHostsPolicy),
+    "identity": get_args(tables.IdentityMode),
+    "onLimit": get_args(tables.OnLimitPolicy),
+    "onWorkerFailure": get_args(tables.WorkerFailurePolicy),
 }
 
 _KEY = "|".join(sorted(map(re.escape, DEFAULTS), key=len, reverse=True))
@@ -227,4 +227,4 @@ def test_the_readme_names_each_key_its_defaults_block_leaves_out() -> None:
     block = text[text.index("<!-- defaults:begin -->") : text.index("<!-- defaults:end -->")]
     assert all(f"\n    {key}:" in block for key in DEFAULTS)
     before = text[: text.index("<!-- defaults:begin -->")].rstrip().rsplit("\n\n", 1)[1]
-    assert all(f"`{key}`" in before for key in config_module.IGNORED_KEYS), before
+    assert all(f"`{key}`" in before for key in tables.IGNORED_KEYS), before

@@ -50,8 +50,8 @@ SHELL_MODULES = frozenset(
 
 
 #: The core's stage folders in the order a call passes them: read, remembered, judged, worded,
-#: decided. A module imports from its own stage or an earlier one; ``config`` (below every stage)
-#: imports none, and the façade ``decision`` (above them all) any.
+#: decided. A module imports from its own stage or an earlier one; ``config`` (below every stage,
+#: a package of its own) imports none, and the façade ``decision`` (above them all) any.
 STAGES = ("reading", "history", "judging", "wording", "deciding")
 CORE = PACKAGE / "core"
 
@@ -135,13 +135,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def stage_of(module: str) -> int | None:
-    """Where ``module`` sits in the core: -1 for ``config``, a stage's index, ``len(STAGES)`` for
-    the façade and the core package; None outside the core."""
-    if module == "breaker.core.config":
-        return -1
+    """Where ``module`` sits in the core: -1 for ``config`` and its modules, a stage's index,
+    ``len(STAGES)`` for the façade and the core package; None outside the core."""
     parts = module.split(".")
     if parts[:2] != ["breaker", "core"]:
         return None
+    if parts[2:3] == ["config"]:
+        return -1
     return STAGES.index(parts[2]) if len(parts) > 2 and parts[2] in STAGES else len(STAGES)
 
 
@@ -161,8 +161,8 @@ def stage_problems(graph: dict[str, set[str]]) -> list[str]:
 
 def test_the_core_is_its_stage_folders_config_and_the_facade() -> None:
     entries = {path.name for path in CORE.iterdir() if path.name != "__pycache__"}
-    assert entries == {"__init__.py", "config.py", "decision.py", *STAGES}
-    assert all((CORE / stage).is_dir() for stage in STAGES)
+    assert entries == {"__init__.py", "config", "decision.py", *STAGES}
+    assert all((CORE / stage).is_dir() for stage in ("config", *STAGES))
     assert len(STAGES) <= 6
 
 
@@ -176,12 +176,15 @@ def test_the_stage_check_rejects_an_import_from_a_later_stage() -> None:
         "breaker.core.history.window": {"breaker.core.reading.urls", "breaker.core.wording"},
         "breaker.core.judging.verdicts": {"breaker.core.history"},
         "breaker.core.config": {"breaker.core.reading.urls"},
+        "breaker.core.config.checks": {"breaker.core.config.tables", "breaker.core.history"},
+        "breaker.core.configured": {"breaker.core.config.tables", "breaker.core.deciding"},
         "breaker.core.deciding.rules": {"breaker.core.decision", "breaker.core.wording.messages"},
         "breaker.core.decision": {"breaker.core.deciding", "breaker.core.reading"},
         "breaker.rtb.cli": {"breaker.core.decision"},
     }
     assert stage_problems(graph) == [
         "breaker.core.config imports breaker.core.reading.urls, a later stage",
+        "breaker.core.config.checks imports breaker.core.history, a later stage",
         "breaker.core.deciding.rules imports breaker.core.decision, a later stage",
         "breaker.core.history.window imports breaker.core.wording, a later stage",
     ]

@@ -49,10 +49,10 @@ def test_every_shim_or_package_path_the_project_names_exists() -> None:
 def test_a_path_is_read_from_prose_code_and_markup_but_not_from_a_glob_or_a_longer_path() -> None:
     text = (
         "see node-shim/worker/transport.js), `breaker/rtb/cli.py`; '../node-shim/index.js'\n"
-        "files: node-shim/*.js; other/node-shim/x.js; breaker/core/config.py:112"
+        "files: node-shim/*.js; other/node-shim/x.js; breaker/core/config/tables.py:112"
     )
     assert named_paths(text) == {
         "node-shim/worker/transport.js",
         "breaker/rtb/cli.py",
-        "breaker/core/config.py",
+        "breaker/core/config/tables.py",
     }

@@ -1,6 +1,6 @@
 """The README and docs/ say what the code does; this keeps them in step.
 
-* The README quotes the defaults of ``breaker/core/config.py`` (``DEFAULTS``, ``PRESETS``)
+* The README quotes the defaults of ``breaker/core/config/tables.py`` (``DEFAULTS``, ``PRESETS``)
   and the texts the model sees (a denial; an ask and a notice in docs/), produced here by the
   real core.
 * docs/rtb.md's ``$ rtb …`` examples are what ``rtb`` prints for them.
@@ -237,7 +237,7 @@ def boot_cost() -> str:
 
 def readme_figures() -> dict[str, str]:
     """Every figure the README's prose states, as the phrase it must read, from its one source:
-    the defaults (``breaker/core/config.py``) or a table in docs/ that a measurement writes."""
+    the defaults (``breaker/core/config/tables.py``) or a table in docs/ that a measurement writes."""
     exact = DEFAULTS["limits"]["exact"]
     window = DEFAULTS["window"]
     return {

@@ -16,6 +16,7 @@ from breaker.reexports import homes_of, loader
 
 PACKAGES = (
     "breaker",
+    "breaker.core.config",
     "breaker.core.reading",
     "breaker.core.history",
     "breaker.core.judging",

@@ -104,7 +104,7 @@ export function startWorker(configure, configured, { log, fail, replay }) {
   const bootTimeout = Number.isInteger(wanted) && wanted >= least && wanted <= most ? wanted : BOOT_TIMEOUT_MS;
   // Every boot waits for the worker's answer to its configuration. A configuration the plugin's
   // own environment has accepted before, from this very code, is sent `known`: the worker then
-  // skips pydantic's check (breaker/core/config.py), and the worker started when dsh loaded the
+  // skips pydantic's check (breaker/core/config/loading.py), and the worker started when dsh loaded the
   // plugin has usually answered by the time the boot runs.
   const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config) !== undefined;
   let reply;

@@ -1,4 +1,12 @@
-"""Below every stage of the core: the breaker's configuration (moving into this package)."""
+"""Below every stage of the core: the breaker's configuration, one table of defaults and the
+checks that refuse a bad profile by naming its key.
+
+Its tables (``tables``: ``DEFAULTS``, ``PRESETS``, ``NUMBER_BOUNDS``, the choices of each key),
+the validated configuration (``settings``: ``BreakerConfig``), the loading of a raw ``config:``
+mapping into one (``loading``: ``load_config``) through the check of every key (``checks``), what
+a refused configuration says (``messages``: ``ConfigError``) and the one folding of host names
+(``hosts``). It imports no stage; every stage reads it from here.
+"""
 
 from __future__ import annotations
 
@@ -7,30 +15,33 @@ from typing import TYPE_CHECKING
 from breaker.reexports import homes_of, loader
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ imports each on first use
-    from breaker.core.config.loading import DEFAULTS as DEFAULTS
-    from breaker.core.config.loading import FINGERPRINT_KINDS as FINGERPRINT_KINDS
-    from breaker.core.config.loading import IGNORED_KEYS as IGNORED_KEYS
-    from breaker.core.config.loading import MERGED_KEYS as MERGED_KEYS
-    from breaker.core.config.loading import NUMBER_BOUNDS as NUMBER_BOUNDS
-    from breaker.core.config.loading import PRESETS as PRESETS
-    from breaker.core.config.loading import REMOVED_KEYS as REMOVED_KEYS
-    from breaker.core.config.loading import BreakerConfig as BreakerConfig
-    from breaker.core.config.loading import ConfigError as ConfigError
-    from breaker.core.config.loading import HostPolicy as HostPolicy
-    from breaker.core.config.loading import IdentityMode as IdentityMode
-    from breaker.core.config.loading import LocalHostsPolicy as LocalHostsPolicy
-    from breaker.core.config.loading import OnLimitPolicy as OnLimitPolicy
-    from breaker.core.config.loading import PresetName as PresetName
-    from breaker.core.config.loading import WorkerFailurePolicy as WorkerFailurePolicy
+    from breaker.core.config.hosts import fold_host_name as fold_host_name
     from breaker.core.config.loading import default_config as default_config
-    from breaker.core.config.loading import fold_host_name as fold_host_name
     from breaker.core.config.loading import load_config as load_config
+    from breaker.core.config.messages import ConfigError as ConfigError
+    from breaker.core.config.settings import BreakerConfig as BreakerConfig
+    from breaker.core.config.tables import DEFAULTS as DEFAULTS
+    from breaker.core.config.tables import FINGERPRINT_KINDS as FINGERPRINT_KINDS
+    from breaker.core.config.tables import IGNORED_KEYS as IGNORED_KEYS
+    from breaker.core.config.tables import MERGED_KEYS as MERGED_KEYS
+    from breaker.core.config.tables import NUMBER_BOUNDS as NUMBER_BOUNDS
+    from breaker.core.config.tables import PRESETS as PRESETS
+    from breaker.core.config.tables import REMOVED_KEYS as REMOVED_KEYS
+    from breaker.core.config.tables import HostPolicy as HostPolicy
+    from breaker.core.config.tables import IdentityMode as IdentityMode
+    from breaker.core.config.tables import LocalHostsPolicy as LocalHostsPolicy
+    from breaker.core.config.tables import OnLimitPolicy as OnLimitPolicy
+    from breaker.core.config.tables import PresetName as PresetName
+    from breaker.core.config.tables import WorkerFailurePolicy as WorkerFailurePolicy
 
+#: Each name re-exported, by its home module (the package's submodules are imported as usual).
 _HOMES = homes_of(
     {
-        "breaker.core.config.loading": (
-            "BreakerConfig",
-            "ConfigError",
+        "breaker.core.config.hosts": ("fold_host_name",),
+        "breaker.core.config.loading": ("default_config", "load_config"),
+        "breaker.core.config.messages": ("ConfigError",),
+        "breaker.core.config.settings": ("BreakerConfig",),
+        "breaker.core.config.tables": (
             "DEFAULTS",
             "FINGERPRINT_KINDS",
             "HostPolicy",
@@ -44,9 +55,6 @@ _HOMES = homes_of(
             "PresetName",
             "REMOVED_KEYS",
             "WorkerFailurePolicy",
-            "default_config",
-            "fold_host_name",
-            "load_config",
         ),
     }
 )

@@ -1,0 +1,190 @@
+"""The check of every key of a merged configuration (``validated``): a whole number, a stage, a
+cap, a choice, a flag, a list of tool names or a mapping, each within what ``NUMBER_BOUNDS``
+allows, or a ``ConfigError`` that names the key and the fix.
+
+These checks say what is wrong in the profile's own terms; pydantic's strict check of every field
+(``loading``) stands behind them as the last gate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, TypeVar, get_args
+
+from breaker.core.config.hosts import fold_host_name
+from breaker.core.config.messages import ConfigError, choice_message, got, unknown_limit_message
+from breaker.core.config.settings import BreakerConfig
+from breaker.core.config.tables import (
+    FINGERPRINT_KINDS,
+    NUMBER_BOUNDS,
+    IdentityMode,
+    LocalHostsPolicy,
+    OnLimitPolicy,
+    WorkerFailurePolicy,
+)
+
+#: A value of one of the choice types of ``tables``.
+Choice = TypeVar("Choice", bound=str)
+
+
+def validated(merged: dict[str, Any]) -> BreakerConfig:
+    """``merged`` (every key, over DEFAULTS) checked key by key, as a ``BreakerConfig``."""
+    window = _integer(merged, "window")
+    preview = _integer(merged, "previewChars")
+    result_preview = _integer(merged, "resultPreviewChars")
+    guard_timeout = _integer(merged, "guardTimeoutMs")
+    start_timeout = _integer(merged, "startTimeoutMs")
+    max_agents = _integer(merged, "maxAgents")
+    local_hosts = _choice(merged, "localHosts", get_args(LocalHostsPolicy))
+    identity = _choice(merged, "identity", get_args(IdentityMode))
+    on_limit = _choice(merged, "onLimit", get_args(OnLimitPolicy))
+    include_local = _flag(merged, "includeLocal")
+    log_denials = _flag(merged, "logDenials")
+    on_failure = _choice(merged, "onWorkerFailure", get_args(WorkerFailurePolicy))
+    python = merged["python"]
+    if python is not None and (not isinstance(python, str) or not python.strip()):
+        raise ConfigError(f"python must be the path of a Python interpreter or null, got {python!r}")
+    return BreakerConfig(
+        preset=merged["preset"],
+        window=window,
+        localHosts=local_hosts,
+        identity=identity,
+        previewChars=preview,
+        resultPreviewChars=result_preview,
+        exclude=_patterns(merged, "exclude"),
+        include=_patterns(merged, "include"),
+        ignoreArgs=_ignore_args(merged["ignoreArgs"]),
+        hostAliases=_host_aliases(merged["hostAliases"]),
+        limits=_limits(merged["limits"]),
+        onLimit=on_limit,
+        warnAt=_stage(merged, "warnAt"),
+        summarizeAt=_stage(merged, "summarizeAt"),
+        failWarnAt=_stage(merged, "failWarnAt"),
+        failLimit=_cap("failLimit", merged["failLimit"], "one failure is not a streak"),
+        sameResultLimit=_cap("sameResultLimit", merged["sameResultLimit"], "one result is not a run"),
+        includeLocal=include_local,
+        python=python,
+        onWorkerFailure=on_failure,
+        guardTimeoutMs=guard_timeout,
+        startTimeoutMs=start_timeout,
+        maxAgents=max_agents,
+        logDenials=log_denials,
+    )
+
+
+def _flag(merged: Mapping[str, Any], key: str) -> bool:
+    value = merged[key]
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, {got(value)}")
+    return value
+
+
+def _integer(merged: Mapping[str, Any], key: str) -> int:
+    minimum = NUMBER_BOUNDS[key][0]
+    value = merged[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, {got(value)}")
+    if not math.isfinite(value) or value != int(value) or value < minimum:
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    _within_most(key, value, "a whole number")
+    return int(value)
+
+
+def _stage(merged: Mapping[str, Any], key: str) -> int | None:
+    """An advisory stage: a positive whole number switches it on; null, 0 or below (the reference
+    plugin's documented off-switch) switch it off; anything else fails loud."""
+    value = merged[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), {got(value)}")
+    if value <= 0:
+        return None
+    if value != int(value):
+        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
+    _within_most(key, value, "null (off) or a whole number")
+    return int(value)
+
+
+def _choice(merged: Mapping[str, Any], key: str, allowed: tuple[Choice, ...]) -> Choice:
+    """One of ``allowed``: the choices of the key's ``Literal`` type (``get_args``), its one list."""
+    value = merged[key]
+    for choice in allowed:
+        if value == choice and isinstance(value, str):
+            return choice
+    raise ConfigError(choice_message(key, value, list(allowed)))
+
+
+def _patterns(merged: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = merged[key]
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{key} must be a list of tool names (* wildcards allowed), got {value!r}")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{key} entries must be non-empty strings, got {item!r}")
+    return tuple(value)
+
+
+def _ignore_args(value: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    result: dict[str, tuple[str, ...]] = {}
+    for tool, names in value.items():
+        if not isinstance(tool, str) or not tool:
+            raise ConfigError(f"ignoreArgs keys must be tool names or '*', got {tool!r}")
+        if names is None:
+            result[tool] = ()
+            continue
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise ConfigError(f"ignoreArgs.{tool} must be a list of argument names, got {names!r}")
+        for name in names:
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"ignoreArgs.{tool} entries must be non-empty strings, got {name!r}")
+        result[tool] = tuple(names)
+    return result
+
+
+def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for alias, canonical in value.items():
+        if not isinstance(alias, str) or not alias.strip():
+            raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
+        if not isinstance(canonical, str) or not canonical.strip():
+            raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
+        result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
+    return result
+
+
+def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
+    result: dict[str, float | None] = {}
+    for key, cap in value.items():
+        if not isinstance(key, str) or not _is_limit_key(key):
+            raise ConfigError(unknown_limit_message(key))
+        result[key] = _cap(f"limits.{key}", cap, "a cap below 2 would deny the first call")
+    return result
+
+
+def _cap(name: str, cap: Any, why_two: str) -> float | None:
+    """A cap (a ``limits`` entry, ``failLimit``, ``sameResultLimit``): null for none, else a finite
+    number >= 2."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
+        raise ConfigError(f"{name} must be null or a finite number >= 2, {got(cap)}")
+    if cap < 2:
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
+    _within_most(name, cap, "null (no cap) or a number")
+    return float(cap)
+
+
+def _within_most(name: str, value: float, what: str) -> None:
+    """Raise past the most ``NUMBER_BOUNDS`` gives ``name`` (``limits.x``: what ``limits`` gives)."""
+    most = NUMBER_BOUNDS[name.partition(".")[0]][1]
+    if value > most:
+        raise ConfigError(f"{name} must be {what} up to {most:,} (what the shim holds), got {value!r}")
+
+
+def _is_limit_key(key: str) -> bool:
+    kind, _, rest = key.partition(":")
+    return kind in FINGERPRINT_KINDS and (rest != "" or ":" not in key)

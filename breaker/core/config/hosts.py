@@ -1,0 +1,13 @@
+"""How host names are compared: one folding for ``hostAliases`` (checked here, in the
+configuration) and for the hosts of URLs (``breaker.core.reading.urls``), so an alias matches
+every spelling of its host."""
+
+from __future__ import annotations
+
+
+def fold_host_name(spelled: str) -> str:
+    """A host name as hosts are compared (URLs and ``hostAliases`` alike): lowercase, no trailing
+    dot, no ``www.`` in front of a name that still has a dot (``www.example.org`` is
+    ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
+    name = spelled.lower().rstrip(".")
+    return name[4:] if name.startswith("www.") and "." in name[4:] else name

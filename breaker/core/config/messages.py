@@ -1,0 +1,64 @@
+"""What a refused configuration says: ``ConfigError``, whose message names the key and the fix,
+and the wordings the checks share (a close spelling suggested, a quoted number told apart).
+
+A profile with a typo must refuse to boot rather than silently run with weaker protection, and
+its error must say which key and what to write instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from breaker.core.config.tables import FINGERPRINT_KINDS
+
+
+class ConfigError(ValueError):
+    """A configuration the breaker refuses; the message names the key and the fix."""
+
+
+def choice_message(key: str, value: object, allowed: list[str]) -> str:
+    """``key`` holds ``value``, not one of ``allowed``; the closest choice suggested."""
+    message = f"{key} must be one of {' | '.join(allowed)}, got {value!r}"
+    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.5) if isinstance(value, str) else []
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
+
+
+def unknown_limit_message(key: object) -> str:
+    """``limits`` holds ``key``, which is no fingerprint kind nor one full fingerprint."""
+    message = (
+        f"limits has an unknown key {key!r}: a key is a fingerprint kind "
+        f"({', '.join(FINGERPRINT_KINDS)}) or one full fingerprint such as 'verb:curl'"
+    )
+    if isinstance(key, str):
+        close = difflib.get_close_matches(key, FINGERPRINT_KINDS, n=1)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+    return message
+
+
+def unknown_key_message(key: str, valid: list[str]) -> str:
+    """``key`` is no key of the configuration: the closest one (or the one spelled in another
+    case) suggested, then every valid key."""
+    message = f"unknown config key {key!r}"
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+    if not close:
+        lowered = {name.lower(): name for name in valid}
+        if key.lower() in lowered:
+            close = [lowered[key.lower()]]
+    if close:
+        message += f"; did you mean {close[0]!r}?"
+    return message + f" (valid keys: {', '.join(valid)})"
+
+
+def got(value: object) -> str:
+    """``got <value>``, saying so of a string: a number or a flag quoted in YAML (``window: "16"``)."""
+    if not isinstance(value, str):
+        return f"got {value!r}"
+    text = value.strip().lower()
+    unquoted = text in ("true", "false", "null") or text.lstrip("-").replace(".", "", 1).isdigit()
+    return f"got {value!r}, a string" + (" (write it without quotes)" if unquoted else "")
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type as a profile's author knows it (``null`` for None)."""
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,90 @@
+"""The validated configuration (``BreakerConfig``): every key as its documented camelCase field,
+frozen, and what the rest of the core asks of it (a fingerprint's cap, which URLs get a ``host:``
+fingerprint, whether notices or the failure track are on).
+
+``loading.load_config`` is the one way to make one; pydantic checks it against the annotations here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, ClassVar
+
+from breaker.core.config.tables import (
+    HostPolicy,
+    IdentityMode,
+    LocalHostsPolicy,
+    OnLimitPolicy,
+    PresetName,
+    WorkerFailurePolicy,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakerConfig:
+    """The validated, merged configuration. Field names are the documented camelCase keys."""
+
+    #: How pydantic checks it (the last gate of ``loading``): every field exactly its annotated type.
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        "strict": True,
+        "extra": "forbid",
+        "revalidate_instances": "always",
+    }
+
+    preset: PresetName | None
+    window: int
+    localHosts: LocalHostsPolicy
+    identity: IdentityMode
+    previewChars: int
+    resultPreviewChars: int
+    exclude: tuple[str, ...]
+    include: tuple[str, ...]
+    ignoreArgs: dict[str, tuple[str, ...]]
+    hostAliases: dict[str, str]
+    limits: dict[str, float | None]
+    onLimit: OnLimitPolicy
+    warnAt: int | None
+    summarizeAt: int | None
+    failWarnAt: int | None
+    failLimit: float | None
+    sameResultLimit: float | None
+    includeLocal: bool
+    python: str | None
+    onWorkerFailure: WorkerFailurePolicy
+    guardTimeoutMs: int
+    startTimeoutMs: int
+    maxAgents: int
+    logDenials: bool
+
+    def values(self) -> dict[str, Any]:
+        """Every key and its value, as a plain mapping."""
+        return dataclasses.asdict(self)
+
+    def limit_for(self, kind: str, key: str) -> float | None:
+        """The cap of one fingerprint: its full key wins over its kind; absent means uncapped."""
+        if key in self.limits:
+            return self.limits[key]
+        return self.limits.get(kind)
+
+    @functools.cached_property
+    def host_policy(self) -> HostPolicy:
+        """Which URLs get a ``host:`` fingerprint: none unless a ``limits`` entry caps one.
+
+        Uncapped it could never change a verdict, so the default fingerprint sets stay exactly
+        the seed's. Local hosts take part only under ``includeLocal``: a development loop talks
+        to one local host all day.
+        """
+        if not any(cap is not None and key.partition(":")[0] == "host" for key, cap in self.limits.items()):
+            return "none"
+        return "all" if self.includeLocal else "public"
+
+    @property
+    def gives_notices(self) -> bool:
+        """Whether an allowed call can earn an advisory notice (any advisory stage is on)."""
+        return self.warnAt is not None or self.summarizeAt is not None or self.failWarnAt is not None
+
+    @property
+    def tracks_failures(self) -> bool:
+        """Whether results must be judged at all: the failure track has a stage switched on."""
+        return self.failWarnAt is not None or self.failLimit is not None
