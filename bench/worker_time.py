@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import hashlib
 import json
 import os
@@ -67,6 +68,7 @@ def writes(frames: list[dict[str, Any]], first_id: int) -> list[bytes]:
 def configured(configure: dict[str, Any], output_fd: int) -> worker.RequestHandler:
     handler = worker.RequestHandler()
     worker._answer(handler, FrameDecoder().feed(b"".join(writes([configure], 0))), output_fd, output_fd)
+    gc.freeze()  # as the worker does once started (breaker/worker.py main)
     return handler
 
 

@@ -7,8 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from breaker.core.reading.outcomes import Failure, Settled, judge, shell_end
+from breaker.core.history import sooner
+from breaker.core.reading import outcomes
+from breaker.core.reading.outcomes import FAILURE_MARKS, Failure, Settled, judge, shell_end
 
 BASH = {"kind": "foreground", "exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
 
@@ -153,3 +157,53 @@ def test_a_long_output_is_judged_in_linear_time() -> None:
 )
 def test_the_shell_end_is_read_from_dshs_last_line(text: str, ended: tuple[int | None, str | None]) -> None:
     assert shell_end(text) == ended
+
+
+# Each failure pattern of a shell's text is searched for only in a text holding a literal part of
+# every match it can make (a substring test is a fraction of the search): a text the pattern
+# matches must always hold that part, or the test would skip a failure the pattern finds.
+_SHELL_PIECES = (
+    "curl: (",
+    "curl: (7)",
+    "xcurl: (6) x",
+    "Traceback (most recent call last):",
+    "\nValueError: bad",
+    "HTTP Error ",
+    "HTTP Error 404",
+    "bash: line 1: ",
+    "sh: ",
+    "/bin/sh: 1: ",
+    "-c: line 3: syntax error near unexpected token",
+    "unexpected EOF while looking for matching `''",
+    "sh: 2: Syntax error: ",
+    "zsh: command not found: x",
+    "\n",
+    " ",
+    "x",
+    "✓",
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SHELL_PIECES) | st.text(max_size=6), max_size=12).map("".join))
+def test_a_shell_failure_pattern_matches_only_texts_holding_its_literal_part(text: str) -> None:
+    for pattern, part in zip(
+        (outcomes._CURL, outcomes._TRACEBACK, outcomes._HTTP_ERROR), FAILURE_MARKS, strict=False
+    ):
+        if pattern.search(text) is not None:
+            assert part in text
+    if sooner._SHELL_COMPLAINT.search(text) is not None:
+        assert sooner._SHELL_COMPLAINT_PART in text
+    if sooner._PARSE_ERROR.search(text) is not None:
+        assert any(part in text for part in sooner._PARSE_ERROR_PARTS)
+
+
+def test_a_shell_text_failure_is_found_with_the_literal_parts_tested_first() -> None:
+    traceback = 'Traceback (most recent call last):\n  File "x.py"\nKeyError: 1'
+    assert judge("bash", BASH, traceback) == Failure("exception", "KeyError")
+    assert judge("bash", BASH, "  ✓ case 1\ncurl: (7) Failed to connect") == Failure("curl", "7")
+    assert judge("bash", BASH, "✓ urllib.error.HTTP Error 503: down") == Failure("http", "503")
+    assert judge("bash", BASH, "✓ HTTP Error 302 then fine") == Settled.SUCCEEDED
+    assert sooner.stops_sooner(None, "bash", "✓\nbash: -c: line 1: syntax error near `('") == sooner.SOONEST
+    assert sooner.stops_sooner(None, "bash", "✓\n/bin/sh: 1: nosuch: not found") == 1
+    assert sooner.stops_sooner(None, "bash", "✓ all 40 cases pass") == 0

@@ -137,14 +137,15 @@ def returned(
         state.results.keep(call_id, messages.quoted_prefix(text, preview), len(text))
     if state.workspace is not None:
         state.workspace.settle(call_id, text)
-    if state.progress is not None:
-        state.progress.returned(call_id, text, outcome)
+    # The evidence judges the result of a call it awaited: the same call (its tool), read once.
+    judged = None if state.progress is None else state.progress.returned(call_id, text, outcome)
     running = state.failures.returned(call_id)
     if running is None:
         return ()
     owed: list[Notice] = []
     if running.capped:
-        judged = judge(running.tool, outcome, text)
+        if judged is None:
+            judged = judge(running.tool, outcome, text)
         if isinstance(judged, Failure):
             quote = messages.quotable(text, preview)
             counts = state.failures.failed(call_id, running.capped, judged, quote)

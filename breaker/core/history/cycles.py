@@ -60,13 +60,19 @@ def cycle_room(recent: list[Recent]) -> int:
     count = len(recent)
     room = 2 * MAX_PERIOD
     for period in range(2, MAX_PERIOD + 1):
-        fewest = max(0, 2 * period - count)  # calls to come before there are 2p at all
+        fewest = 2 * period - count if 2 * period > count else 0  # calls to come before there are 2p
         run = 0  # matches in a row, back from the pair (count - p - 1, count - 1)
         at = count - period - 1
-        while run < period - fewest and same(recent[at - run], recent[at - run + period], unknown=True):
+        while run < period - fewest:
+            one, other = recent[at - run], recent[at - run + period]
+            # ``same(one, other, unknown=True)``, inlined: this runs after every answer
+            if one[1] is not None and other[1] is not None and (one[1] != other[1] or one[0] != other[0]):
+                break
             run += 1
-        added = max(period - run, fewest)
-        if added < min(period, room):
+        added = period - run if period - run > fewest else fewest
+        if added < period and added < room:
             room = added
-        room = min(room, max(period, fewest))
+        widest = period if period > fewest else fewest
+        if widest < room:
+            room = widest
     return room

@@ -43,6 +43,7 @@ from breaker.core.reading import (
     FILE_TOOLS,
     SHELL_TOOLS,
     Failure,
+    Settled,
     judge,
     may_change,
     reports_state,
@@ -77,11 +78,11 @@ class Stall:
         return (CYCLE_ROUND, CYCLE_ROUND) if self.rule == "cycle" else (self.count, self.limit)
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
+class _Seen(NamedTuple):
     """What one call key last returned: the result, how many times in a row (each within the
     window of the one before), how many sooner than the limit it stops (and at worst could), and
-    the call that returned it (its id to quote, its serial)."""
+    the call that returned it (its id to quote, its serial). A named tuple: one is made for every
+    key of every result (a frozen dataclass of 14 fields costs several times as much to make)."""
 
     result: bytes
     times: int
@@ -131,7 +132,9 @@ class Evidence:
     serial: int = 0  # calls allowed so far
     repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures, _failed_key))  # by key
     recent: list[Recent] = field(default_factory=list)
-    target: str = ""  # the target of the last result's call, its result and how often in a row
+    # The call of the last result (its target read when first compared), its result and how
+    # often in a row: most results differ from the one before, so most targets are never read.
+    target_of: Asked | None = None
     target_result: bytes = b""
     target_run: int = 0
     target_quote: str = ""
@@ -180,8 +183,9 @@ class Evidence:
         period = cycle(self.recent)
         if period and self._shares(asked, self.recent[-period][0]):
             return Stall("cycle", period, limit, self.recent[-period][2])
-        if self.target and self.target_run >= limit and asked.target == self.target:
-            cap = reworded_limit(self.target, limit)  # never below ``limit``
+        target = self.target() if self.target_run >= limit else ""
+        if target and asked.target == target:
+            cap = reworded_limit(target, limit)  # never below ``limit``
             if self.target_run >= cap:
                 return Stall("reworded", self.target_run, cap, self.target_quote)
         if tool == self.last_tool and self.tool_run >= limit and self._shares(asked, self.last_keys):
@@ -234,12 +238,15 @@ class Evidence:
             if len(self.running) > MAX_CALLS:  # a result that never came
                 del self.running[next(iter(self.running))]
 
-    def returned(self, call_id: str, text: str, facts: Mapping[str, object] | None) -> None:
+    def returned(
+        self, call_id: str, text: str, facts: Mapping[str, object] | None
+    ) -> Failure | Settled | None:
         """A result arrived (``facts``: as ``outcomes.judge`` reads them): one more of the same,
-        or news."""
+        or news. How ``judge`` judged it (None: no call of that id awaited it), which the failure
+        track reads too."""
         ran = self.running.pop(call_id, None)
         if ran is None:
-            return
+            return None
         judged = judge(ran.tool, facts, text)
         failure = judged.reason if isinstance(judged, Failure) else None
         # A call that may change what later calls read and reports what it did (``changes``):
@@ -287,14 +294,16 @@ class Evidence:
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
         if says_nothing(text):  # an answer with no output says nothing about a rewording
-            self.target, self.target_result, self.target_run = "", b"", 0
+            self.target_of, self.target_result, self.target_run = None, b"", 0
         else:
-            target = "" if ran.asked is None else ran.asked.target
-            if target and target == self.target and result == self.target_result:
+            asked = ran.asked
+            # Its target is read only after the same result as the last one's (else a new run starts).
+            same = result == self.target_result and asked is not None and bool(asked.target)
+            if same and asked is not None and asked.target == self.target():
                 if not together(self.target_round, ran.round):
                     self.target_run += 1
             else:
-                self.target, self.target_result, self.target_run = target, result, 1
+                self.target_of, self.target_result, self.target_run = asked, result, 1
         self.target_quote, self.target_round = call_id, ran.round
         if failure is None or not may_change(ran.tool):  # a tool it reads: calls of their own
             self.variants.ended(ran.tool)
@@ -307,6 +316,7 @@ class Evidence:
             elif not together(self.tool_round, ran.round):
                 self.tool_run += 1
             self.tool_result, self.tool_quote, self.tool_round = result, call_id, ran.round
+        return judged
 
     def _seen(
         self,
@@ -357,6 +367,10 @@ class Evidence:
         return _Seen(
             result, times, sooner, worst, *made, apart, batched, call, content, moved, polled, context
         )
+
+    def target(self) -> str:
+        """The target of the last result's call (empty: none, or no result since the restart)."""
+        return "" if self.target_of is None else self.target_of.target
 
     def polls(self, keys: frozenset[str]) -> bool:
         """Whether a call of ``keys`` is a poll: asked again right after itself, its answer changed
@@ -417,7 +431,7 @@ class Evidence:
         self.state = state
         self.repeats.clear()
         self.recent.clear()
-        self.target, self.target_result, self.target_run, self.target_quote = "", b"", 0, ""
+        self.target_of, self.target_result, self.target_run, self.target_quote = None, b"", 0, ""
         self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
         self.failed_any = False
         self.changes = Changes()

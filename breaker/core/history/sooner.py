@@ -31,6 +31,14 @@ _PARSE_ERROR = re.compile(
 )
 
 
+#: How much of a shell's output is read for its complaints.
+_SHELL_HEAD_CHARS = 4096
+#: A literal part of every match of each pattern above: a text without one is not searched (a
+#: substring test costs a fraction of a multiline search over a long output).
+_SHELL_COMPLAINT_PART = "sh: "
+_PARSE_ERROR_PARTS = ("syntax error", "unexpected EOF while looking for matching", "Syntax error")
+
+
 def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
     """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
     a file tool's error (an edit the linter rejected), a command line the shell could not parse
@@ -39,11 +47,13 @@ def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = Fals
     from), else 0."""
     if failure == "tool" or settled:
         return SOONEST
-    if tool.lower() in SHELL_TOOLS and _PARSE_ERROR.search(text[:4096]) is not None:
+    shell = tool.lower() in SHELL_TOOLS
+    head = text[:_SHELL_HEAD_CHARS] if shell else ""
+    if shell and any(part in head for part in _PARSE_ERROR_PARTS) and _PARSE_ERROR.search(head) is not None:
         return SOONEST
     if failure is not None or says_nothing(text):
         return 1
-    if tool.lower() in SHELL_TOOLS and _SHELL_COMPLAINT.search(text[:4096]) is not None:
+    if shell and _SHELL_COMPLAINT_PART in head and _SHELL_COMPLAINT.search(head) is not None:
         return 1
     return 0
 

@@ -50,7 +50,9 @@ class Streaks:
 
     def longest(self) -> int:
         """The count of the longest streak (0: none)."""
-        return max((streak.count for streak in self._streaks.values()), default=0)
+        if not self._streaks:
+            return 0
+        return max(streak.count for streak in self._streaks.values())
 
     def fail(self, keys: Iterable[str], failure: Failure, quote: str, call_id: str = "") -> dict[str, int]:
         """One failed call (``call_id``) carrying ``keys``: each streak grows by one, a key carried

@@ -186,15 +186,17 @@ def _error_key(text: str) -> str | None:
 
 
 def _from_shell_text(text: str) -> Failure | None:
-    """What a shell's output says when its exit status cannot be trusted."""
-    curl = _CURL.search(text)
+    """What a shell's output says when its exit status cannot be trusted. Each pattern is searched
+    for only in a text that holds its literal part (``FAILURE_MARKS``): a substring test is a
+    fraction of a regular expression's search over a long output."""
+    curl = _CURL.search(text) if FAILURE_MARKS[0] in text else None
     if curl is not None:
         return Failure("curl", curl.group(1))
-    traceback = _TRACEBACK.search(text)
+    traceback = _TRACEBACK.search(text) if FAILURE_MARKS[1] in text else None
     if traceback is not None:
         names = _EXCEPTION_LINE.findall(text, traceback.end())
         return Failure("exception", names[-1][:DETAIL_CHARS] if names else "")
-    http = _HTTP_ERROR.search(text)
+    http = _HTTP_ERROR.search(text) if FAILURE_MARKS[2] in text else None
     if http is not None and int(http.group(1)) >= 400:
         return Failure("http", http.group(1))
     return None
