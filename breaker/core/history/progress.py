@@ -37,6 +37,7 @@ from breaker.core.history.asked import FAILED_KEYS, ITEM_KEY, Asked
 from breaker.core.history.changes import Changes
 from breaker.core.history.cycles import CYCLE_ROUND, MAX_PERIOD, Recent, cycle, cycle_room, together
 from breaker.core.history.peaked import Peaked
+from breaker.core.history.seen import Seen, failed_key, measures
 from breaker.core.history.sooner import SOONEST, answers_data, stops_sooner, worst_sooner
 from breaker.core.history.variants import Variants
 from breaker.core.reading import (
@@ -78,40 +79,6 @@ class Stall:
         return (CYCLE_ROUND, CYCLE_ROUND) if self.rule == "cycle" else (self.count, self.limit)
 
 
-class _Seen(NamedTuple):
-    """What one call key last returned: the result, how many times in a row (each within the
-    window of the one before), how many sooner than the limit it stops (and at worst could), and
-    the call that returned it (its id to quote, its serial). A named tuple: one is made for every
-    key of every result (a frozen dataclass of 14 fields costs several times as much to make)."""
-
-    result: bytes
-    times: int
-    sooner: int
-    worst: int
-    quote: str
-    serial: int
-    round: int  # the model turn of the call that returned it (0: turns not told)
-    apart: bool  # other calls ran between two of its runs (a rerun, not a poll)
-    batched: bool  # one of its runs was sent in a turn together with other calls
-    call: frozenset[str]  # the keys of the call that returned it
-    content: bytes = b""  # its answer without the volatile parts (``volatile.content_of``)
-    moved: bool = False  # its answer changed in content between two of its runs in the window (a poll)
-    polled: bool = False  # its answer changed at all between two of its runs (a clock, if nothing else)
-    context: bytes = b""  # the last possible change when it returned (``Evidence.context``)
-
-
-def _failed_key(key: str) -> bool:
-    """A key of what a call asks that counts only when it fails (``asked.failed_keys``)."""
-    return key.startswith(FAILED_KEYS)
-
-
-def _measures(seen: _Seen) -> tuple[int, int]:
-    """What ``passes`` reads of a key's record: how close it could come to its limit (times seen
-    plus the most results sooner it could be stopped), and how close it is (plus how many sooner
-    it is stopped now)."""
-    return seen.times + seen.worst, seen.times + seen.sooner
-
-
 class _Ran(NamedTuple):
     """A call allowed, until its result (a tuple: one is made for every call)."""
 
@@ -130,7 +97,7 @@ class Evidence:
     window: int = 16  # a repeat counts while the one before it is at most this many calls back
     state: int = 0  # the workspace state the evidence belongs to
     serial: int = 0  # calls allowed so far
-    repeats: Peaked[_Seen] = field(default_factory=lambda: Peaked(_measures, _failed_key))  # by key
+    repeats: Peaked[Seen] = field(default_factory=lambda: Peaked(measures, failed_key))  # by key
     recent: list[Recent] = field(default_factory=list)
     # The call of the last result (its target read when first compared), its result and how
     # often in a row: most results differ from the one before, so most targets are never read.
@@ -321,7 +288,7 @@ class Evidence:
     def _seen(
         self,
         key: str,
-        previous: _Seen | None,
+        previous: Seen | None,
         ran: _Ran,
         result: bytes,
         sooner: int,
@@ -329,7 +296,7 @@ class Evidence:
         answer: Callable[[], bytes],
         failed: bool,
         data: bool,
-    ) -> _Seen:
+    ) -> Seen:
         """What ``key`` returned now (``answer``: its content, read when needed; ``failed``: as a
         failure; ``data``: as data, ``answers_data``), after ``previous``: one more of the same, or news."""
         call = ran.keys
@@ -347,7 +314,7 @@ class Evidence:
             polled = moved or (last is not None and (last.polled or last.result != result))
             made, context = (call_id, ran.serial, ran.round), self.changes.context
             worst, polled = worst_sooner(sooner), polled and not failed
-            return _Seen(
+            return Seen(
                 result, 1, sooner, worst, *made, False, batched, call, content, moved, polled, context
             )
         if together(previous.round, ran.round):
@@ -364,7 +331,7 @@ class Evidence:
         times, worst = previous.times + 1, worst_sooner(sooner)
         made, content = (call_id, ran.serial, ran.round), previous.content or answer()
         moved, polled, context = previous.moved, previous.polled, self.changes.context
-        return _Seen(
+        return Seen(
             result, times, sooner, worst, *made, apart, batched, call, content, moved, polled, context
         )
 
