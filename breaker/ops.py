@@ -232,6 +232,23 @@ class BadRequest:
     reply: ReplyMode = None
 
 
+def superseded(requests: list[Request | BadRequest]) -> set[int]:
+    """The positions of awaited ``result`` requests followed, among those read at once, by another
+    awaited result of the same agent: the last one's reply brings the passes as of then, and theirs
+    leave them out (the shim keeps the latest answer's passes, and grants nothing for a reply
+    without them). When the worker lags behind an agent calling back to back it reads several of
+    its results at once, and each promise costs as much as reading a result."""
+    answered: set[int] = set()  # agents whose result further on is answered with its passes
+    positions: set[int] = set()
+    for position in range(len(requests) - 1, -1, -1):
+        request = requests[position]
+        if isinstance(request, Result) and request.reply != "errors":
+            if request.agent in answered:
+                positions.add(position)
+            answered.add(request.agent)
+    return positions
+
+
 def ok_reply(request_id: int, **fields: Any) -> Reply:
     return {"id": request_id, "ok": True, **fields}
 

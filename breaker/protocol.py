@@ -69,7 +69,10 @@ Requests (shim → worker)
     idle and always before any later request (node-shim/call/ahead.js).
     A ``result`` whose reply is awaited (not an event) brings ``passes`` too, as of once it is
     recorded: the shim sends each result that way where its event loop reads the replies, so the
-    agent's next call usually finds a pass waiting for it.
+    agent's next call usually finds a pass waiting for it. A result's reply leaves ``passes`` and
+    ``conditional`` out when the worker read another awaited result of the same agent after it, in
+    the same read (``superseded``): that one's reply brings them, as of later, and a reply without
+    them grants nothing (the shim keeps the promise it holds).
 
     ``conditional`` (``Breaker.conditional``; absent when it promises no more than ``passes``) is
     ``{passes: int, digests: [int]}``: how many of the agent's calls, counted as ``passes`` is,
@@ -137,6 +140,7 @@ from breaker.ops import (
     error_reply,
     ok_reply,
     read_request,
+    superseded,
 )
 
 __all__ = [
@@ -167,4 +171,5 @@ __all__ = [
     "parse_request",
     "peek_id",
     "read_request",
+    "superseded",
 ]

@@ -67,6 +67,7 @@ from breaker.protocol import (
     encode_frame_parts,
     error_reply,
     ok_reply,
+    superseded,
 )
 from breaker.strayrows import patch_rows, stray_rows
 
@@ -146,11 +147,13 @@ class RequestHandler:
             self._tool_call = ToolCall
             self._stand_in = stand_in
 
-    def handle(self, request: Request | BadRequest) -> Reply:
+    def handle(self, request: Request | BadRequest, *, promise: bool = True) -> Reply:
+        """The reply to ``request``; ``promise`` False: a ``result``'s reply leaves its passes out (a
+        later result of the agent, read with it, brings them: ``superseded``)."""
         if isinstance(request, BadRequest):
             return error_reply(request.id, request.error)
         try:
-            return self._dispatch(request)
+            return self._dispatch(request, promise)
         except Exception as error:  # a bug in the core must cost one reply, not the worker
             # The traceback may quote the arguments; it is logged redacted, like everything else.
             import traceback
@@ -162,7 +165,7 @@ class RequestHandler:
             )
             return error_reply(request.id, f"{request.op} failed: {type(error).__name__}: {error}")
 
-    def _dispatch(self, request: Request) -> Reply:
+    def _dispatch(self, request: Request, promise: bool) -> Reply:
         if isinstance(request, Configure):
             return self._configure(request)
         if isinstance(request, Shutdown):
@@ -204,7 +207,7 @@ class RequestHandler:
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if request.reply == "errors":
                     return ok_reply(request.id)  # an event: nobody reads the reply
-                reply = ok_reply(request.id, **breaker.promise(request.agent))
+                reply = ok_reply(request.id, **(breaker.promise(request.agent) if promise else {}))
                 if notices:
                     reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
                 return reply
@@ -318,8 +321,10 @@ def _answer(
     replies: list[Reply] = []
     later: list[Reply] = []
     stop = False
-    for request in requests:
-        reply = handler.handle(request)
+    requests = list(requests)
+    restated = superseded(requests)
+    for position, request in enumerate(requests):
+        reply = handler.handle(request, promise=position not in restated)
         if request.reply is None:
             replies.append(reply)
         elif request.reply == "later" or not reply["ok"]:

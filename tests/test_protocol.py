@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import cast
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
@@ -15,6 +16,7 @@ from breaker.protocol import (
     FrameDecoder,
     Guard,
     Reply,
+    ReplyMode,
     Request,
     Result,
     Shutdown,
@@ -24,6 +26,7 @@ from breaker.protocol import (
     ok_reply,
     parse_request,
     peek_id,
+    superseded,
 )
 
 
@@ -336,3 +339,20 @@ def test_an_oversized_frame_without_a_readable_id_is_answered_with_a_null_id() -
     problems = decoder.feed(oversized + frame(GUARD))
     assert problems[0] == BadRequest(None, "frame of 1000 bytes exceeds the limit of 100")
     assert [request.id for request in problems[1:]] == [7]
+
+
+def test_a_result_is_superseded_by_a_later_awaited_result_of_its_agent_read_with_it() -> None:
+    def result(agent: int, reply: str | None = None) -> Result:
+        return Result(id=agent, agent=agent, call="c", text="", reply=cast(ReplyMode, reply))
+
+    requests: list[Request | BadRequest] = [
+        result(1),  # superseded: agent 1's result at 4
+        result(2),  # not: agent 2 has no awaited result after it
+        Guard(id=3, agent=1, call="g", name="bash"),
+        result(1, "later"),  # superseded by the one at 6
+        result(2, "errors"),  # an event brings no passes, so supersedes nothing
+        BadRequest(None, "not a frame"),
+        result(1),
+    ]
+    assert superseded(requests) == {0, 3}
+    assert superseded([]) == set()

@@ -270,6 +270,34 @@ async def test_an_awaited_result_brings_the_passes_as_of_once_it_is_recorded() -
         assert (await pipe.call("stats"))["ok"]  # an event's reply is written only when it fails
 
 
+async def test_results_read_at_once_bring_the_passes_once_per_agent_with_the_last() -> None:
+    async with configured() as pipe:
+        for call in ("c0", "c1", "c2"):
+            await pipe.call("guard", **bash(1, call, f"make test {call}"))
+        await pipe.call("guard", **bash(2, "d0", "make test"))
+        # A worker behind an agent reads several of its results in one read (one write here, under
+        # the pipe's atomic size): only the agent's last reply brings the passes, as of then.
+        results = [(1, "c0", "2 passed"), (2, "d0", "1 passed"), (1, "c1", "3 passed"), (1, "c2", "4 passed")]
+        await pipe.write(
+            b"".join(
+                frame({"id": 100 + n, "op": "result", "agent": agent, "call": call, "text": text})
+                for n, (agent, call, text) in enumerate(results)
+            )
+        )
+        replies = [await pipe.reply() for _ in results]
+        assert [reply["id"] for reply in replies] == [100, 101, 102, 103]
+        assert replies[0] == {"id": 100, "ok": True}
+        assert replies[2] == {"id": 102, "ok": True}
+        assert replies[1]["passes"] == 1  # agent 2's only result
+        digests = sorted(digest("bash", text) for text in ("2 passed", "3 passed", "4 passed"))
+        assert replies[3] == {
+            "id": 103,
+            "ok": True,
+            "passes": 1,
+            "conditional": {"passes": 3, "digests": digests},  # distinct calls: 5 - 1 - 1
+        }
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
