@@ -25,80 +25,24 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 import * as ours from '../node-shim/index.js';
-import { FakeDsh, makeAgent } from '../node-shim/test/fake-dsh.js';
+import { PAUSE_MS, alone, callsInARow, freshAgent, mount, paused } from './mounts.mjs';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
-import { SHAPES, answerOf } from './shapes.mjs';
+import { SHAPES } from './shapes.mjs';
 
 const [referencePath, runsArgument] = process.argv.slice(2);
 const reference = await loadReference(referencePath, 'bench/pipeline.mjs');
 const RUNS = Number(runsArgument ?? 5);
 const AGENTS = 16;
-const PAUSE_MS = 5;
-const PAUSED_CALLS = 100;
-
-const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
-
-/** One pipeline per mount; its body answers with the shape's result after one loop turn (answerOf). */
-function mount(plugin, config) {
-  let result = '';
-  let served = 0;
-  const fake = new FakeDsh({
-    body: async () => {
-      await yieldOnce();
-      served++;
-      return answerOf(result, served);
-    },
-  });
-  const dispose = plugin ? plugin.apply(fake.ctx, config) : () => {};
-  return { fake, dispose, setResult: (text) => (result = text) };
-}
-
 const mounts = {
   none: mount(null),
   ours: mount(ours, undefined),
   seed: mount(ours, { preset: 'seed' }), // ours with no rule that reads results
   reference: mount(reference, REFERENCE_CONFIG),
 };
-let nextCall = 0;
-let nextAgent = 0;
-
-const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `count` calls of `agent`, each `pauseMs` after the one before; the ms spent in the calls. */
-async function callsInARow(fake, shape, agent, count, pauseMs = 0) {
-  let spent = 0;
-  for (let index = 0; index < count; index++) {
-    if (pauseMs > 0) await pause(pauseMs);
-    const n = nextCall++;
-    const started = performance.now();
-    const outcome = await fake.call(agent, shape.tool, shape.args(n), { callId: `call-${n}` });
-    spent += performance.now() - started;
-    if (outcome.denied !== undefined) throw new Error(`a distinct call was denied: ${outcome.denied.slice(0, 300)}`);
-  }
-  return spent;
-}
-
-/** One agent back to back: wall and event-loop busy microseconds per call. */
-async function alone(fake, shape) {
-  const agent = makeAgent(`alone-${nextAgent++}`);
-  const loop = performance.eventLoopUtilization();
-  const started = performance.now();
-  await callsInARow(fake, shape, agent, shape.calls);
-  const wall = performance.now() - started;
-  const { active } = performance.eventLoopUtilization(loop);
-  return { wall: (wall * 1000) / shape.calls, busy: (active * 1000) / shape.calls };
-}
-
-/** One agent with a pause before each call: wall microseconds per call, the pauses left out. */
-async function paused(fake, shape) {
-  const agent = makeAgent(`paused-${nextAgent++}`);
-  const count = Math.min(shape.calls, PAUSED_CALLS);
-  return { paused: ((await callsInARow(fake, shape, agent, count, PAUSE_MS)) * 1000) / count };
-}
 
 /** 16 agents at once: calls per second, and the event-loop delay p99 meanwhile (ms). */
 async function crowd(fake, shape) {
-  const agents = Array.from({ length: AGENTS }, () => makeAgent(`crowd-${nextAgent++}`));
+  const agents = Array.from({ length: AGENTS }, () => freshAgent('crowd'));
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const started = performance.now();

@@ -66,21 +66,32 @@ export class NewsCheck {
     this.facts = Object.entries(facts).map(([field, values]) => [field, new Set(values)]);
   }
 
-  /** Whether a result's text or outcome breaks every condition (its digest aside). */
+  /** Whether a result's text or outcome breaks every condition (its digest aside). Indexed
+   * loops and no slice: nothing allocated on a result's way. */
   breaks(text, outcome) {
-    for (const mark of this.marks) if (text.includes(mark)) return true;
-    for (const prefix of this.prefixes) if (text.startsWith(prefix)) return true;
-    for (const [head, units] of this.heads) if (text.slice(0, units).includes(head)) return true;
+    const { marks, prefixes, heads, facts } = this;
+    for (let index = 0; index < marks.length; index++) if (text.includes(marks[index])) return true;
+    for (let index = 0; index < prefixes.length; index++) if (text.startsWith(prefixes[index])) return true;
+    for (let index = 0; index < heads.length; index++) {
+      const [head, units] = heads[index];
+      const at = text.indexOf(head); // the first is within the units if any is
+      if (at !== -1 && at + head.length <= units) return true;
+    }
     if (outcome === null || typeof outcome !== 'object') return false;
-    for (const [field, allowed] of this.facts) {
+    for (let index = 0; index < facts.length; index++) {
+      const [field, allowed] = facts[index];
       if (Object.hasOwn(outcome, field) && !allowed.has(outcome[field])) return true;
     }
     return false;
   }
 
-  /** A result's digest as conditions name it: SHA-256 of tool, NUL, text; its first 6 bytes. */
+  /** A result's digest as conditions name it: SHA-256 of tool, NUL, text; its first 6 bytes
+   * (read from the digest as a string of bytes: no buffer made). */
   digest(tool, text) {
-    return hash('sha256', `${tool}\0${text}`, 'buffer').readUIntBE(0, 6);
+    const bytes = hash('sha256', `${tool}\0${text}`, 'binary'); // latin1: a char a byte
+    let value = 0;
+    for (let index = 0; index < 6; index++) value = value * 256 + bytes.charCodeAt(index);
+    return value;
   }
 }
 
@@ -159,7 +170,7 @@ export class AheadVerdicts {
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
     if (since < 0 || since > agent.checked.length) return null;
-    const promise = { until: committed + passes, forbidden: new Set(conditional.digests) };
+    const promise = { until: committed + passes, forbidden: conditional.digests.slice() }; // a few: a list is cheaper
     for (const check of agent.checked.slice(agent.checked.length - since)) {
       if (!this.keeps(promise, check)) return null;
     }
@@ -168,8 +179,8 @@ export class AheadVerdicts {
 
   // Whether a result (its check) keeps a conditional promise; its digest is forbidden after it.
   keeps(promise, { digest, breaks }) {
-    if (breaks || promise.forbidden.has(digest)) return false;
-    promise.forbidden.add(digest);
+    if (breaks || promise.forbidden.includes(digest)) return false;
+    promise.forbidden.push(digest);
     return true;
   }
 

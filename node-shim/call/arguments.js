@@ -35,7 +35,7 @@ class TooCostly extends Error {}
 export function boundedCopy(value, limits = COPY_LIMITS) {
   const copier = new Copier(limits);
   try {
-    const copy = copier.readable(() => copier.copy(value, 0));
+    const copy = copier.readableCopy(value, undefined, -1);
     return { value: copy, weight: copier.weight(), textUnits: copier.textUnits };
   } catch (error) {
     if (!(error instanceof TooCostly)) throw error;
@@ -112,7 +112,7 @@ class Copier {
         copy.push(`[cut: ${length - index} more items]`);
         break;
       }
-      copy.push(this.readable(() => this.copy(items[index], depth + 1)));
+      copy.push(this.readableCopy(items, index, depth));
     }
     return copy;
   }
@@ -130,20 +130,26 @@ class Copier {
         break;
       }
       const key = this.text(keys[index]);
-      const item = this.readable(() => object[keys[index]]);
+      let item;
+      try {
+        item = object[keys[index]];
+      } catch {
+        item = '[unreadable]';
+      }
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-      const value = this.readable(() => this.copy(item, depth + 1));
+      const value = this.readableCopy(item, undefined, depth);
       if (key === '__proto__') Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
       else copy[key] = value;
     }
     return copy;
   }
 
-  // A getter, toJSON or proxy trap that throws costs its value, never the call. Its message is
-  // not kept: it may quote what the call holds.
-  readable(read) {
+  // The copy of `value` (or of `value[index]`, with an index) one level down. A getter, toJSON or
+  // proxy trap that throws costs its value, never the call. Its message is not kept: it may quote
+  // what the call holds. (No closure per value: a call's copy makes no garbage of its own.)
+  readableCopy(value, index, depth) {
     try {
-      return read();
+      return this.copy(index === undefined ? value : value[index], depth + 1);
     } catch (error) {
       if (error instanceof TooCostly) throw error;
       return '[unreadable]';

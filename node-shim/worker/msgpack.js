@@ -286,11 +286,11 @@ function readValue(reader) {
     case 0xcc: return view.getUint8(take(reader, 1));
     case 0xcd: return view.getUint16(take(reader, 2));
     case 0xce: return view.getUint32(take(reader, 4));
-    case 0xcf: return safeNumber(view.getBigUint64(take(reader, 8)));
+    case 0xcf: return readInt64(view, take(reader, 8), view.getUint32(reader.offset - 8), false);
     case 0xd0: return view.getInt8(take(reader, 1));
     case 0xd1: return view.getInt16(take(reader, 2));
     case 0xd2: return view.getInt32(take(reader, 4));
-    case 0xd3: return safeNumber(view.getBigInt64(take(reader, 8)));
+    case 0xd3: return readInt64(view, take(reader, 8), view.getInt32(reader.offset - 8), true);
     case 0xd9: return readString(reader, view.getUint8(take(reader, 1)));
     case 0xda: return readString(reader, view.getUint16(take(reader, 2)));
     case 0xdb: return readString(reader, view.getUint32(take(reader, 4)));
@@ -306,19 +306,47 @@ function safeNumber(big) {
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
 }
 
+// A 64-bit int at `at` whose high 32 bits are `high`: a Number made of its two halves when it is
+// a safe integer (no BigInt made on the way, as for a digest), else as the BigInt path gives it.
+function readInt64(view, at, high, signed) {
+  if (high >= -0x200000 && high < 0x200000) {
+    const value = high * 0x100000000 + view.getUint32(at + 4);
+    if (Number.isSafeInteger(value)) return value;
+  }
+  return safeNumber(signed ? view.getBigInt64(at) : view.getBigUint64(at));
+}
+
+/** Short ASCII strings decoded before (a reply's keys, mostly), by a hash of their bytes: the same
+ * bytes again give the same string, made once. Bounded: emptied once it holds KEPT_STRINGS. */
+const KEPT_STRINGS = 512;
+const KEPT_STRING_BYTES = 16;
+const keptStrings = new Map();
+
 function readString(reader, size) {
   const at = take(reader, size);
   if (size < SHORT_STRING) {
     // A short ASCII string is read by hand: cheaper than a call into the decoder.
     const { bytes } = reader;
-    let text = '';
+    let hash = size;
     for (let index = at; index < at + size; index++) {
       if (bytes[index] > 0x7f) return textDecoder.decode(bytes.subarray(at, at + size));
-      text += String.fromCharCode(bytes[index]);
+      hash = (Math.imul(hash, 31) + bytes[index]) | 0;
     }
+    if (size > KEPT_STRING_BYTES) return String.fromCharCode.apply(null, bytes.subarray(at, at + size));
+    const kept = keptStrings.get(hash);
+    if (kept !== undefined && sameAscii(kept, bytes, at, size)) return kept;
+    const text = String.fromCharCode.apply(null, bytes.subarray(at, at + size));
+    if (keptStrings.size >= KEPT_STRINGS) keptStrings.clear();
+    keptStrings.set(hash, text);
     return text;
   }
   return textDecoder.decode(reader.bytes.subarray(at, at + size));
+}
+
+function sameAscii(text, bytes, at, size) {
+  if (text.length !== size) return false;
+  for (let index = 0; index < size; index++) if (text.charCodeAt(index) !== bytes[at + index]) return false;
+  return true;
 }
 
 function readBinary(reader, size) {

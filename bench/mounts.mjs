@@ -1,0 +1,84 @@
+// A mount of the dsh pipeline (node-shim/test/fake-dsh.js) driven through the call shapes of
+// bench/shapes.mjs, for bench/pipeline.mjs and bench/shim_ab.mjs: one agent back to back, or with
+// a pause before each call. Every call is distinct.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+import { FakeDsh, makeAgent } from '../node-shim/test/fake-dsh.js';
+import { answerOf } from './shapes.mjs';
+
+/** Between one call's end and the next one's start, in the paused measure. */
+export const PAUSE_MS = 5;
+const PAUSED_CALLS = 100;
+
+const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
+
+/** One pipeline per mount; its body answers with the shape's result after one loop turn (answerOf). */
+export function mount(plugin, config) {
+  let result = '';
+  let served = 0;
+  const fake = new FakeDsh({
+    body: async () => {
+      await yieldOnce();
+      served++;
+      return answerOf(result, served);
+    },
+  });
+  const dispose = plugin ? plugin.apply(fake.ctx, config) : () => {};
+  return { fake, dispose, setResult: (text) => (result = text) };
+}
+
+let nextCall = 0;
+let nextAgent = 0;
+
+/** A fresh agent of the fake dsh, named for what it measures. */
+export const freshAgent = (kind) => makeAgent(`${kind}-${nextAgent++}`);
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `count` calls of `agent`, each `pauseMs` after the one before; the ms spent in the calls. */
+export async function callsInARow(fake, shape, agent, count, pauseMs = 0) {
+  let spent = 0;
+  for (let index = 0; index < count; index++) {
+    if (pauseMs > 0) await pause(pauseMs);
+    const n = nextCall++;
+    const started = performance.now();
+    const outcome = await fake.call(agent, shape.tool, shape.args(n), { callId: `call-${n}` });
+    spent += performance.now() - started;
+    if (outcome.denied !== undefined) throw new Error(`a distinct call was denied: ${outcome.denied.slice(0, 300)}`);
+  }
+  return spent;
+}
+
+/**
+ * The main thread's CPU time so far in µs, where Linux tells it (/proc schedstat: time on a CPU,
+ * in ns), else NaN. Unlike the event loop's busy time it leaves out the time the thread waited
+ * for a CPU, which grows with the machine's load.
+ */
+function mainThreadCpu() {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'latin1').split(' ')[0]) / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
+/** One agent back to back: wall, event-loop busy and main-thread CPU microseconds per call. */
+export async function alone(fake, shape) {
+  const agent = freshAgent('alone');
+  const loop = performance.eventLoopUtilization();
+  const cpu = mainThreadCpu();
+  const started = performance.now();
+  await callsInARow(fake, shape, agent, shape.calls);
+  const wall = performance.now() - started;
+  const { active } = performance.eventLoopUtilization(loop);
+  return { wall: (wall * 1000) / shape.calls, busy: (active * 1000) / shape.calls, cpu: (mainThreadCpu() - cpu) / shape.calls };
+}
+
+/** One agent with a pause before each call: wall microseconds per call, the pauses left out. */
+export async function paused(fake, shape) {
+  const agent = freshAgent('paused');
+  const count = Math.min(shape.calls, PAUSED_CALLS);
+  return { paused: ((await callsInARow(fake, shape, agent, count, PAUSE_MS)) * 1000) / count };
+}
+
