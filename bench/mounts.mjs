@@ -50,13 +50,17 @@ export async function callsInARow(fake, shape, agent, count, pauseMs = 0) {
   return spent;
 }
 
+const napCell = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * The main thread's CPU time so far in µs, where Linux tells it (/proc schedstat: time on a CPU,
  * in ns), else NaN. Unlike the event loop's busy time it leaves out the time the thread waited
- * for a CPU, which grows with the machine's load.
+ * for a CPU, which grows with the machine's load. The kernel brings a running thread's figure up
+ * to date when it sleeps, so the thread sleeps for 20 µs first (else it lags by up to a tick).
  */
 function mainThreadCpu() {
   try {
+    Atomics.wait(napCell, 0, 0, 0.02);
     return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'latin1').split(' ')[0]) / 1000;
   } catch {
     return NaN;
