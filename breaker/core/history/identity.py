@@ -49,6 +49,7 @@ from breaker.core.reading import (
     is_file,
     lex_shell,
     may_change,
+    may_run,
     normal_path,
     path_argument,
     runs_code,
@@ -71,6 +72,8 @@ UNKEYED_KINDS = frozenset({"verb"})
 _CONTENT_ARGS = ("content", "file_text")
 _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
+#: The argument names of what a call writes by path: content, or an edit (its pairs, or a list).
+_WRITE_ARGS = frozenset({*_CONTENT_ARGS, *_OLD_ARGS, *_NEW_ARGS, "edits"})
 #: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
 #: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
 _COMMAND_NOT_FOUND = re.compile(
@@ -104,6 +107,8 @@ MUTATING_COMMANDS: dict[str, frozenset[str]] = {
         "patch": "",
     }.items()
 }
+#: The words a program that may run code is looked for among, past its wrappers and assignments.
+_PREFIX_WORDS = 8
 #: Commands that change a file in place only with an ``-i`` flag.
 IN_PLACE_COMMANDS = frozenset({"sed", "perl"})
 #: What a key keyed by the workspace state carries after the key as read: `` @workspace:<state>``.
@@ -131,6 +136,7 @@ class Effect(NamedTuple):
     appends: frozenset[str] = frozenset()  # the places it appends to: their new content builds on the old
     answered: bool = False  # a possible change: its place's token is the answer it brings
     ran: frozenset[str] = frozenset()  # the places of code it ran: each holds what the run answered
+    run: str = ""  # a shell line's command key: its places hold the token of the whole line
 
 
 NO_EFFECT = Effect(())
@@ -220,6 +226,8 @@ class Workspace:
         if effect is None or not succeeded(text):
             return
         tokens = effect.tokens
+        if effect.run:  # a shell line: every place it wrote holds the line
+            tokens = (_hash(["run", effect.run]),) * len(effect.places)
         if effect.answered:  # each possible change that landed is a change: its own token
             self._changes += 1
             tokens = (_hash(["answer", text, self._changes]),)
@@ -281,8 +289,11 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     tool = call.name.lower()
     if tool in SHELL_TOOLS:
         return _shell_effect(arguments, fingerprints)
-    content = text_argument(arguments, _CONTENT_ARGS)
-    edit = _edit_pairs(arguments) if content is None else ()
+    content: str | None = None
+    edit: Edit = ()
+    if not _WRITE_ARGS.isdisjoint(arguments):  # content or an edit: what it writes by path
+        content = text_argument(arguments, _CONTENT_ARGS)
+        edit = _edit_pairs(arguments) if content is None else ()
     path = path_argument(arguments) if content is not None or edit else None  # what it writes
     if path is not None:
         place = "file:" + path
@@ -306,7 +317,8 @@ def succeeded(text: str) -> bool:
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
-    """Sinks, and mutating commands, each hold the token of the whole command that wrote them."""
+    """Sinks, and mutating commands, each hold the token of the whole command that wrote them
+    (made when the result comes, from ``Effect.run``); code it ran holds what it answered."""
     command = text_argument(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
@@ -314,16 +326,17 @@ def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Finger
     cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
     places = [_sink_place(fp) for fp in fingerprints if fp.kind == "sink"]
     script = lex_shell(command)
-    mutates, ran = _writes(script)
+    mutates, ran = _writes(
+        script, runners=any(fp.kind == "verb" and may_run(fp.key[5:]) for fp in fingerprints)
+    )
     if mutates:
         places.append("run:" + cmd_key)
     if ran:
         places.append(RAN + cmd_key)
-    token = _hash(["run", cmd_key])
+    if not places:
+        return NO_EFFECT
     appends = frozenset(places) & _appended(script)
-    return Effect(
-        tuple(places), (token,) * len(places), appends=appends, ran=frozenset(places[-1:] if ran else ())
-    )
+    return Effect(tuple(places), appends=appends, ran=frozenset(places[-1:] if ran else ()), run=cmd_key)
 
 
 def _sink_place(fp: Fingerprint) -> str:
@@ -343,10 +356,11 @@ def _appended(script: ShellScript) -> frozenset[str]:
     return frozenset("file:" + path for target in targets for path in (target, normal_path(target)))
 
 
-def _writes(script: ShellScript, depth: int = 2) -> tuple[bool, bool]:
+def _writes(script: ShellScript, depth: int = 2, *, runners: bool = True) -> tuple[bool, bool]:
     """Whether a command line makes a change its words name (a mutating command, ``sed -i``), and
     whether it runs code whose writes only its answer tells (``reading.runs_code``; a shell's
-    ``-c`` text is read as a line of its own, where a redirection into a file is such a write)."""
+    ``-c`` text is read as a line of its own, where a redirection into a file is such a write);
+    ``runners``: whether any of its programs may run code (``reading.may_run``: else none does)."""
     mutates = ran = False
     for part in script.parts:
         if isinstance(part, str) or not part.words:
@@ -358,7 +372,11 @@ def _writes(script: ShellScript, depth: int = 2) -> tuple[bool, bool]:
             verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest)
         ):
             mutates = True
-        elif not ran:
+        elif (
+            runners
+            and not ran
+            and any(may_run(word.rsplit("/", 1)[-1]) for word in part.words[:_PREFIX_WORDS])
+        ):
             words = part.words[strip_prefix(part.words, Findings({}))[1] :]
             text = shell_text(words) if depth else None
             if text is None:

@@ -42,6 +42,12 @@ BUILDERS = frozenset({"make", "gmake", "ninja", "ex", "ed"})
 _ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
 
 
+def may_run(program: str) -> bool:
+    """Whether ``program`` (a command's verb) is one that may run code or a build (``runs_code``)."""
+    name = program.lower().rstrip("0123456789.")
+    return name in CODE_RUNNERS or name in SHELL_RUNNERS or name in BUILDERS
+
+
 def runs_code(words: Sequence[str]) -> bool:
     """Whether one simple command (its program first, wrappers removed) runs code it is given, or
     a build: a script or module (``python x.py``, ``python -m build``), a text (``python3 -c``,
