@@ -73,14 +73,14 @@ export class NewsCheck {
     for (let index = 0; index < marks.length; index++) if (text.includes(marks[index])) return true;
     for (let index = 0; index < prefixes.length; index++) if (text.startsWith(prefixes[index])) return true;
     for (let index = 0; index < heads.length; index++) {
-      const [head, units] = heads[index];
+      const head = heads[index][0]; // no destructuring: an array's iterator is an object
       const at = text.indexOf(head); // the first is within the units if any is
-      if (at !== -1 && at + head.length <= units) return true;
+      if (at !== -1 && at + head.length <= heads[index][1]) return true;
     }
     if (outcome === null || typeof outcome !== 'object') return false;
     for (let index = 0; index < facts.length; index++) {
-      const [field, allowed] = facts[index];
-      if (Object.hasOwn(outcome, field) && !allowed.has(outcome[field])) return true;
+      const field = facts[index][0];
+      if (Object.hasOwn(outcome, field) && !facts[index][1].has(outcome[field])) return true;
     }
     return false;
   }

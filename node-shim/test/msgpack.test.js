@@ -160,3 +160,21 @@ test('frames appended to one buffer are the frames encodeFrame makes, one after 
   frames.add(1);
   assert.notEqual(frames.take().buffer, large.buffer, 'a buffer grown past 1 MB is not kept');
 });
+
+test('a request appended with its id and reply is the frame of {id, ...message, reply}, made without that object', () => {
+  const frames = new Frames();
+  const keys = Object.fromEntries(Array.from({ length: 15 }, (_, n) => [`k${n}`, n])); // 16 and 17 keys: a map16 head
+  const requests = [
+    [{ op: 'guard', agent: 3, call: 'c1', name: 'read', args: { path: '/w/a.js' } }, 7, undefined],
+    [{ op: 'result', agent: 3, call: 'c1', text: 'ü'.repeat(50), outcome: { isError: false } }, 8, 'later'],
+    [{ op: 'step', agent: 4 }, 2 ** 40, 'errors'],
+    [keys, 9, undefined],
+    [keys, 10, 'later'],
+  ];
+  const lengths = requests.map(([message, id, reply]) => frames.addRequest(message, id, reply));
+  const objects = requests.map(([message, id, reply]) => (reply === undefined ? { id, ...message } : { id, ...message, reply }));
+  assert.deepEqual(lengths, objects.map((object) => encodeFrame(object).length));
+  assert.deepEqual([...frames.take()], objects.flatMap((object) => [...encodeFrame(object)]));
+  assert.throws(() => frames.addRequest({ bad: () => 1 }, 11), TypeError);
+  assert.equal(frames.length, 0, 'what could not be encoded leaves nothing behind');
+});

@@ -340,6 +340,7 @@ export class WorkerBridge {
     const stateBuffer = new SharedArrayBuffer(SLOTS_BYTES); // see slots.js
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
+    this.drained = -1; // the SLOT.WAKE of the last look that took every message (drain)
     for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD]) this.state[slot] = -1;
     this.restored = new Set();
     this.backlog = new Backlog(this.nextId - 1); // nothing is queued at a new worker yet
@@ -365,7 +366,7 @@ export class WorkerBridge {
   // events queued before it. Returns its id.
   send(message, reply = undefined) {
     const id = this.nextId++;
-    this.backlog.sent(id, this.outbox.add(reply === undefined ? { id, ...message } : { id, ...message, reply }));
+    this.backlog.sent(id, this.outbox.add(message, id, reply));
     if (reply !== 'errors' || this.outbox.full) this.write(this.outbox.take());
     else if (!this.idle.running) this.outbox.wait(); // else written once the idle sends are done
     return id;
@@ -403,8 +404,12 @@ export class WorkerBridge {
   }
 
   // Take every message the helper has forwarded; return the reply with `id` if it is among them.
+  // The helper bumps SLOT.WAKE after each: while it has not moved since a look that took them all,
+  // there is none to look for (a request costs no call into the port).
   drain(id) {
     if (!this.replies) return undefined;
+    const wake = Atomics.load(this.state, SLOT.WAKE);
+    if (wake === this.drained) return undefined;
     for (let entry = receiveMessageOnPort(this.replies); entry; entry = receiveMessageOnPort(this.replies)) {
       const message = entry.message;
       if (message.spawned) this.pid = message.spawned;
@@ -412,9 +417,10 @@ export class WorkerBridge {
       else if (message.exited) this.exited = message.exited;
       else {
         const reply = this.received(decode(message.frame), id);
-        if (reply) return reply;
+        if (reply) return reply; // others may be left: the next look takes them
       }
     }
+    this.drained = wake;
     return undefined;
   }
 

@@ -117,6 +117,36 @@ export class Frames {
     return writer.length - start;
   }
 
+  /**
+   * Append `{id, ...message, reply}` as one frame (without `reply` when it is undefined), encoded
+   * as that object would be but without making it; `message` holds neither key. Returns its length.
+   */
+  addRequest(message, id, reply = undefined) {
+    const writer = this.writer;
+    const start = writer.length;
+    const keys = Object.keys(message);
+    writer.reserve(4);
+    writer.length += 4;
+    try {
+      writeContainerHead(writer, keys.length + (reply === undefined ? 1 : 2), 0x80, 0xde, 0xdf);
+      writeString(writer, 'id');
+      writeValue(writer, id);
+      for (const key of keys) {
+        writeString(writer, key);
+        writeValue(writer, message[key]);
+      }
+      if (reply !== undefined) {
+        writeString(writer, 'reply');
+        writeValue(writer, reply);
+      }
+    } catch (error) {
+      writer.length = start; // what could not be encoded leaves nothing behind
+      throw error;
+    }
+    writer.view.setUint32(start, writer.length - start - 4);
+    return writer.length - start;
+  }
+
   /** The frames waiting, oldest first, as a view valid until the next `add`; none wait after. */
   take() {
     const frames = this.writer.bytes.subarray(0, this.writer.length);

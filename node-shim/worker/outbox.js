@@ -26,9 +26,10 @@ export class Outbox {
     return this.count;
   }
 
-  /** Request `message` encoded, after those waiting; returns its frame's length in bytes. */
-  add(message) {
-    const bytes = this.frames.add(message);
+  /** Request `message` encoded as `{id, ...message, reply}` (no reply: none), after those
+   * waiting; returns its frame's length in bytes. */
+  add(message, id, reply = undefined) {
+    const bytes = this.frames.addRequest(message, id, reply);
     this.count++;
     return bytes;
   }
