@@ -36,7 +36,7 @@ function time(count, run) {
 }
 
 const guards = [];
-apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
+await apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
 const [guard] = guards;
 const agent = { id: 'session-bench' };
 

@@ -28,12 +28,12 @@ function children() {
 }
 
 // One mounted shim, its guard timed, its log lines counted.
-function mount(config = {}) {
+async function mount(config = {}) {
   globalThis.gc?.(); // the previous row's garbage is not this row's pause
   const guards = [];
   const hooks = new Map();
   const before = new Set(children());
-  const dispose = apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: (name, hook) => (hooks.set(name, hook), () => {}) }, config);
+  const dispose = await apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: (name, hook) => (hooks.set(name, hook), () => {}) }, config);
   const workers = new Set(children().filter((pid) => !before.has(pid)));
   const shim = { worst: 0, unchecked: 0, dispose, hooks, worker: () => [...workers].at(-1) };
   shim.guard = (exec) => {
@@ -78,14 +78,14 @@ const bash = (command) => ({ command, description: 'bench' });
 // --- rows ---------------------------------------------------------------------------------------
 
 {
-  const shim = mount();
+  const shim = await mount();
   const agent = {};
   for (let index = 0; index < 1000; index++) shim.guard({ name: 'bash', callId: `b${index}`, agent, arguments: bash(`echo ${index}`) });
   record('none (1,000 calls)', shim, loopStopped(shim, {}));
 }
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agent = {};
   await countingUnchecked(shim, async () => {
     for (let kill = 0; kill < 5; kill++) {
@@ -98,7 +98,7 @@ await (async () => {
 })();
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agent = {};
   const content = 'x'.repeat(10 * 1024 * 1024);
   shim.guard({ name: 'write', callId: 'w0', agent, arguments: { path: 'a', content } });
@@ -110,7 +110,7 @@ await (async () => {
 })();
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agent = {};
   shim.guard({ name: 'bash', callId: 's0', agent, arguments: bash('ls') });
   process.kill(shim.worker(), 'SIGSTOP');
@@ -162,7 +162,7 @@ const COSTLY = {
   'argument: a 70 MB string (over the 64 MB frame limit)': () => ({ content: 'x'.repeat(70 * 1024 * 1024) }),
 };
 for (const [fault, make] of Object.entries(COSTLY)) {
-  const shim = mount();
+  const shim = await mount();
   const args = make();
   let stopped;
   await countingUnchecked(shim, async () => {
@@ -172,7 +172,7 @@ for (const [fault, make] of Object.entries(COSTLY)) {
 }
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agents = Array.from({ length: 100 }, () => ({}));
   const content = 'y'.repeat(1024 * 1024);
   for (let write = 0; write < 12; write++) {
@@ -192,7 +192,7 @@ await (async () => {
 })();
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agents = Array.from({ length: liveAgents }, () => ({}));
   for (let round = 0; round < 3; round++) {
     for (const [index, agent] of agents.entries()) {
@@ -216,7 +216,7 @@ await (async () => {
 })();
 
 await (async () => {
-  const shim = mount();
+  const shim = await mount();
   const agents = Array.from({ length: 10_000 }, () => ({}));
   for (const [index, agent] of agents.entries()) shim.guard({ name: 'bash', callId: `e${index}`, agent, arguments: bash('ls') });
   const preStep = shim.hooks.get('agent/pre-step');

@@ -89,8 +89,8 @@ async function timeWholeCall(fake, bytes, count) {
 
 function mount(plugin, config) {
   const fake = new FakeDsh();
-  const dispose = plugin.apply(fake.ctx, config);
-  return { fake, dispose };
+  const disposal = plugin.apply(fake.ctx, config); // this plugin's: a promise of the disposer
+  return { fake, dispose: async () => (await disposal)() };
 }
 
 const mounted = { ours: mount(ours, OUR_CONFIG), reference: mount(reference, REFERENCE_CONFIG) };
@@ -104,7 +104,7 @@ for (const { label, bytes, share } of SIZES) {
   }
   rows.push({ label, count, ...result });
 }
-for (const { dispose } of Object.values(mounted)) dispose();
+for (const { dispose } of Object.values(mounted)) await dispose();
 
 const us = (value) => (value >= 1000 ? `${(value / 1000).toFixed(2)} ms` : `${value.toFixed(0)} µs`);
 const ratio = (a, b) => `${(a / b).toFixed(2)}×`;

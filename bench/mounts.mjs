@@ -24,8 +24,8 @@ export function mount(plugin, config) {
       return answerOf(result, served);
     },
   });
-  const dispose = plugin ? plugin.apply(fake.ctx, config) : () => {};
-  return { fake, dispose, setResult: (text) => (result = text) };
+  const disposal = plugin ? plugin.apply(fake.ctx, config) : () => {}; // this plugin's: a promise of it
+  return { fake, dispose: async () => (await disposal)(), setResult: (text) => (result = text) };
 }
 
 let nextCall = 0;

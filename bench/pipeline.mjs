@@ -65,7 +65,7 @@ for (let run = 0; run <= RUNS; run++) {
     }
   }
 }
-for (const { dispose } of Object.values(mounts)) dispose();
+for (const { dispose } of Object.values(mounts)) await dispose();
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);

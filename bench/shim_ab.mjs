@@ -38,7 +38,7 @@ for (let round = 0; round <= ROUNDS; round++) {
     }
   }
 }
-for (const { dispose } of Object.values(mounts)) dispose();
+for (const { dispose } of Object.values(mounts)) await dispose();
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -23,7 +23,7 @@ Worker.prototype.postMessage = function count(message, transfer) {
 };
 
 const guards = [];
-apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
+await apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
 const [guard] = guards;
 const worker = readdirSync('/proc/self/task').flatMap((task) => {
   try {

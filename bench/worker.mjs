@@ -44,7 +44,7 @@ async function coldAndRestart() {
     const fake = new FakeDsh();
     const agent = makeAgent(`cold-${run}`);
     const started = process.hrtime.bigint();
-    const dispose = apply(fake.ctx, { onWorkerFailure: 'deny' });
+    const disposal = apply(fake.ctx, { onWorkerFailure: 'deny' }); // the first guard waits for the worker's answer
     const first = fake.guardReason(exec(agent, 0));
     cold.push(ms(process.hrtime.bigint() - started));
     if (first !== undefined) throw new Error(`the first guard was not answered: ${first}`);
@@ -62,7 +62,7 @@ async function coldAndRestart() {
     }
     restart.push(ms(process.hrtime.bigint() - killed));
     failedCalls.push(failed);
-    dispose();
+    (await disposal)();
     await sleep(50); // let the old helper thread and worker wind down between runs
   }
   return { cold, restart, failedCalls };

@@ -55,33 +55,52 @@ function bootFailure(message) {
   return error;
 }
 
-export function apply(ctx, config) {
+export async function apply(ctx, config) {
   // Every boot waits for the worker's answer to its configuration, so a worker that cannot start
   // (a package lost from its environment, the base Python of its venv replaced) or a bad
-  // configuration stops the boot here, loud, with the fix.
+  // configuration stops the boot here, loud, with the fix. dsh awaits the promise `apply` returns
+  // while it loads and applies its other plugins, and runs a task only once every plugin has
+  // started: its main thread never blocks for the worker's start (worker/first-answer.js).
   const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value, rows: patchRows(ctx) };
   let journal; // created from the worker's settings once it has accepted the config
   const replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
-  const { bridge, settings } = startWorker(configure, config, { log, fail: bootFailure, replay });
-  journal = new Journal(settings);
-  const hooks = new CallHooks({ bridge, journal, settings, plugin: name, log, logOnce });
+  const start = startWorker(configure, config, { log, fail: bootFailure, replay });
+  let hooks; // what each call does on its way, made from the worker's settings
+  // The hooks, made once the worker has accepted the configuration: a hook that runs before the
+  // boot has seen the answer waits for it here, so no call is ever let through unchecked.
+  const ready = () => {
+    if (hooks === undefined) {
+      const settings = start.settings();
+      journal = new Journal(settings);
+      hooks = new CallHooks({ bridge: start.bridge, journal, settings, plugin: name, log, logOnce });
+    }
+    return hooks;
+  };
   const disposers = [
-    ctx.tools.guard((exec) => hooks.guard(exec)),
-    ctx.on('tools/pre-execute', (exec, next) => hooks.preExecute(exec, next)),
-    ctx.on('tools/post-execute', (exec, result, next) => hooks.postExecute(exec, result, next)),
-    ctx.on('agent/pre-step', (step, next) => hooks.preStep(step, next)),
-    watchFrontend(ctx, log, () => hooks.ran),
+    ctx.tools.guard((exec) => ready().guard(exec)),
+    ctx.on('tools/pre-execute', (exec, next) => ready().preExecute(exec, next)),
+    ctx.on('tools/post-execute', (exec, result, next) => ready().postExecute(exec, result, next)),
+    ctx.on('agent/pre-step', (step, next) => ready().preStep(step, next)),
+    watchFrontend(ctx, log, () => hooks?.ran === true),
   ];
-  return () => {
-    for (const dispose of disposers) {
+  const dispose = () => {
+    for (const disposer of disposers) {
       try {
-        dispose?.();
+        disposer?.();
       } catch (error) {
         log(`teardown: ${error.message}`);
       }
     }
-    bridge.close();
+    start.bridge.close();
   };
+  try {
+    await start.ready;
+    ready();
+  } catch (error) {
+    dispose();
+    throw error;
+  }
+  return dispose;
 }
 
 export default { name, inject, apply };

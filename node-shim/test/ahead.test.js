@@ -14,7 +14,10 @@ import { childPids, isAlive, waitUntil, workerSettings } from './processes.js';
 const SETTINGS = workerSettings();
 
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 function mount(config, options) {
   const dsh = new FakeDsh(options);

@@ -9,7 +9,10 @@ import { FakeDsh, makeAgent } from './fake-dsh.js';
 import { captureStderr, childPids } from './processes.js';
 
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 test('an own "__proto__" key (what JSON.parse makes) is kept as a key', () => {
   const { value } = boundedCopy(JSON.parse('{"__proto__": {"path": "a.txt"}, "command": "ls"}'));
@@ -63,10 +66,10 @@ const COSTLY_ARGUMENTS = {
 // The deadline itself (500 ms) is held to in bench/faults.mjs; here, on a shared machine, the
 // bound only separates "decided" from the multi-second stalls and killed workers these caused.
 for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
-  test(`${label}: every call is decided by the same worker without a stall, and the loop is caught`, () => {
+  test(`${label}: every call is decided by the same worker without a stall, and the loop is caught`, async () => {
     const dsh = new FakeDsh();
     const existing = new Set(childPids());
-    disposers.push(apply(dsh.ctx, { guardTimeoutMs: 500 }));
+    disposers.push(await apply(dsh.ctx, { guardTimeoutMs: 500 }));
     const workers = () => childPids().filter((pid) => !existing.has(pid));
     const [worker] = workers();
     const [guard] = dsh.guards;

@@ -7,7 +7,10 @@ import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
 
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 // `values` gives a call's structured result value, set by a listener outside the plugin's (dsh's
 // tool body returns it; the fake only returns text).

@@ -17,8 +17,8 @@ const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const disposers = [];
 const folders = [];
-after(() => {
-  disposers.forEach((dispose) => dispose());
+after(async () => {
+  for (const dispose of disposers) (await dispose)(); // apply gives a promise of its disposer
   folders.forEach((folder) => rmSync(folder, { recursive: true, force: true }));
 });
 
@@ -326,10 +326,10 @@ test('a crash loop backs off, gives up restarting with one line, and recovers af
   assert.match(lines.at(-1), /the worker answers again/);
 });
 
-test('a worker that dies at boot makes apply throw with its stderr', () => {
+test('a worker that dies at boot makes apply fail with its stderr', async () => {
   const interpreter = switchableInterpreter();
   interpreter.set('crash');
-  assert.throws(() => apply(new FakeDsh().ctx, { python: interpreter.path }), (error) => {
+  await assert.rejects(() => apply(new FakeDsh().ctx, { python: interpreter.path }), (error) => {
     assert.match(error.message, /the Python worker did not start: the worker is not running \(exited with code 3\)/);
     assert.match(error.message, /worker crashed on purpose/);
     return true;

@@ -8,7 +8,10 @@ import { FakeDsh, makeAgent } from './fake-dsh.js';
 import { captureStderr, childPids } from './processes.js';
 
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 function mountGuard(config = {}) {
   const dsh = new FakeDsh();

@@ -33,7 +33,10 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PACKAGE_ROOT = dirname(dirname(HERE));
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 // Every frame a bridge sends, by bridge, in the order it sent them.
 const sent = new Map();

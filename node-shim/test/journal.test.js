@@ -106,7 +106,7 @@ test('2,000 agents made and dropped are all forgotten by the worker', async () =
     return send.call(this, message);
   };
   const guards = [];
-  const dispose = apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
+  const dispose = await apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} }, {});
   try {
     (() => {
       for (let index = 0; index < 2000; index++) {

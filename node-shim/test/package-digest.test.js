@@ -74,7 +74,7 @@ test('a configuration accepted before is sent known, and still waited for: a wor
     import { apply } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)};
     import { FakeDsh, makeAgent } from ${JSON.stringify(new URL('./fake-dsh.js', import.meta.url).href)};
     const dsh = new FakeDsh();
-    const dispose = apply(dsh.ctx, ${JSON.stringify(config)});
+    const dispose = await apply(dsh.ctx, ${JSON.stringify(config)});
     console.log('applied');
     const agent = makeAgent('a');
     const verdicts = [1, 2, 3].map((n) => dsh.guardReason({ callId: 'c' + n, name: 'bash', agent, arguments: { command: 'ls', description: 'd' } }) ?? 'allowed');

@@ -16,13 +16,16 @@ import { childPids, isAlive, waitUntil } from './processes.js';
 
 const SHIM = new URL('../index.js', import.meta.url).href;
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 function mount(config, options) {
   const dsh = new FakeDsh(options);
   const dispose = apply(dsh.ctx, config);
   disposers.push(dispose);
-  return { dsh, dispose };
+  return { dsh, dispose: async () => (await dispose)() };
 }
 
 // Every request to the worker goes through WorkerBridge.send.
@@ -116,7 +119,7 @@ test('a row meant for the plugin under another id is named at boot in one line, 
       { id: 'repeat-tool-braker', config: { limits: { exact: 3 } } },
     ];
     dsh.ctx.fiber = { entry: { parent: { tree: { config: { patches } } } } };
-    disposers.push(apply(dsh.ctx, undefined));
+    disposers.push(await apply(dsh.ctx, undefined));
     assert.equal(lines.length, 1);
     assert.match(lines[0], /^\[repeat-tool-breaker\] the row 'repeat-tool-braker' is not this plugin's row 'repeat-tool-breaker'.*\. Fix: write its id as repeat-tool-breaker\n$/);
     const outcomes = await verdicts(dsh, makeAgent('s'), Array(5).fill(['bash', bash('cat notes.txt')]));
@@ -124,8 +127,8 @@ test('a row meant for the plugin under another id is named at boot in one line, 
   });
 });
 
-test('a suggestion ending in a question mark takes no stray period before the fix', () => {
-  assert.throws(() => apply(new FakeDsh().ctx, { identity: 'exactt' }), /did you mean 'exact'\? Fix: correct it/);
+test('a suggestion ending in a question mark takes no stray period before the fix', async () => {
+  await assert.rejects(() => apply(new FakeDsh().ctx, { identity: 'exactt' }), /did you mean 'exact'\? Fix: correct it/);
 });
 
 test("loop B: description '1st'/'2nd'/... decoys do not make a new call", async () => {
@@ -285,19 +288,19 @@ test('odd arguments never make the guard throw or return anything but string | u
   }
 });
 
-test('config errors throw from apply, naming the key', () => {
+test('config errors fail apply, naming the key', async () => {
   const dsh = new FakeDsh();
-  assert.throws(() => apply(dsh.ctx, { windw: 12 }), /^Error: repeat-tool-breaker: unknown config key 'windw'; did you mean 'window'\?/);
-  assert.throws(() => apply(dsh.ctx, { limits: { exact: 1 } }), /repeat-tool-breaker: limits\.exact must be null or a finite number >= 2/);
-  assert.throws(() => apply(dsh.ctx, { denyAfter: 3 }), /denyAfter is a key of the unrelated npm plugin of the same name: use limits/);
-  assert.equal(dsh.listenerCount, 0, 'nothing is registered when apply throws');
+  await assert.rejects(() => apply(dsh.ctx, { windw: 12 }), /^Error: repeat-tool-breaker: unknown config key 'windw'; did you mean 'window'\?/);
+  await assert.rejects(() => apply(dsh.ctx, { limits: { exact: 1 } }), /repeat-tool-breaker: limits\.exact must be null or a finite number >= 2/);
+  await assert.rejects(() => apply(dsh.ctx, { denyAfter: 3 }), /denyAfter is a key of the unrelated npm plugin of the same name: use limits/);
+  assert.equal(dsh.listenerCount, 0, 'nothing stays registered when apply fails');
 });
 
 test('a config error is written to stderr first, once and alone, as `rtb check` prints it, then thrown', () => {
   const boot = spawnSync(process.execPath, ['--input-type=module', '-e', `
     import { apply } from ${JSON.stringify(SHIM)};
     import { FakeDsh } from ${JSON.stringify(new URL('./fake-dsh.js', import.meta.url).href)};
-    try { apply(new FakeDsh().ctx, { window: -3 }); } catch (error) { process.stderr.write('thrown: ' + error.message + '\\n'); }`], { encoding: 'utf8' });
+    try { await apply(new FakeDsh().ctx, { window: -3 }); } catch (error) { process.stderr.write('thrown: ' + error.message + '\\n'); }`], { encoding: 'utf8' });
   const lines = boot.stderr.split('\n');
   assert.match(lines[0], /^repeat-tool-breaker: window must be a whole number >= 4, got -3\. Fix: correct it in the config: of the repeat-tool-breaker row /);
   assert.equal(lines[1], '', 'alone: a blank line after it');
@@ -305,9 +308,9 @@ test('a config error is written to stderr first, once and alone, as `rtb check` 
   assert.equal(lines[2], `thrown: ${lines[0]}`, 'then thrown, the same text');
 });
 
-test('a config error is one message with the fix and no frame of the plugin\'s code (dsh prints its stack)', () => {
+test('a config error is one message with the fix and no frame of the plugin\'s code (dsh prints its stack)', async () => {
   const dsh = new FakeDsh();
-  assert.throws(() => apply(dsh.ctx, { window: 2 }), (error) => {
+  await assert.rejects(() => apply(dsh.ctx, { window: 2 }), (error) => {
     assert.equal(error.stack, error.message);
     assert.match(error.message, /^repeat-tool-breaker: window must be a whole number >= 4, got 2\. Fix: correct it in the config: of the repeat-tool-breaker row .*cordis\.patch\.yml.*`npx rtb check` in the profile folder/);
     assert.doesNotMatch(error.stack, /\n\s+at /);
@@ -315,23 +318,23 @@ test('a config error is one message with the fix and no frame of the plugin\'s c
   });
 });
 
-test('a timeout the shim cannot hold, or not a whole number, fails the boot naming its key, not as a timeout', () => {
+test('a timeout the shim cannot hold, or not a whole number, fails the boot naming its key, not as a timeout', async () => {
   const refused = [
     [{ startTimeoutMs: 0.5 }, 'startTimeoutMs', '0.5'],
     [{ startTimeoutMs: 3_000_000_000 }, 'startTimeoutMs', '3000000000'],
     [{ guardTimeoutMs: 10_000_000_000 }, 'guardTimeoutMs', '10000000000'],
   ];
   for (const [config, key, shown] of refused) {
-    assert.throws(() => apply(new FakeDsh().ctx, config), (error) => {
+    await assert.rejects(() => apply(new FakeDsh().ctx, config), (error) => {
       assert.match(error.message, new RegExp(`^repeat-tool-breaker: ${key} must be a whole number .*, got ${shown}\\. Fix: `));
       return true;
     }, key);
   }
 });
 
-test('a missing interpreter or missing Python packages throw with the command that fixes it', () => {
+test('a missing interpreter or missing Python packages fail the boot with the command that fixes it', async () => {
   const dsh = new FakeDsh();
-  assert.throws(() => apply(dsh.ctx, { python: '/nonexistent/python3' }), (error) => {
+  await assert.rejects(() => apply(dsh.ctx, { python: '/nonexistent/python3' }), (error) => {
     assert.match(error.message, /cannot run the Python interpreter "\/nonexistent\/python3" \(ENOENT\) from the `python` config key/);
     assert.match(error.message, /point the `python` config key at a Python >= 3\.10, or unset it/);
     return true;
@@ -341,18 +344,18 @@ test('a missing interpreter or missing Python packages throw with the command th
   disposers.push(() => rmSync(folder, { recursive: true, force: true }));
   const bare = join(folder, 'python');
   writeFileSync(bare, `#!/bin/sh\nexec ${process.env.RTB_PYTHON || 'python3'} -S "$@"\n`, { mode: 0o755 });
-  assert.throws(() => apply(dsh.ctx, { python: bare }), (error) => {
+  await assert.rejects(() => apply(dsh.ctx, { python: bare }), (error) => {
     assert.match(error.message, /the Python worker cannot import \w+ \(interpreter .* from the `python` config key\)/);
     assert.ok(error.message.includes(`${bare} -m pip install "msgpack>=1.0" "pydantic>=2.5"`), error.message);
     return true;
   });
 });
 
-test('an interpreter older than 3.10 is named as such, not as the traceback it gives', (t) => {
+test('an interpreter older than 3.10 is named as such, not as the traceback it gives', async (t) => {
   const old = ['python3.9', ...['3.9.18', '3.9'].map((v) => join(process.env.PYENV_ROOT || '/root/.pyenv', 'versions', v, 'bin', 'python3'))]
     .find((command) => spawnSync(command, ['-c', 'import sys; assert sys.version_info[:2] == (3, 9)']).status === 0);
   if (!old) return t.skip('no Python 3.9 on this machine');
-  assert.throws(() => apply(new FakeDsh().ctx, { python: old }), (error) => {
+  await assert.rejects(() => apply(new FakeDsh().ctx, { python: old }), (error) => {
     assert.match(error.message, /^repeat-tool-breaker: the worker needs Python >= 3\.10, but .* \(from the `python` config key\) is Python 3\.9: /);
     return true;
   });
@@ -379,7 +382,7 @@ test('teardown disposes every registration and leaves no process behind', async 
   await dsh.call(makeAgent('teardown'), 'bash', bash('ls'));
   const workers = childPids().filter((pid) => !existing.has(pid));
   assert.equal(workers.length, 1);
-  dispose();
+  await dispose();
   assert.equal(dsh.listenerCount, 0);
   assert.ok(await waitUntil(() => !isAlive(workers[0])), 'the worker exited');
 });

@@ -10,7 +10,10 @@ import { FakeDsh, makeAgent, userMessage } from './fake-dsh.js';
 import { captureStderr, isAlive, waitUntil } from './processes.js';
 
 const disposers = [];
-after(() => disposers.forEach((dispose) => dispose()));
+// apply returns a promise of its disposer (dsh awaits it): a hook run before it settles waits for the worker
+after(async () => {
+  for (const dispose of disposers) (await dispose)();
+});
 
 // The bridge each `apply` made: the first to send a request after it.
 let lastBridge = null;

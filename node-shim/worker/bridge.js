@@ -23,6 +23,7 @@ import { Awaited } from './awaited.js';
 import { clock } from './clock.js';
 import { Backlog, replyDue, restoreMs, timeoutFor } from './deadlines.js';
 import { mkfifo } from './fifo-folder.js';
+import { begin, booted } from './first-answer.js';
 import { decode } from './msgpack.js';
 import { IdleSends } from './idle.js';
 import { Outbox } from './outbox.js';
@@ -71,6 +72,8 @@ export class WorkerBridge {
     this.pid = null;
     this.exited = null; // set when the current worker is known to be gone
     this.configureMessage = null;
+    /** @type {import('./first-answer.js').FirstAnswer | null} the first configuration and its answer */
+    this.first = null;
     this.startingId = null; // the configure request a fresh worker has not answered yet
     this.restored = new Set(); // the agents whose journal the current worker has been given
     this.uncollected = 0; // events sent since replies were last taken
@@ -97,15 +100,8 @@ export class WorkerBridge {
    * when there was no reply at all.
    */
   boot(configureMessage, timeoutMs) {
-    if (!this.helper) this.spawn();
-    const reply = this.waitFor(this.send(configureMessage), clock() + timeoutMs, timeoutMs);
-    this.drain(); // the helper's news (the worker's pid) when the reply came straight off the FIFO
-    if (reply.ok) {
-      this.configureMessage = configureMessage;
-      this.settings = reply.settings;
-      this.helper.postMessage('ready');
-    }
-    return reply;
+    begin(this, configureMessage, timeoutMs); // the same without blocking: first-answer.js
+    return booted(this);
   }
 
   /**
@@ -287,6 +283,17 @@ export class WorkerBridge {
     return this.startingId !== null;
   }
 
+  /** Kill the current worker, if it runs: one that hangs would never read the end of its input. */
+  kill() {
+    this.drain(); // a reading main thread may not have taken the pid yet
+    if (this.pid === null || this.exited) return;
+    try {
+      process.kill(this.pid, 'SIGKILL');
+    } catch {
+      // it is already gone
+    }
+  }
+
   // A call was answered: the worker is healthy, any crash loop is over.
   answered() {
     if (this.crashes.answered()) this.log('the worker answers again; the loop guard is back');
@@ -296,14 +303,7 @@ export class WorkerBridge {
   // it, and start a successor now or after a backoff (or, in a crash loop, after a pause).
   /** @param {Error} error @param {{ op?: string, callFails?: boolean }} [how] */
   lost(error, { op, callFails = false } = {}) {
-    this.drain(); // a reading main thread may not have taken the pid yet
-    if (this.pid !== null && !this.exited) {
-      try {
-        process.kill(this.pid, 'SIGKILL');
-      } catch {
-        // it is already gone
-      }
-    }
+    this.kill();
     this.stop();
     this.exited = null;
     const { paused, newly, delay } = this.crashes.lost(performance.now());
@@ -427,6 +427,7 @@ export class WorkerBridge {
   // A reply, in order: the one with `id` is returned; others are a start's or an event's.
   received(reply, id) {
     this.backlog.answered(reply.id);
+    if (this.first?.take(reply, this)) return reply.id === id ? reply : undefined;
     if (reply.id === this.startingId) this.started(reply);
     else if (!reply.ok && reply.id !== id) {
       this.log(`the worker refused request ${reply.id ?? '(unreadable)'}: ${reply.error}`);

@@ -12,6 +12,7 @@ import {
   workerInterpreter,
 } from '../boot/environment.js';
 import { WorkerBridge, WorkerUnavailable, workerEnvironment } from './bridge.js';
+import { answered, begin, booted } from './first-answer.js';
 
 /** Before the worker has validated `startTimeoutMs`, its first answer gets this long: the one
  * limit the shim keeps itself, as it bounds the wait for the reply that brings all the others
@@ -85,11 +86,14 @@ function bridgeFor(options, log) {
 }
 
 /**
- * The boot's worker, once it has accepted `configure` (the configure request: the config and the
- * patch rows): its bridge and its settings. `configured` is the plugin's config as dsh gave it
- * (its `python` key, its `startTimeoutMs` before the worker validated it). What stops the boot is
- * thrown as `fail(message)`, the message naming the fix; `replay` gives an agent's recent calls
- * to a worker that replaces a lost one.
+ * The boot's worker, sent `configure` (the configure request: the config and the patch rows)
+ * without waiting for its answer: `bridge`; `settings()`, the worker's settings once it has
+ * accepted the configuration, waiting for its answer if it has not come (dsh's main thread blocks
+ * then); `ready`, a promise of them that never blocks (first-answer.js). `configured` is the
+ * plugin's config as dsh gave it (its `python` key, its `startTimeoutMs` before the worker
+ * validated it). What stops the boot is thrown (or rejected) as `fail(message)`, the message
+ * naming the fix, the same error each time; `replay` gives an agent's recent calls to a worker
+ * that replaces a lost one.
  */
 export function startWorker(configure, configured, { log, fail, replay }) {
   let python; // found, or prepared on the first boot that has no ready environment
@@ -104,22 +108,36 @@ export function startWorker(configure, configured, { log, fail, replay }) {
   const bootTimeout = Number.isInteger(wanted) && wanted >= least && wanted <= most ? wanted : BOOT_TIMEOUT_MS;
   // Every boot waits for the worker's answer to its configuration. A configuration the plugin's
   // own environment has accepted before, from this very code, is sent `known`: the worker then
-  // skips pydantic's check (breaker/core/config/loading.py), and the worker started when dsh loaded the
-  // plugin has usually answered by the time the boot runs.
+  // skips pydantic's check (breaker/core/config/loading.py), and the worker started when dsh loaded
+  // the plugin has usually answered by the time the boot looks for the answer.
   const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config) !== undefined;
+  begin(bridge, known ? { ...configure, known: true } : configure, bootTimeout);
+  let outcome; // once the answer has been read: {settings}, or {error}, what stops the boot
+  const settings = () => {
+    outcome ??= accepted(bridge, python, { config: configure.config, known, log, fail });
+    if (outcome.error) throw outcome.error;
+    return outcome.settings;
+  };
+  return { bridge, settings, ready: answered(bridge).then(settings) };
+}
+
+// The worker's answer to the boot's configuration, read once: its settings, or the error that
+// stops the boot (the worker is then stopped).
+function accepted(bridge, python, { config, known, log, fail }) {
   let reply;
   try {
-    reply = bridge.boot(known ? { ...configure, known: true } : configure, bootTimeout);
+    reply = booted(bridge);
   } catch (error) {
+    bridge.kill(); // it missed its deadline: it may hang
     bridge.close();
-    throw error instanceof WorkerUnavailable ? fail(startupFailure(error, python)) : error;
+    return { error: error instanceof WorkerUnavailable ? fail(startupFailure(error, python)) : error };
   }
   if (!reply.ok) {
     bridge.close();
-    throw fail(`${reply.error}${/[.?!]$/.test(reply.error) ? '' : '.'} Fix: ${CONFIG_FIX}`);
+    return { error: fail(`${reply.error}${/[.?!]$/.test(reply.error) ? '' : '.'} Fix: ${CONFIG_FIX}`) };
   }
   const settings = reply.settings;
   for (const line of settings.strays ?? []) log(line); // a row meant for this plugin, given to nothing
-  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, configure.config, settings);
-  return { bridge, settings };
+  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, config, settings);
+  return { settings };
 }
