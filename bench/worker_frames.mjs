@@ -30,7 +30,7 @@ const fake = new FakeDsh({
     return answerOf(shape.result, served);
   },
 });
-const dispose = ours.apply(fake.ctx, undefined);
+const dispose = await ours.apply(fake.ctx, undefined);
 let nextCall = 0;
 let nextAgent = 0;
 // The first call starts the worker and configures it.
