@@ -103,18 +103,7 @@ export class Frames {
 
   /** Append `value` as one frame; returns its length in bytes. */
   add(value) {
-    const writer = this.writer;
-    const start = writer.length;
-    writer.reserve(4);
-    writer.length += 4;
-    try {
-      writeValue(writer, value);
-    } catch (error) {
-      writer.length = start; // what could not be encoded leaves nothing behind
-      throw error;
-    }
-    writer.view.setUint32(start, writer.length - start - 4);
-    return writer.length - start;
+    return this.framed(writeValue, value);
   }
 
   /**
@@ -122,25 +111,20 @@ export class Frames {
    * as that object would be but without making it; `message` holds neither key. Returns its length.
    */
   addRequest(message, id, reply = undefined) {
+    return this.framed(writeRequest, message, id, reply);
+  }
+
+  // One frame, its body written by `write(writer, ...values)`; what could not be encoded leaves
+  // nothing behind.
+  framed(write, value, id = undefined, reply = undefined) {
     const writer = this.writer;
     const start = writer.length;
-    const keys = Object.keys(message);
     writer.reserve(4);
     writer.length += 4;
     try {
-      writeContainerHead(writer, keys.length + (reply === undefined ? 1 : 2), 0x80, 0xde, 0xdf);
-      writeString(writer, 'id');
-      writeValue(writer, id);
-      for (const key of keys) {
-        writeString(writer, key);
-        writeValue(writer, message[key]);
-      }
-      if (reply !== undefined) {
-        writeString(writer, 'reply');
-        writeValue(writer, reply);
-      }
+      write(writer, value, id, reply);
     } catch (error) {
-      writer.length = start; // what could not be encoded leaves nothing behind
+      writer.length = start;
       throw error;
     }
     writer.view.setUint32(start, writer.length - start - 4);
@@ -257,6 +241,21 @@ function writeBinary(writer, bytes) {
   writer.reserve(size);
   writer.bytes.set(bytes, writer.length);
   writer.length += size;
+}
+
+function writeRequest(writer, message, id, reply) {
+  const keys = Object.keys(message);
+  writeContainerHead(writer, keys.length + (reply === undefined ? 1 : 2), 0x80, 0xde, 0xdf);
+  writeString(writer, 'id');
+  writeValue(writer, id);
+  for (const key of keys) {
+    writeString(writer, key);
+    writeValue(writer, message[key]);
+  }
+  if (reply !== undefined) {
+    writeString(writer, 'reply');
+    writeValue(writer, reply);
+  }
 }
 
 function writeArray(writer, items) {
