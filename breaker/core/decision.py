@@ -14,6 +14,7 @@ state. ``precheck`` makes the plan ahead of the guard and keeps it; ``commit`` a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -57,16 +58,19 @@ class Breaker:
     def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter = fingerprint_call) -> None:
         self.config = config
         self._counted = re.compile(counted_tools_pattern(config))
-        self._agents: Agents[AgentState] = Agents(
-            config.maxAgents, lambda: AgentState(config.window), bound=config.window, dropped=self._dropped
-        )
         # The verdicts kept for calls of agents dropped past maxAgents before their guard came.
         self._settled: dict[tuple[AgentId, str], Allow | Deny] = {}
+        self._begun_bound = max(config.maxAgents, BEGUN_TURNS)
+        # The registry holds no reference back to this breaker: a dropped one is freed at once,
+        # never left to the cyclic collector (whose pause would fall on some later call).
+        dropped = functools.partial(_keep_settled, self._settled, self._begun_bound)
+        self._agents: Agents[AgentState] = Agents(
+            config.maxAgents, lambda: AgentState(config.window), bound=config.window, dropped=dropped
+        )
         self._analysis = Analysis(config, fingerprinter)
         self._tightest_cap = passes_.tightest_cap(config)
         # Agents whose model turn began (``new_step``) and who have made no counted call since.
         self._begun: dict[AgentId, None] = {}
-        self._begun_bound = max(config.maxAgents, BEGUN_TURNS)
 
     def is_counted(self, tool_name: str) -> bool:
         """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
@@ -189,22 +193,6 @@ class Breaker:
         if len(begun) > self._begun_bound:
             del begun[next(iter(begun))]
 
-    def _dropped(self, agent: AgentId, state: AgentState, opened: list[str]) -> None:
-        """``agent`` is dropped past ``maxAgents`` while calls of it prechecked (``opened``) await
-        their guard: each keeps the verdict its precheck kept (allowed when none is kept), as if
-        its guard had come before the drop, where dsh logged the call and where ``rtb replay``
-        decides it; its guard makes the agent no more (``decide``, ``commit``; the shim's journal
-        follows the same rule)."""
-        if not opened:
-            return
-        plans = state.kept.plans or {}
-        settled = self._settled
-        for call_id in opened:
-            plan = plans.get(call_id)
-            settled[(agent, call_id)] = ALLOW if plan is None else plan.verdict
-        while len(settled) > self._begun_bound:
-            del settled[next(iter(settled))]
-
     def _enter_turn(self, agent: AgentId, state: AgentState) -> None:
         """The agent's first counted call since its model turn began: the turn starts now."""
         if agent not in self._begun:
@@ -259,3 +247,25 @@ class Breaker:
             "agents": len(self._agents),
             "entries": sum(len(state.window) for state in self._agents.states()),
         }
+
+
+def _keep_settled(
+    settled: dict[tuple[AgentId, str], Allow | Deny],
+    bound: int,
+    agent: AgentId,
+    state: AgentState,
+    opened: list[str],
+) -> None:
+    """``agent`` is dropped past ``maxAgents`` while calls of it prechecked (``opened``) await
+    their guard: each keeps the verdict its precheck kept (allowed when none is kept) in
+    ``settled`` (at most ``bound``), as if its guard had come before the drop, where dsh logged the
+    call and where ``rtb replay`` decides it; its guard makes the agent no more (``decide``,
+    ``commit``; the shim's journal follows the same rule)."""
+    if not opened:
+        return
+    plans = state.kept.plans or {}
+    for call_id in opened:
+        plan = plans.get(call_id)
+        settled[(agent, call_id)] = ALLOW if plan is None else plan.verdict
+    while len(settled) > bound:
+        del settled[next(iter(settled))]
