@@ -49,7 +49,7 @@ import { distrust, makePrivateFolder } from './trust.js';
 export { CACHE_FOLDER, cacheFolder, cacheHome, environmentName, environmentState, pruneEnvironments, removeCacheFolders } from './cache.js';
 export { isSupported, pythonVersion } from './interpreters.js';
 export { EnvironmentUnavailable, MINIMUM_PYTHON, PACKAGE_ROOT, dependencyDigest, packageIdentity, readDependencies } from './package.js';
-export { acceptedSettings, bytecodeFolder, pythonEnvironment, rememberAccepted } from './package-digest.js';
+export { acceptedSettings, bytecodeFolder, decidingDigest, pythonEnvironment, rememberAccepted } from './package-digest.js';
 export { startupFailure } from './startup.js';
 
 /** Creating the venv and installing the dependencies may take this long before it counts as failed. */
@@ -185,10 +185,12 @@ export function rtbPackages(python, { env = process.env, log, root = PACKAGE_ROO
  * plugin's own environment for this package's dependency list. When none is ready it is prepared
  * now (announced on `log`, its progress on `progress`), unless `prepare` is false: then null.
  * Environments no installed copy uses any more are removed on the way. Throws
- * EnvironmentUnavailable, naming the fix, when no environment can be had.
+ * EnvironmentUnavailable, naming the fix, when no environment can be had. `foundEarlier`: the plugin's own
+ * environment as this process found it moments ago (the early worker's), taken as it is when
+ * neither the config key nor RTB_PYTHON chooses another: the boot looks it up once.
  * @param {{ configured?: unknown, env?: NodeJS.ProcessEnv, log: (text: string) => void, root?: string,
  *   rebuild?: boolean, prepare?: boolean, progress?: import('node:child_process').StdioNull | 'pipe',
- *   prefix?: string }} options
+ *   prefix?: string, foundEarlier?: { command: string, chosenBy: string, dir?: string } }} options
  */
 export function workerInterpreter({
   configured,
@@ -199,9 +201,11 @@ export function workerInterpreter({
   prepare: mayPrepare = true,
   progress = 'inherit',
   prefix = '[repeat-tool-breaker] ',
+  foundEarlier = undefined,
 }) {
   if (typeof configured === 'string' && configured.trim()) return { command: configured, chosenBy: 'the `python` config key' };
   if (env.RTB_PYTHON) return { command: env.RTB_PYTHON, chosenBy: 'RTB_PYTHON' };
+  if (foundEarlier?.chosenBy === 'environment' && !rebuild) return foundEarlier;
   const identity = packageIdentity(root);
   const digest = dependencyDigest(identity.dependencies);
   const { folder, distrusted, temporary, once } = cacheFolder(env, { make: mayPrepare });

@@ -31,15 +31,16 @@ const ACCEPTED_KEPT = 32;
 /**
  * The digest of every Python module of the package at `root` and its manifests, read afresh each
  * time (~3 ms): files upgraded in place under a running dsh are seen by the next worker it starts.
+ * The boot works it out once (worker/start.js) and passes it to what it reads per digest.
  */
-function decidingDigest(root) {
+export function decidingDigest(root = PACKAGE_ROOT) {
   const hash = createHash('sha256');
   for (const file of decidingFiles(root)) hash.update(file).update('\0').update(readFileSync(join(root, file))).update('\0');
   return hash.digest('hex');
 }
 
-function acceptedFile(dir, config, root) {
-  const key = createHash('sha256').update(decidingDigest(root)).update(JSON.stringify(config)).digest('hex').slice(0, 32);
+function acceptedFile(dir, config, digest) {
+  const key = createHash('sha256').update(digest).update(JSON.stringify(config)).digest('hex').slice(0, 32);
   return join(dir, ACCEPTED, `${key}.json`);
 }
 
@@ -48,9 +49,9 @@ function acceptedFile(dir, config, root) {
  * accepted `config` (exactly that value), or undefined. Only accepted configurations are kept, so
  * a bad one always waits for the worker's verdict.
  */
-export function acceptedSettings(dir, config, root = PACKAGE_ROOT) {
+export function acceptedSettings(dir, config, root = PACKAGE_ROOT, digest = undefined) {
   try {
-    const kept = readJson(acceptedFile(dir, config, root));
+    const kept = readJson(acceptedFile(dir, config, digest ?? decidingDigest(root)));
     return kept && typeof kept === 'object' && typeof kept.countedTools === 'string' ? kept : undefined;
   } catch {
     return undefined;
@@ -58,9 +59,9 @@ export function acceptedSettings(dir, config, root = PACKAGE_ROOT) {
 }
 
 /** Remember that `config` was accepted with `settings` (a few dozen at most; then they start over). */
-export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT) {
+export function rememberAccepted(dir, config, settings, root = PACKAGE_ROOT, digest = undefined) {
   try {
-    const file = acceptedFile(dir, config, root);
+    const file = acceptedFile(dir, config, digest ?? decidingDigest(root));
     const folder = dirname(file);
     if (entries(folder).length >= ACCEPTED_KEPT) rmSync(folder, { recursive: true, force: true });
     makePrivateFolder(folder);
@@ -82,8 +83,8 @@ const BYTECODE_KEPT = 8;
  * size and modification time only, and npm gives every file of a package the same time, so an
  * upgrade in place whose module kept its size must not find the old bytecode.
  */
-export function bytecodeFolder(dir, root = PACKAGE_ROOT) {
-  return join(dir, BYTECODE, decidingDigest(root).slice(0, 16));
+export function bytecodeFolder(dir, root = PACKAGE_ROOT, digest = decidingDigest(root)) {
+  return join(dir, BYTECODE, digest.slice(0, 16));
 }
 
 // Bytecode of package contents no longer run is dropped once there are too many.
@@ -102,7 +103,7 @@ function pruneBytecode(dir) {
  * PYTHONDONTWRITEBYTECODE is set: every start after the first reads them instead of compiling
  * the sources again (about a third of a worker's start).
  */
-export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python = undefined) {
+export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python = undefined, digest = undefined) {
   const inherited = env.PYTHONPATH;
   /** @type {Record<string, string | undefined>} */
   const result = {
@@ -115,7 +116,7 @@ export function pythonEnvironment(env = process.env, root = PACKAGE_ROOT, python
   if (python?.chosenBy === 'environment') {
     pruneBytecode(python.dir);
     delete result.PYTHONDONTWRITEBYTECODE;
-    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir, root);
+    result.PYTHONPYCACHEPREFIX = bytecodeFolder(python.dir, root, digest);
   }
   return result;
 }

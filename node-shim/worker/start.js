@@ -6,12 +6,13 @@ import {
   EnvironmentUnavailable,
   PACKAGE_ROOT,
   acceptedSettings,
+  decidingDigest,
   pythonEnvironment,
   rememberAccepted,
   startupFailure,
   workerInterpreter,
 } from '../boot/environment.js';
-import { WorkerBridge, WorkerUnavailable, workerEnvironment } from './bridge.js';
+import { WorkerBridge, WorkerUnavailable } from './bridge.js';
 import { answered, begin, booted } from './first-answer.js';
 
 /** Before the worker has validated `startTimeoutMs`, its first answer gets this long: the one
@@ -37,20 +38,34 @@ const EARLY_WORKER_MS = 60_000;
 /**
  * How a worker of `python` is started. Its variables are worked out again for each worker
  * started: a replacement started after an upgrade in place keeps its compiled modules apart from
- * the old code's (package-digest.js). cwd keeps the user's working directory off its import path.
+ * the old code's (package-digest.js); only the first may be given the package's `digest`, worked
+ * out already. cwd keeps the user's working directory off its import path.
  */
-export function workerOptions(python, root = PACKAGE_ROOT) {
-  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env: () => pythonEnvironment(process.env, root, python) };
+export function workerOptions(python, root = PACKAGE_ROOT, digest = undefined) {
+  let given = digest;
+  const env = () => {
+    const variables = pythonEnvironment(process.env, root, python, given);
+    given = undefined;
+    return variables;
+  };
+  return { command: python.command, args: ['-m', 'breaker.worker'], cwd: PACKAGE_ROOT, env };
 }
 
-// What makes two workers the same: the command, and the variables Python, the loader, the locale
-// or the worker itself read (dsh's own plugins set others while it loads, VIPSHOME for one).
+// What makes two workers the same: the interpreter (and who chose it), and the variables Python,
+// the loader, the locale or the worker itself read (dsh's own plugins set others while it loads,
+// VIPSHOME for one); from these and the package's code its variables are worked out.
 const WORKER_VARIABLES = /^(?:PYTHON|RTB_|LD_|LC_|LANG$|PATH$|HOME$|TMPDIR$)/;
-function workerKey({ command, env }) {
-  return JSON.stringify([command, Object.entries(workerEnvironment(env)).filter(([name]) => WORKER_VARIABLES.test(name)).sort()]);
+/** @param {{ command: string, chosenBy: string, dir?: string }} python */
+function workerKey({ command, chosenBy, dir }) {
+  const variables = Object.entries(process.env).filter(([name]) => WORKER_VARIABLES.test(name)).sort();
+  return JSON.stringify([command, chosenBy, dir ?? null, variables]);
 }
 
-/** The worker started early, until the boot claims it or EARLY_WORKER_MS pass. */
+/**
+ * The worker started early, until the boot claims it or EARLY_WORKER_MS pass: its bridge, its
+ * interpreter (`python`, the boot's too unless the config chooses another), what makes it the
+ * same as the boot's (`key`) and the package's digest it was started with.
+ */
 let early = null;
 
 /** Start the early worker on the plugin's own ready environment, if there is one. */
@@ -60,8 +75,8 @@ export function startEarly(log) {
     // setup, the tests) starts its worker at the boot, as the config key's always does.
     const python = workerInterpreter({ log: () => {}, prepare: false });
     if (python?.chosenBy !== 'environment') return;
-    const options = workerOptions(python);
-    const bridge = new WorkerBridge({ ...options, log });
+    const digest = decidingDigest();
+    const bridge = new WorkerBridge({ ...workerOptions(python, PACKAGE_ROOT, digest), log });
     bridge.spawn();
     const timer = setTimeout(() => {
       if (early?.bridge !== bridge) return;
@@ -69,20 +84,23 @@ export function startEarly(log) {
       bridge.close();
     }, EARLY_WORKER_MS);
     timer.unref();
-    early = { bridge, key: workerKey(options), timer };
+    early = { bridge, python, key: workerKey(python), digest, timer };
   } catch {
     // the boot finds the same trouble and reports it
   }
 }
 
-/** The early worker when it is the one `options` describe (it is then claimed), else a new bridge. */
-function bridgeFor(options, log) {
+/**
+ * The early worker when it is the one `python` starts (it is then claimed, with the package's
+ * digest it was started with), else a new bridge.
+ */
+function bridgeFor(python, log) {
   const claimed = early;
   early = null;
   if (claimed) clearTimeout(claimed.timer);
-  if (claimed?.key === workerKey(options)) return claimed.bridge;
+  if (claimed?.key === workerKey(python)) return { bridge: claimed.bridge, digest: claimed.digest };
   claimed?.bridge.close();
-  return new WorkerBridge({ ...options, log });
+  return { bridge: new WorkerBridge({ ...workerOptions(python), log }), digest: undefined };
 }
 
 /**
@@ -98,11 +116,11 @@ function bridgeFor(options, log) {
 export function startWorker(configure, configured, { log, fail, replay }) {
   let python; // found, or prepared on the first boot that has no ready environment
   try {
-    python = workerInterpreter({ configured: configured?.python, log });
+    python = workerInterpreter({ configured: configured?.python, log, foundEarlier: early?.python });
   } catch (error) {
     throw error instanceof EnvironmentUnavailable ? fail(error.message) : error;
   }
-  const bridge = bridgeFor(workerOptions(python), log);
+  const { bridge, digest } = bridgeFor(python, log);
   bridge.replay = replay;
   const [least, most, wanted] = [...START_TIMEOUT_BOUNDS, configured?.startTimeoutMs];
   const bootTimeout = Number.isInteger(wanted) && wanted >= least && wanted <= most ? wanted : BOOT_TIMEOUT_MS;
@@ -110,11 +128,11 @@ export function startWorker(configure, configured, { log, fail, replay }) {
   // own environment has accepted before, from this very code, is sent `known`: the worker then
   // skips pydantic's check (breaker/core/config/loading.py), and the worker started when dsh loaded
   // the plugin has usually answered by the time the boot looks for the answer.
-  const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config) !== undefined;
+  const known = python.chosenBy === 'environment' && acceptedSettings(python.dir, configure.config, PACKAGE_ROOT, digest) !== undefined;
   begin(bridge, known ? { ...configure, known: true } : configure, bootTimeout);
   let outcome; // once the answer has been read: {settings}, or {error}, what stops the boot
   const settings = () => {
-    outcome ??= accepted(bridge, python, { config: configure.config, known, log, fail });
+    outcome ??= accepted(bridge, python, { config: configure.config, known, digest, log, fail });
     if (outcome.error) throw outcome.error;
     return outcome.settings;
   };
@@ -123,7 +141,7 @@ export function startWorker(configure, configured, { log, fail, replay }) {
 
 // The worker's answer to the boot's configuration, read once: its settings, or the error that
 // stops the boot (the worker is then stopped).
-function accepted(bridge, python, { config, known, log, fail }) {
+function accepted(bridge, python, { config, known, digest, log, fail }) {
   let reply;
   try {
     reply = booted(bridge);
@@ -138,6 +156,6 @@ function accepted(bridge, python, { config, known, log, fail }) {
   }
   const settings = reply.settings;
   for (const line of settings.strays ?? []) log(line); // a row meant for this plugin, given to nothing
-  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, config, settings);
+  if (python.chosenBy === 'environment' && !known) rememberAccepted(python.dir, config, settings, PACKAGE_ROOT, digest);
   return { settings };
 }
