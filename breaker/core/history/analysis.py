@@ -16,10 +16,12 @@ from breaker.core.config import BreakerConfig
 from breaker.core.reading import CallFingerprints, Fingerprint, ToolCall, distinct, resolved_call
 
 #: How many recent short calls keep their fingerprints (shared by all agents), how many arguments
-#: such a call may have, and how long its text arguments may be in all.
+#: such a call may have, and how long its text arguments may be in all: a longer text is keyed by a
+#: pass over it (its hash) on every call, and is almost never sent again word for word (12 of 972
+#: calls of 1,024 to 4,096 characters on the four real sources).
 ANALYSED_CALLS = 256
 ANALYSED_ARGS = 16
-ANALYSED_CHARS = 4096
+ANALYSED_CHARS = 1024
 Fingerprinter = Callable[[ToolCall, BreakerConfig], CallFingerprints]
 
 
