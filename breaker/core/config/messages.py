@@ -7,7 +7,7 @@ its error must say which key and what to write instead.
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Sequence
 
 from breaker.core.config.tables import FINGERPRINT_KINDS
 
@@ -16,10 +16,18 @@ class ConfigError(ValueError):
     """A configuration the breaker refuses; the message names the key and the fix."""
 
 
+def close_matches(word: str, choices: Sequence[str], cutoff: float = 0.6) -> list[str]:
+    """The closest of ``choices`` to ``word`` (at most one), as ``difflib`` finds it: imported only
+    for a refused configuration, so it is not on the worker's start."""
+    import difflib
+
+    return difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
+
+
 def choice_message(key: str, value: object, allowed: list[str]) -> str:
     """``key`` holds ``value``, not one of ``allowed``; the closest choice suggested."""
     message = f"{key} must be one of {' | '.join(allowed)}, got {value!r}"
-    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.5) if isinstance(value, str) else []
+    close = close_matches(value, allowed, 0.5) if isinstance(value, str) else []
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
@@ -30,7 +38,7 @@ def unknown_limit_message(key: object) -> str:
         f"({', '.join(FINGERPRINT_KINDS)}) or one full fingerprint such as 'verb:curl'"
     )
     if isinstance(key, str):
-        close = difflib.get_close_matches(key, FINGERPRINT_KINDS, n=1)
+        close = close_matches(key, FINGERPRINT_KINDS)
         if close:
             message += f"; did you mean {close[0]!r}?"
     return message
@@ -40,7 +48,7 @@ def unknown_key_message(key: str, valid: list[str]) -> str:
     """``key`` is no key of the configuration: the closest one (or the one spelled in another
     case) suggested, then every valid key."""
     message = f"unknown config key {key!r}"
-    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+    close = close_matches(key, valid, 0.5)
     if not close:
         lowered = {name.lower(): name for name in valid}
         if key.lower() in lowered:
