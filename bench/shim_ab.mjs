@@ -4,17 +4,17 @@
 // On a shared machine the event loop's busy time per call drifts with the load by more than one
 // step of the shim takes off it; two mounts measured in turns, shape by shape, see the same
 // load, so their ratio shows through it. Each round measures, for each short shape of
-// bench/shapes.mjs, one agent calling back to back (bench/mounts.mjs `alone`) on every mount in a
-// rotating order: no plugin, the earlier copy (its own node-shim/ and breaker/, under the
+// bench/shapes.mjs, one agent calling back to back and one with a pause before each call
+// (bench/mounts.mjs `alone`, `paused`) on every mount in a rotating order: no plugin, the earlier copy (its own node-shim/ and breaker/, under the
 // defaults), this one, and the in-process reference 0.5.2 when given (its settings as in
 // bench/pipeline.mjs). Round 0 warms up and is dropped. Printed per shape: the medians of the
-// extra busy time and wall over no plugin, the median of the rounds' after / before ratios, and
-// this shim against the reference.
+// extra busy time, main-thread CPU time, wall back to back and wall paused over no plugin, the
+// median of the rounds' after / before ratios, and this shim against the reference.
 import { pathToFileURL } from 'node:url';
 
 import * as ours from '../node-shim/index.js';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
-import { alone, mount } from './mounts.mjs';
+import { alone, mount, paused } from './mounts.mjs';
 import { SHAPES } from './shapes.mjs';
 
 const [beforePath, roundsArgument, referencePath] = process.argv.slice(2);
@@ -33,7 +33,7 @@ for (let round = 0; round <= ROUNDS; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + round + index) % names.length];
       mounts[name].setResult(shape.result);
-      const figures = await alone(mounts[name].fake, shape);
+      const figures = { ...(await alone(mounts[name].fake, shape)), ...(await paused(mounts[name].fake, shape)) };
       if (round > 0) samples[index][name].push(figures);
     }
   }
@@ -49,9 +49,10 @@ const extra = (bySample, name, key) => bySample[name].map((s, round) => s[key] -
 const us = (value) => `${value.toFixed(0)} µs`;
 
 console.log(`${ROUNDS} rounds, one agent back to back, medians; "+" is the extra over no plugin; after / before is the median of the rounds' ratios\n`);
-const KEYS = ['busy', 'cpu', 'wall'];
+const KEYS = ['busy', 'cpu', 'wall', 'paused'];
 const head = ['call shape', ...KEYS.flatMap((key) => [`${key}, before`, `${key}, after`, 'after / before'])];
-if (referencePath) head.push('busy, reference', 'after / reference', 'cpu, reference', 'after / reference');
+const VERSUS = ['busy', 'cpu', 'paused'];
+if (referencePath) head.push(...VERSUS.flatMap((key) => [`${key}, reference`, 'after / reference']));
 console.log(`| ${head.join(' | ')} |`);
 console.log(`|${head.map(() => '---').join('|')}|`);
 for (const [index, shape] of SHORT.entries()) {
@@ -62,7 +63,7 @@ for (const [index, shape] of SHORT.entries()) {
     const a = extra(bySample, 'after', key);
     cells.push(`+${us(median(b))}`, `+${us(median(a))}`, `${median(a.map((value, round) => value / b[round])).toFixed(2)}×`);
   }
-  for (const key of referencePath ? ['busy', 'cpu'] : []) {
+  for (const key of referencePath ? VERSUS : []) {
     const r = extra(bySample, 'reference', key);
     const a = extra(bySample, 'after', key);
     cells.push(`+${us(median(r))}`, `${median(a.map((value, round) => value / r[round])).toFixed(2)}×`);

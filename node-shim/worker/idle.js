@@ -1,9 +1,7 @@
 // @ts-check
 // What waits for the event loop to be idle: sends no call waits on (the event of a call let
 // through on a pass, a result whose reply brings the next passes: index.js), run in the order
-// they were made, once this turn of the event loop is over (an immediate: lighter than a timer of
-// 0 ms, which made and dropped a timer list of its own per call, and sooner: the passes a result's
-// answer brings are then on their way before the loop sleeps), or sooner, when another request is
+// they were made, once this turn of the event loop is over, or sooner, when another request is
 // about to go out (it must not overtake them: bridge.js runs them first).
 
 export class IdleSends {
@@ -17,7 +15,7 @@ export class IdleSends {
     this.log = log;
     this.done = done;
     this.waiting = []; // sends, oldest first
-    this.timer = null; // the pending immediate that runs them
+    this.timer = null; // the pending turn of the event loop that runs them
     this.running = false; // the sends of a flush are running
     this.fire = () => {
       this.timer = null; // it fired: nothing to clear
@@ -29,7 +27,7 @@ export class IdleSends {
    * carries what they left, gives nothing to do instead). */
   flush(done = this.done) {
     if (this.waiting.length === 0) return;
-    if (this.timer !== null) clearImmediate(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     const waiting = this.waiting;
     this.waiting = [];
@@ -56,7 +54,7 @@ export class IdleSends {
   /** Run `send` once the event loop is idle, or at the next `flush`, after those before it. */
   push(send) {
     this.waiting.push(send);
-    this.timer ??= setImmediate(this.fire);
+    this.timer ??= setTimeout(this.fire, 0);
   }
 
   /** A place among the sends, kept by `send`: it runs when the sends after it or a request go
