@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from breaker.core.reading.canonical import MAX_KEY_CHARS, bounded_key, canonical_json
+from breaker.core.reading.canonical import (
+    CONDENSED_CHARS,
+    MAX_KEY_CHARS,
+    bounded_key,
+    canonical_json,
+    json_key,
+)
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.shell import SimpleCommand, lex_shell
 from breaker.core.reading.urls import canonical_url
@@ -72,6 +78,39 @@ def test_bounded_key_keeps_short_keys_and_digests_long_ones() -> None:
     assert len(bounded_a) == MAX_KEY_CHARS and bounded_a.startswith("cmd:aaaa")
     assert "…#" in bounded_a and bounded_a != bounded_b
     assert bounded_key(long_a) == bounded_a
+
+
+LONG = 'line "one"\n\tsecond \\ line\n' * 80
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"file_path": "a.py", "old_string": LONG, "new_string": LONG + "x"},
+        {"command": LONG},
+        {"content": "\ud800" + LONG, "file_path": "b.py", "mode": 3, "flag": True, "none": None},
+        {"content": "x" * CONDENSED_CHARS, "file_path": "c.py"},
+        {"content": "x" * CONDENSED_CHARS, "note": LONG},
+        {"path": "short"},
+        [LONG],
+    ],
+)
+def test_a_json_key_names_one_value_with_the_head_its_json_has(value: object) -> None:
+    key = json_key("exact:edit:", value)
+    plain = bounded_key("exact:edit:" + canonical_json(value))
+    assert len(key) == len(plain) and key.encode("utf-8")
+    assert key.partition("…#")[0] == plain.partition("…#")[0]
+    assert json_key("exact:edit:", json.loads(json.dumps(value))) == key  # the same value, anew
+    if isinstance(value, dict):
+        for name, child in value.items():
+            changed = {**value, name: (child + "y") if isinstance(child, str) else "other"}
+            assert json_key("exact:edit:", changed) != key
+        assert json_key("exact:write:", value) != key
+
+
+def test_a_json_key_of_condensed_texts_only_is_the_bounded_key_of_its_json() -> None:
+    value = {"content": "x" * CONDENSED_CHARS, "file_path": "c.py"}
+    assert json_key("exact:write:", value) == bounded_key("exact:write:" + canonical_json(value))
 
 
 def test_bounded_key_is_always_valid_utf8() -> None:

@@ -173,6 +173,40 @@ def bounded_key(key: str) -> str:
         # SHA-256 (hardware-accelerated on common CPUs) is the fastest digest hashlib offers here.
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
         key = key[:_KEY_HEAD_CHARS] + _DIGEST_MARK + digest[: 2 * _DIGEST_BYTES]
+    return _valid(key)
+
+
+def json_key(prefix: str, value: object) -> str:
+    """A key for ``prefix`` and ``value``, as ``bounded_key(prefix + canonical_json(value))`` is one:
+    the same head, and the same key for the same value only. The texts of a flat object that are
+    long (``_LONG_TEXT`` or more) are digested as they are, without writing them as JSON first
+    (escaping one is a pass or more over it, at every call), behind a head written as JSON."""
+    if type(value) is not dict or _flat_texts(value) != "long":
+        return bounded_key(prefix + canonical_json(value))
+    fields: list[str] = []
+    texts: list[str] = []
+    for name, child in sorted(value.items(), key=_first_of_pair):
+        if type(child) is str and _LONG_TEXT <= len(child) < CONDENSED_CHARS:
+            # Its head as JSON writes it (each character on its own), then a character no JSON
+            # text holds as it is: where the text goes, digested apart below.
+            fields.append(
+                _ENCODER.encode(name) + ":" + _long_text_json(child[:_KEY_HEAD_CHARS])[:-1] + "\x01"
+            )
+            texts.append(child)
+        else:
+            fields.append(_ENCODER.encode(name) + ":" + _json_scalar(child))
+    line = prefix + "{" + ",".join(fields) + "}"
+    if not texts:
+        return bounded_key(line)
+    digest = hashlib.sha256(line.encode("utf-8", "surrogatepass"))
+    for text in texts:
+        digest.update(f"\0{len(text)}\0".encode())
+        digest.update(text.encode("utf-8", "surrogatepass"))
+    return _valid(line[:_KEY_HEAD_CHARS] + _DIGEST_MARK + digest.hexdigest()[: 2 * _DIGEST_BYTES])
+
+
+def _valid(key: str) -> str:
+    """``key`` as valid UTF-8: a lone surrogate spelled out."""
     if key.isascii():
         return key
     try:

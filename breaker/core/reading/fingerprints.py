@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from breaker.core.config import BreakerConfig, HostPolicy
-from breaker.core.reading.canonical import bounded_key, canonical_json
+from breaker.core.reading.canonical import bounded_key, json_key
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.resolved import URL_ARGS, URL_LIST_ARGS, resolved_arguments
 from breaker.core.reading.shell import COMMAND_ARGS, SHELL_TOOLS
@@ -88,7 +88,7 @@ def fingerprint_call(call: ToolCall, config: BreakerConfig) -> CallFingerprints:
     any fingerprint.
     """
     arguments, stripped = _without_decoys(resolved_arguments(call.arguments), config, call.name)
-    exact = Fingerprint("exact", bounded_key(f"exact:{call.name}:{canonical_json(arguments)}"))
+    exact = Fingerprint("exact", json_key(f"exact:{call.name}:", arguments))
     tool = call.name.lower()
     command = _first_text(arguments, COMMAND_ARGS) if tool in SHELL_TOOLS else None
     if command is not None:
