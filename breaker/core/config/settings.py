@@ -68,6 +68,12 @@ class BreakerConfig:
         return self.limits.get(kind)
 
     @functools.cached_property
+    def capped_one_by_one(self) -> frozenset[str]:
+        """The kinds of the fingerprints ``limits`` names one by one (``verb:curl``): only a
+        fingerprint of these kinds has its key as read looked up (``history.identity.cap_of``)."""
+        return frozenset(key.partition(":")[0] for key in self.limits if ":" in key)
+
+    @functools.cached_property
     def host_policy(self) -> HostPolicy:
         """Which URLs get a ``host:`` fingerprint: none unless a ``limits`` entry caps one.
 

@@ -32,7 +32,7 @@ def question(
     denial is asked about under ``onLimit: ask``, once per measure per turn.
     """
     fingerprints = state.counted(call, raw, config)
-    hits, _ = state.repeats.hits(fingerprints, config.limits)
+    hits, _ = state.repeats.hits(fingerprints, config)
     failures = state.failures.hits(fingerprints, config.failLimit)
     if not hits and not failures:
         return None
@@ -54,7 +54,7 @@ def question(
 def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config: BreakerConfig) -> Plan:
     """What the guard does with ``call`` in ``state``, without doing it."""
     fingerprints = state.counted(call, raw, config)
-    hits, peak = state.repeats.hits(fingerprints, config.limits)
+    hits, peak = state.repeats.hits(fingerprints, config)
     failures = state.failures.hits(fingerprints, config.failLimit)
     spelled = spelling(call, fingerprints, config)
     preview = config.resultPreviewChars

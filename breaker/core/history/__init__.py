@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.history.asked import failed_keys as failed_keys
     from breaker.core.history.asked import target_of as target_of
     from breaker.core.history.asks import Asks as Asks
+    from breaker.core.history.caps import cap_of as cap_of
     from breaker.core.history.failures import FailureHit as FailureHit
     from breaker.core.history.failures import Failures as Failures
     from breaker.core.history.identity import Effect as Effect
@@ -67,6 +68,7 @@ _HOMES = homes_of(
             "target_of",
         ),
         "breaker.core.history.asks": ("Asks",),
+        "breaker.core.history.caps": ("cap_of",),
         "breaker.core.history.failures": (
             "FailureHit",
             "Failures",

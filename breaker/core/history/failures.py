@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from breaker.core.config import BreakerConfig
+from breaker.core.history.caps import cap_of
 from breaker.core.history.streaks import Streak, Streaks
 from breaker.core.history.window import Window, digest, split
 from breaker.core.reading import Failure, Fingerprint, ToolCall
@@ -75,7 +76,7 @@ class Failures(Generic[Owed]):
         """Remember what the result of an allowed call is needed for (nothing, by default)."""
         capped: tuple[Fingerprint, ...] = ()
         if config.tracks_failures:
-            capped = tuple(fp for fp in fingerprints if config.limit_for(fp.kind, fp.key) is not None)
+            capped = tuple(fp for fp in fingerprints if cap_of(fp, config) is not None)
         if not capped and notice is None:
             return
         self.running[call.call_id] = Running(call.name, capped, notice)

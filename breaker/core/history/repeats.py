@@ -9,9 +9,11 @@ window counts more than the highest peak, which is what ``passes`` reads.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from breaker.core.config import BreakerConfig
+from breaker.core.history.caps import read_key
 from breaker.core.history.window import Window
 from breaker.core.reading import Fingerprint
 
@@ -34,18 +36,22 @@ class Repeats:
         self.window = Window(size)
         self.peaks = array("I")
 
-    def hits(
-        self, fingerprints: Iterable[Fingerprint], limits: Mapping[str, float | None]
-    ) -> tuple[tuple[Hit, ...], int]:
+    def hits(self, fingerprints: Iterable[Fingerprint], config: BreakerConfig) -> tuple[tuple[Hit, ...], int]:
         """The capped fingerprints this call would take to their cap (prior count >= cap - 1),
         and the highest count any of its capped fingerprints would reach (its ``peak``)."""
         hits: list[Hit] = []
         peak = 0
         window = self.window
+        limits, one_by_one = config.limits, config.capped_one_by_one
         for fp in fingerprints:
             key = fp.key
-            # BreakerConfig.limit_for inlined: this runs for every fingerprint of every call.
-            cap = limits[key] if key in limits else limits.get(fp.kind)
+            # identity.cap_of inlined: this runs for every fingerprint of every call.
+            if key in limits:
+                cap = limits[key]
+            elif fp.kind in one_by_one and (read := read_key(fp)) in limits:
+                cap = limits[read]
+            else:
+                cap = limits.get(fp.kind)
             if cap is None:
                 continue
             prior = window.count(key)

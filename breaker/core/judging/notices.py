@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from breaker.core.config import BreakerConfig
-from breaker.core.history import Window
+from breaker.core.history import Window, cap_of
 from breaker.core.reading import Fingerprint
 
 #: Which fingerprint a notice names when several cross at once: the most actionable first. A
@@ -41,7 +41,7 @@ def stage(window: Window, fingerprints: Iterable[Fingerprint], config: BreakerCo
         return None
     best: tuple[int, int, Fingerprint, int, float] | None = None  # (stage, -rank, fp, count, cap)
     for fp in fingerprints:
-        cap = config.limit_for(fp.kind, fp.key)
+        cap = cap_of(fp, config)
         if cap is None:
             continue
         count = window.count(fp.key) + 1
