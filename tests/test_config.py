@@ -163,6 +163,21 @@ def test_an_unknown_limit_kind_suggests_the_closest() -> None:
         load_config({"limits": {"snk": 5}})
 
 
+def test_a_limit_on_a_family_that_does_not_exist_fails_loud() -> None:
+    # `family:` has a closed set of members: a misspelt one could never match a call.
+    with pytest.raises(
+        ConfigError, match=r"limits has an unknown key 'family:http-fech'.*did you mean 'family:http-fetch'"
+    ):
+        load_config({"limits": {"family:http-fech": 3}})
+    assert load_config({"limits": {"family:http-fetch": 3}}).limits["family:http-fetch"] == 3
+
+
+@pytest.mark.parametrize(("value", "shown"), [(True, "got true"), (False, "got false")])
+def test_a_flag_where_a_number_goes_is_named_as_yaml_writes_it(value: bool, shown: str) -> None:
+    with pytest.raises(ConfigError, match=rf"failLimit must be null or a finite number >= 2, {shown}$"):
+        load_config({"failLimit": value})
+
+
 def test_config_must_be_a_mapping() -> None:
     with pytest.raises(ConfigError, match="mapping"):
         load_config([1, 2])  # type: ignore[arg-type]

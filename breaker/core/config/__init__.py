@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.config.settings import BreakerConfig as BreakerConfig
     from breaker.core.config.tables import DEFAULTS as DEFAULTS
     from breaker.core.config.tables import FINGERPRINT_KINDS as FINGERPRINT_KINDS
+    from breaker.core.config.tables import HTTP_FETCH as HTTP_FETCH
     from breaker.core.config.tables import IGNORED_KEYS as IGNORED_KEYS
     from breaker.core.config.tables import MERGED_KEYS as MERGED_KEYS
     from breaker.core.config.tables import NUMBER_BOUNDS as NUMBER_BOUNDS
@@ -44,6 +45,7 @@ _HOMES = homes_of(
         "breaker.core.config.tables": (
             "DEFAULTS",
             "FINGERPRINT_KINDS",
+            "HTTP_FETCH",
             "HostPolicy",
             "IGNORED_KEYS",
             "IdentityMode",

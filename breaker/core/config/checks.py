@@ -16,6 +16,7 @@ from breaker.core.config.hosts import fold_host_name
 from breaker.core.config.messages import ConfigError, choice_message, got, unknown_limit_message
 from breaker.core.config.settings import BreakerConfig
 from breaker.core.config.tables import (
+    FAMILIES,
     FINGERPRINT_KINDS,
     NUMBER_BOUNDS,
     IdentityMode,
@@ -187,4 +188,6 @@ def _within_most(name: str, value: float, what: str) -> None:
 
 def _is_limit_key(key: str) -> bool:
     kind, _, rest = key.partition(":")
+    if kind == "family" and rest:
+        return key in FAMILIES
     return kind in FINGERPRINT_KINDS and (rest != "" or ":" not in key)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from breaker.core.config.tables import FINGERPRINT_KINDS
+from breaker.core.config.tables import FAMILIES, FINGERPRINT_KINDS
 
 
 class ConfigError(ValueError):
@@ -36,9 +36,10 @@ def unknown_limit_message(key: object) -> str:
     message = (
         f"limits has an unknown key {key!r}: a key is a fingerprint kind "
         f"({', '.join(FINGERPRINT_KINDS)}) or one full fingerprint such as 'verb:curl'"
+        f" (a family: {', '.join(FAMILIES)})"
     )
     if isinstance(key, str):
-        close = close_matches(key, FINGERPRINT_KINDS)
+        close = close_matches(key, FAMILIES if key.startswith("family:") else FINGERPRINT_KINDS)
         if close:
             message += f"; did you mean {close[0]!r}?"
     return message
@@ -60,6 +61,8 @@ def unknown_key_message(key: str, valid: list[str]) -> str:
 
 def got(value: object) -> str:
     """``got <value>``, saying so of a string: a number or a flag quoted in YAML (``window: "16"``)."""
+    if isinstance(value, bool):
+        return f"got {str(value).lower()}"  # as YAML and JSON write it
     if not isinstance(value, str):
         return f"got {value!r}"
     text = value.strip().lower()

@@ -21,6 +21,11 @@ WorkerFailurePolicy = Literal["allow", "deny"]
 #: fingerprint (``verb:curl``).
 FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "verb")
 
+#: The families of calls a ``family:`` fingerprint names (``family:http-fetch``: a call of any
+#: HTTP client); a ``limits`` key naming another is refused, as it could never match a call.
+HTTP_FETCH = "family:http-fetch"
+FAMILIES = (HTTP_FETCH,)
+
 DEFAULTS: dict[str, Any] = {
     # A named set of settings the other keys start from (PRESETS); null: these defaults.
     "preset": None,

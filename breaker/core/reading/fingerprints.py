@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from breaker.core.config import BreakerConfig, HostPolicy
+from breaker.core.config import HTTP_FETCH, BreakerConfig, HostPolicy
 from breaker.core.reading.canonical import bounded_key, json_key
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.resolved import URL_ARGS, URL_LIST_ARGS, resolved_arguments
@@ -156,7 +156,7 @@ def _targets(
     for sink in sinks:
         keys["sink:" + sink] = "sink"
     if fetches:
-        keys["family:http-fetch"] = "family"
+        keys[HTTP_FETCH] = "family"
     for verb in verbs:
         keys["verb:" + verb] = "verb"
     # Interned: a window holds the same site, family and verb keys over and over, across agents too.
