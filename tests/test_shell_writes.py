@@ -54,6 +54,12 @@ def patch(attempt: int) -> str:
         (["make", "-C", "build"], True),
         (["ex", "-s", "-c", "%s/a/b/", "-c", "wq", "f.py"], True),
         (["bash", "setup.sh"], True),
+        (["npm", "run", "build"], True),
+        (["npx", "tsc", "-p", "."], True),
+        (["cargo", "run"], True),
+        (["go", "generate", "./..."], True),
+        (["npm", "ls"], False),
+        (["go", "vet", "./..."], False),
         (["python3", "--version"], False),
         (["node", "-h"], False),
         (["bash", "-c", "cat f.py"], False),  # a line of its own: read as one

@@ -38,6 +38,20 @@ CODE_RUNNERS = frozenset(
 )
 SHELL_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 BUILDERS = frozenset({"make", "gmake", "ninja", "ex", "ed"})
+#: Package tools that run a project's code or build it with a subcommand (empty: any use of them).
+RUNNING_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    tool: frozenset(subcommands.split())
+    for tool, subcommands in {
+        "npm": "run run-script exec start",
+        "pnpm": "run exec start",
+        "yarn": "run exec start",
+        "npx": "",
+        "pnpx": "",
+        "bunx": "",
+        "cargo": "run build",
+        "go": "run build generate",
+    }.items()
+}
 #: Options that only ask a program about itself: with nothing else it runs no code.
 _ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
 
@@ -45,19 +59,23 @@ _ONLY_ASKS = frozenset({"--version", "-V", "--help", "-h"})
 def may_run(program: str) -> bool:
     """Whether ``program`` (a command's verb) is one that may run code or a build (``runs_code``)."""
     name = program.lower().rstrip("0123456789.")
-    return name in CODE_RUNNERS or name in SHELL_RUNNERS or name in BUILDERS
+    return name in CODE_RUNNERS or name in SHELL_RUNNERS or name in BUILDERS or name in RUNNING_SUBCOMMANDS
 
 
 def runs_code(words: Sequence[str]) -> bool:
     """Whether one simple command (its program first, wrappers removed) runs code it is given, or
     a build: a script or module (``python x.py``, ``python -m build``), a text (``python3 -c``,
-    ``node -e``), its input (``python3 - <<EOF``), ``make``. A shell given a ``-c`` text runs what
+    ``node -e``), its input (``python3 - <<EOF``), ``make``, a project's script or build
+    (``npm run build``, ``npx tsc``, ``cargo run``, ``go generate``). A shell given a ``-c`` text runs what
     the text says: it is read as a command line of its own (``shell_text``), not as code."""
     if not words:
         return False
     program = words[0].rsplit("/", 1)[-1].lower().rstrip("0123456789.")
     if program in BUILDERS:
         return True
+    subcommands = RUNNING_SUBCOMMANDS.get(program)
+    if subcommands is not None:
+        return not subcommands or (len(words) > 1 and words[1] in subcommands)
     if program in SHELL_RUNNERS:
         return shell_text(words) is None and not _only_asks(words[1:])
     return program in CODE_RUNNERS and not _only_asks(words[1:])
