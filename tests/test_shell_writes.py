@@ -94,6 +94,7 @@ def test_a_re_read_after_each_new_shell_write_is_not_the_same_result() -> None:
         "PYTHONPATH=src timeout 60 python3 tools/regen.py {n}",
         "bash -lc 'python3 tools/regen.py {n}'",
         "sh -c 'echo {n} > src/version.txt'",
+        "bash -c 'echo {n} 2>> logs/run.log'",
         "cd src && make gen N={n}",
     ],
 )
@@ -117,7 +118,7 @@ def test_a_shell_that_only_reads_is_no_change() -> None:
     agent = Agent()
     verdicts = []
     for n in range(5):
-        verdicts.append(agent.bash(f"bash -c 'grep -c round src/ledger/money.py; echo {n}'", f"1\n{n}"))
+        verdicts.append(agent.bash(f"bash -c 'grep -c round src/ledger/money.py; echo {n} >&2'", f"1\n{n}"))
         verdicts.append(agent.bash(VIEW, LINES))
     assert isinstance(verdicts[-1], Deny)
 

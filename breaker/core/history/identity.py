@@ -46,12 +46,12 @@ from breaker.core.reading import (
     canonical_json,
     condensed,
     failure_shape,
-    is_file,
     lex_shell,
     may_change,
     may_run,
     normal_path,
     path_argument,
+    redirects_into_a_file,
     runs_code,
     shell_text,
     strip_prefix,
@@ -383,12 +383,7 @@ def _writes(script: ShellScript, depth: int = 2, *, runners: bool = True) -> tup
                 ran = runs_code(words)
             else:  # a line of its own: what it runs, and the files it redirects into
                 inner = lex_shell(text)
-                ran = any(_writes(inner, depth - 1)) or any(
-                    operator.lstrip("&1").startswith(">") and is_file(target)
-                    for part in inner.parts
-                    if not isinstance(part, str)
-                    for operator, target in part.redirects
-                )
+                ran = any(_writes(inner, depth - 1)) or redirects_into_a_file(inner)
     return mutates, ran
 
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.reading.readonly import lists_items as lists_items
     from breaker.core.reading.readonly import may_change as may_change
     from breaker.core.reading.readonly import may_run as may_run
+    from breaker.core.reading.readonly import redirects_into_a_file as redirects_into_a_file
     from breaker.core.reading.readonly import reports_state as reports_state
     from breaker.core.reading.readonly import runs_code as runs_code
     from breaker.core.reading.readonly import shell_text as shell_text
@@ -96,6 +97,7 @@ _HOMES = homes_of(
             "lists_items",
             "may_change",
             "may_run",
+            "redirects_into_a_file",
             "reports_state",
             "runs_code",
             "shell_text",

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from breaker.core.reading.shell import SHELL_TOOLS
+from breaker.core.reading.findings import is_file
+from breaker.core.reading.shell import SHELL_TOOLS, ShellScript
 
 #: dsh's tools that only read.
 READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "web_fetch", "web_search", "notebook_read"})
@@ -91,6 +92,20 @@ def shell_text(words: Sequence[str]) -> str | None:
         if "c" in word:
             return words[at + 1]
     return None
+
+
+#: Redirections that write a file (an output, an error stream, both), not a descriptor's copy.
+_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "1>|", "2>", "2>>", "2>|"})
+
+
+def redirects_into_a_file(script: ShellScript) -> bool:
+    """Whether a command line writes a file through a redirection (``> out``, ``2>> log``)."""
+    return any(
+        operator in _FILE_REDIRECTS and is_file(target)
+        for part in script.parts
+        if not isinstance(part, str)
+        for operator, target in part.redirects
+    )
 
 
 def _only_asks(arguments: Sequence[str]) -> bool:
