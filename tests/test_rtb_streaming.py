@@ -27,7 +27,7 @@ def _long_session(folder: Path, calls: int) -> None:
     log.prompt("a long one")
     for number in range(calls):
         if number % 100 < 7:  # 7 identical failing calls every 100: stopped from the 4th (failLimit 3)
-            log.call("bash", {"command": f"make t{number // 100}"}, "[exit code: 2]")
+            log.call("bash", {"command": f"make t{number // 100}"}, "(no output)\n[exit code: 2]")
         else:
             log.call("read", {"file_path": f"/w/f{number}"}, "x")
     log.write(folder)

@@ -160,7 +160,11 @@ def test_a_10000_call_session_is_summed_up_between_its_stops_and_opens_in_a_few_
     log.prompt("a long session")
     for number in range(10_000):
         if number % 400 < 8:  # 8 identical failing calls every 400: stopped from the 4th (failLimit 3)
-            log.call("bash", {"command": f"make check-{number // 400}", "description": "x"}, "[exit code: 2]")
+            log.call(
+                "bash",
+                {"command": f"make check-{number // 400}", "description": "x"},
+                "(no output)\n[exit code: 2]",
+            )
         else:
             log.call("read", {"file_path": f"/work/big/file-{number}.txt"}, "contents")
     log.write(tmp_path / "logs")
