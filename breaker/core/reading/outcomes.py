@@ -222,7 +222,8 @@ def shell_end(text: str) -> tuple[int | None, str | None]:
     """How a shell command ended, read from dsh's rendering of its result: (exit code, None), or
     (None, signal) when it was killed; (0, None) when the text shows neither (an exit 0 adds no
     line). Trailing whitespace after the marker is allowed."""
-    found = _SHELL_END.search(text[-_SHELL_END_CHARS:].rstrip())
+    tail = text[-_SHELL_END_CHARS:].rstrip()
+    found = _SHELL_END.search(tail) if tail.endswith("]") else None  # the marker ends the text
     if found is None:
         return 0, None
     code, signal = found.groups()
