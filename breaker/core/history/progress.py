@@ -224,9 +224,11 @@ class Evidence:
         if len(self.returns) > 2 * self.window:  # only a record of a call since ``since`` counts
             since = self.since()
             self.returns = {serial: result for serial, result in self.returns.items() if serial > since}
-        for at, (keys, _, ran_id, turn) in enumerate(self.recent):
-            if ran_id == call_id:
-                self.recent[at] = (keys, result, ran_id, turn)
+        recent = self.recent
+        for at in range(len(recent)):
+            if recent[at][2] == call_id:
+                keys, _, ran_id, turn = recent[at]
+                recent[at] = (keys, result, ran_id, turn)
         failing: frozenset[str] = frozenset()
         if ran.asked is not None and (failure is not None or self.failed_any):
             failing = ran.asked.failed  # read only when it failed or something had failed
@@ -248,7 +250,7 @@ class Evidence:
                 )
             return read[0]
 
-        for key in ran.keys | failing:
+        for key in ran.keys | failing if failing else ran.keys:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
                 continue  # what failed before worked now
