@@ -261,3 +261,20 @@ def test_the_streamed_replay_of_rtb_gives_what_the_whole_session_replay_gives(
         for session in streamed.values()
         for call in session["verdicts"]
     )
+
+
+def test_the_counts_of_calls_that_ran_are_the_windows_own_after_a_workspace_change() -> None:
+    """``--calls`` and the timeline count what the window counts: under state-aware identity a read
+    after an edit is keyed by the workspace, and its count climbs 1, 2, 3 to the stop (it read 0)."""
+    trajectory = Trajectory("keyed")
+    trajectory.human("read it again")
+    trajectory.call("edit", {"file_path": "/w/a.txt", "old_string": "a", "new_string": "b"}, "Edited.")
+    for _ in range(3):
+        trajectory.call("read", {"file_path": "/w/a.txt"}, "1: b")
+    log, _ = parse_log(trajectory.to_jsonl().splitlines(), path=Path("t.jsonl"))
+    [session] = group_sessions([log])
+    reads = replay_session(session, default_config(), counts=True).calls[1:]
+    assert [call.verdict for call in reads] == ["allowed"] * 3
+    counted = [next(c for c in call.measured if c.key.startswith("exact:read:")) for call in reads]
+    assert [(count.count, count.limit) for count in counted] == [(1, 5), (2, 5), (3, 5)]
+    assert all(" @workspace:" in count.key for count in counted)

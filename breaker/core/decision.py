@@ -32,7 +32,7 @@ from breaker.core.history import (
     Fingerprinter,
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
-from breaker.core.reading import ToolCall, counted_tools_pattern, fingerprint_call
+from breaker.core.reading import Fingerprint, ToolCall, counted_tools_pattern, fingerprint_call
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -240,6 +240,16 @@ class Breaker:
         know). Reads only: ``rtb`` draws the counts with it as the window moves."""
         state = self._agents.get(agent)
         return 0 if state is None else state.window.count(key)
+
+    def keyed(self, agent: AgentId, call: ToolCall) -> tuple[Fingerprint, ...]:
+        """The fingerprints of ``call``, the agent's last decided call, as its window keys them
+        (under ``identity: state-aware`` by the workspace, ``history.identity``). ``rtb`` counts
+        them with ``window_count``; identifying that call again changes nothing."""
+        resolved, raw = self._analysis.read(call)
+        state = self._agents.get(agent)
+        if state is None or state.workspace is None or not self.is_counted(call.name):
+            return raw
+        return state.workspace.identify(resolved, raw)
 
     def stats(self) -> dict[str, int]:
         """Plain counts for the worker's ``stats`` op: agents tracked and window entries held."""

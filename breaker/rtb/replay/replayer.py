@@ -26,15 +26,12 @@ from typing import Literal
 
 from breaker.core.config import BreakerConfig
 from breaker.core.decision import Breaker
-from breaker.core.history.analysis import ANALYSED_CALLS, analysis_key
+from breaker.core.history.caps import cap_of
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.judging.verdicts import Ask, Deny, Hit, Reached
 from breaker.core.reading.fingerprints import (
-    CallFingerprints,
-    Fingerprint,
     ToolCall,
     distinct,
-    fingerprint_call,
 )
 from breaker.core.reading.outcomes import shell_end
 from breaker.core.reading.shell import SHELL_TOOLS
@@ -208,8 +205,7 @@ class Replayer:
         self.approved = approved
         self.not_dispatched = not_dispatched
         self.counts = counts
-        self._fingerprints = _Remembered(config)
-        self.breaker = Breaker(config, self._fingerprints if counts else fingerprint_call)
+        self.breaker = Breaker(config)
         self._numbers: dict[str, int] = {}
         self._queue: deque[_Entry] = deque()
         self._awaiting: dict[tuple[str, str], _Entry | list[_Entry]] = {}
@@ -307,47 +303,15 @@ class Replayer:
         return out
 
     def _window_counts(self, event: CallEvent) -> tuple[Reached, ...]:
-        """Each capped fingerprint of the call, with how many entries of its agent's window hold it now."""
+        """Each capped fingerprint of the call as the window keys it, with how many entries of its
+        agent's window hold it now."""
         config, breaker = self.config, self.breaker
         counted: list[Reached] = []
-        for fp in self._fingerprints.of(event.call):
-            cap = config.limit_for(fp.kind, fp.key)
+        for fp in distinct(breaker.keyed(event.agent, event.call)):
+            cap = cap_of(fp, config)
             if cap is not None:
                 counted.append(Reached("limits", fp.key, breaker.window_count(event.agent, fp.key), cap))
         return tuple(counted)
-
-
-class _Remembered:
-    """``fingerprint_call`` for the breaker, remembering its answers: the counts of a call are read
-    with the fingerprints the breaker just made for it, not made again."""
-
-    __slots__ = ("_answers", "_config", "_last", "_last_call")
-
-    def __init__(self, config: BreakerConfig) -> None:
-        self._config = config
-        self._last_call: ToolCall | None = None
-        self._last: tuple[Fingerprint, ...] = ()
-        self._answers: dict[tuple[object, ...], tuple[Fingerprint, ...]] = {}
-
-    def __call__(self, call: ToolCall, config: BreakerConfig) -> CallFingerprints:
-        answer = fingerprint_call(call, config)
-        self._last_call, self._last = call, answer.fingerprints
-        key = analysis_key(call)
-        if key is not None:
-            self._answers[key] = answer.fingerprints
-            if len(self._answers) > 4 * ANALYSED_CALLS:
-                del self._answers[next(iter(self._answers))]
-        return answer
-
-    def of(self, call: ToolCall) -> tuple[Fingerprint, ...]:
-        """The fingerprints of ``call``, each key once, as the breaker counted them."""
-        if call is self._last_call:
-            return distinct(self._last)
-        key = analysis_key(call)
-        known = self._answers.get(key) if key is not None else None
-        if known is None:
-            known = fingerprint_call(call, self._config).fingerprints
-        return distinct(known)
 
 
 def _tool_output_known(replay: CallReplay) -> bool:
