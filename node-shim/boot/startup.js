@@ -18,7 +18,7 @@ export function startupFailure(error, { command, chosenBy }, root = PACKAGE_ROOT
   }
   if (error.code === 'TIMEOUT') {
     // Not run again to ask its version: an interpreter that hangs would hang that question too.
-    return `the Python worker (${command} from ${source}) ${error.message}: on a slow or busy machine raise ` +
+    return `the Python worker (${command} from ${source}) did not answer within ${error.timeoutMs} ms: on a slow or busy machine raise ` +
       `startTimeoutMs in the config; if it never answers, ${remedy(chosenBy)}.`;
   }
   const version = pythonVersion(command);

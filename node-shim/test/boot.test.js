@@ -79,7 +79,7 @@ test('a worker that does not answer within startTimeoutMs fails the boot and is 
   const interpreter = heldInterpreter('hung', { hang: true });
   const dsh = new FakeDsh();
   await assert.rejects(() => apply(dsh.ctx, { python: interpreter.path, startTimeoutMs: 300 }), (error) => {
-    assert.match(error.message, /^repeat-tool-breaker: the Python worker .* did not answer within 300 ms/);
+    assert.match(error.message, /^repeat-tool-breaker: the Python worker \([^)]*\) did not answer within 300 ms: /);
     return true;
   });
   assert.equal(dsh.listenerCount, 0, 'nothing stays registered');

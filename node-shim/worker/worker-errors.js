@@ -13,7 +13,7 @@ export class WorkerUnavailable extends Error {
 
 /** The worker did not answer within `timeoutMs`. */
 export function timeoutError(timeoutMs) {
-  return new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT' });
+  return new WorkerUnavailable(`the worker did not answer within ${timeoutMs} ms`, { code: 'TIMEOUT', timeoutMs });
 }
 
 /**
