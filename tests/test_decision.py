@@ -356,6 +356,21 @@ def test_a_call_whose_hits_are_not_all_local_is_denied_not_asked() -> None:
     assert isinstance(breaker.decide(1, same), Deny)
 
 
+@pytest.mark.parametrize("policy", ["ask", "deny"])
+def test_an_identical_local_repeat_is_denied_without_the_local_note(policy: str) -> None:
+    """Its exact: and cmd: keys stop it whatever localHosts says: the denial neither says an
+    approval was wanted nor that another localHosts would let it run."""
+    breaker = Breaker(load_config({"localHosts": policy}))
+    verdicts = []
+    for n in range(5):
+        same = ToolCall("bash", {"command": "curl -s http://127.0.0.1:8000/health"}, f"c{n}")
+        verdicts.append(breaker.decide(1, same))
+        breaker.record_result(1, same.call_id, "ok")
+    denied = verdicts[-1]
+    assert isinstance(denied, Deny) and any(hit.fingerprint.key.startswith("exact:") for hit in denied.hits)
+    assert "localHosts" not in denied.message and "local address" not in denied.message
+
+
 def test_a_call_without_an_id_is_never_asked() -> None:
     breaker = make()
     local_variants(breaker, 4)

@@ -123,7 +123,7 @@ def denial(
     )
     if poll:
         lines.append(WAIT)
-    if any(hit.fingerprint.local for hit in hits):
+    if hits and all(hit.fingerprint.local for hit in hits):  # only then does localHosts matter
         lines.append(_local_note(config))
     if failures:
         lines.extend(_failure_body(failures, config, inline))
