@@ -274,21 +274,26 @@ async function logFuzz(config, seed, sessions, { kills = false, messages = 4 } =
 // Which agent goes depends only on the order of calls' first requests, which dsh's log keeps (not
 // on results, which dsh logs a few microtasks after the shim sends them: agents.py).
 // RTB_FUZZ_SEED runs it on another seed (the body's pauses and the worker's answers still vary
-// the interleaving from run to run; the floors of calls denied are this seed's).
+// the interleaving from run to run; the floors of calls denied are this seed's, each below the
+// fewest of 20 runs: `make test` runs code, a possible change told by its answer, so a `cat`
+// after its first answer is new and fewer calls are denied than when it read as read-only).
+// With maxAgents 2 and the default caps of 5, an agent is forgotten before most of its repeats
+// come round: 1 to 5 calls denied, by interleaving, so that case pins the verdicts alone.
 const SEED = Number(process.env.RTB_FUZZ_SEED ?? 20_26_12_04);
 const CAPS = { limits: { exact: 3, cmd: 3 }, sameResultLimit: 3 };
 for (const [name, config, fewest, messages] of [
-  ['defaults', {}, 10, 4],
+  ['defaults', {}, 5, 4],
   ['caps of 3 and a same-result limit of 3', CAPS, 10, 4],
   ['caps of 3, a same-result limit of 3, a human message every other step', CAPS, 5, 2],
-  ['maxAgents 2', { maxAgents: 2 }, 2, 4],
-  ['maxAgents 2, caps of 3 and a same-result limit of 3', { maxAgents: 2, ...CAPS }, 5, 4],
-  ['maxAgents 2, caps of 3, a same-result limit of 3, a human message every other step', { maxAgents: 2, ...CAPS }, 2, 2],
+  ['maxAgents 2', { maxAgents: 2 }, 0, 4],
+  ['maxAgents 2, caps of 3 and a same-result limit of 3', { maxAgents: 2, ...CAPS }, 1, 4],
+  ['maxAgents 2, caps of 3, a same-result limit of 3, a human message every other step', { maxAgents: 2, ...CAPS }, 1, 2],
 ]) {
   test(`three agents at once as dsh runs them, steps with human messages: every live verdict is rtb replay's of dsh's logs (${name})`, async () => {
     const { calls, denied, differences } = await logFuzz(config, SEED, 30, { messages });
     assert.deepEqual(differences, [], `seed ${SEED}: ${differences.length} of ${calls} calls differ`);
-    assert.ok(calls > 150 && denied >= fewest, `seed ${SEED}: ${calls} calls, ${denied} denied`);
+    assert.ok(calls > 150, `seed ${SEED}: ${calls} calls`);
+    if (fewest > 0) assert.ok(denied >= fewest, `seed ${SEED}: ${calls} calls, ${denied} denied`);
   });
 }
 
