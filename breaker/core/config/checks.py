@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, get_args
 
 from breaker.core.config.hosts import fold_host_name
-from breaker.core.config.messages import ConfigError, choice_message, got, unknown_limit_message
+from breaker.core.config.messages import ConfigError, choice_message, got, shown, unknown_limit_message
 from breaker.core.config.settings import BreakerConfig
 from breaker.core.config.tables import (
     FAMILIES,
@@ -45,7 +45,7 @@ def validated(merged: dict[str, Any]) -> BreakerConfig:
     on_failure = _choice(merged, "onWorkerFailure", get_args(WorkerFailurePolicy))
     python = merged["python"]
     if python is not None and (not isinstance(python, str) or not python.strip()):
-        raise ConfigError(f"python must be the path of a Python interpreter or null, got {python!r}")
+        raise ConfigError(f"python must be the path of a Python interpreter or null, got {shown(python)}")
     return BreakerConfig(
         preset=merged["preset"],
         window=window,
@@ -87,7 +87,7 @@ def _integer(merged: Mapping[str, Any], key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{key} must be a whole number >= {minimum}, {got(value)}")
     if not math.isfinite(value) or value != int(value) or value < minimum:
-        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {shown(value)}")
     _within_most(key, value, "a whole number")
     return int(value)
 
@@ -103,7 +103,9 @@ def _stage(merged: Mapping[str, Any], key: str) -> int | None:
     if value <= 0:
         return None
     if value != int(value):
-        raise ConfigError(f"{key} must be a whole number (null, 0 or below switch it off), got {value!r}")
+        raise ConfigError(
+            f"{key} must be a whole number (null, 0 or below switch it off), got {shown(value)}"
+        )
     _within_most(key, value, "null (off) or a whole number")
     return int(value)
 
@@ -122,10 +124,10 @@ def _patterns(merged: Mapping[str, Any], key: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise ConfigError(f"{key} must be a list of tool names (* wildcards allowed), got {value!r}")
+        raise ConfigError(f"{key} must be a list of tool names (* wildcards allowed), got {shown(value)}")
     for item in value:
         if not isinstance(item, str) or not item:
-            raise ConfigError(f"{key} entries must be non-empty strings, got {item!r}")
+            raise ConfigError(f"{key} entries must be non-empty strings, got {shown(item)}")
     return tuple(value)
 
 
@@ -133,15 +135,15 @@ def _ignore_args(value: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     result: dict[str, tuple[str, ...]] = {}
     for tool, names in value.items():
         if not isinstance(tool, str) or not tool:
-            raise ConfigError(f"ignoreArgs keys must be tool names or '*', got {tool!r}")
+            raise ConfigError(f"ignoreArgs keys must be tool names or '*', got {shown(tool)}")
         if names is None:
             result[tool] = ()
             continue
         if isinstance(names, str) or not isinstance(names, (list, tuple)):
-            raise ConfigError(f"ignoreArgs.{tool} must be a list of argument names, got {names!r}")
+            raise ConfigError(f"ignoreArgs.{tool} must be a list of argument names, got {shown(names)}")
         for name in names:
             if not isinstance(name, str) or not name:
-                raise ConfigError(f"ignoreArgs.{tool} entries must be non-empty strings, got {name!r}")
+                raise ConfigError(f"ignoreArgs.{tool} entries must be non-empty strings, got {shown(name)}")
         result[tool] = tuple(names)
     return result
 
@@ -150,9 +152,9 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
     result: dict[str, str] = {}
     for alias, canonical in value.items():
         if not isinstance(alias, str) or not alias.strip():
-            raise ConfigError(f"hostAliases keys must be host names, got {alias!r}")
+            raise ConfigError(f"hostAliases keys must be host names, got {shown(alias)}")
         if not isinstance(canonical, str) or not canonical.strip():
-            raise ConfigError(f"hostAliases.{alias} must be a host name, got {canonical!r}")
+            raise ConfigError(f"hostAliases.{alias} must be a host name, got {shown(canonical)}")
         result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
     return result
 
@@ -174,7 +176,7 @@ def _cap(name: str, cap: Any, why_two: str) -> float | None:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
         raise ConfigError(f"{name} must be null or a finite number >= 2, {got(cap)}")
     if cap < 2:
-        raise ConfigError(f"{name} must be null or a finite number >= 2, got {cap!r} ({why_two})")
+        raise ConfigError(f"{name} must be null or a finite number >= 2, got {shown(cap)} ({why_two})")
     _within_most(name, cap, "null (no cap) or a number")
     return float(cap)
 
@@ -183,7 +185,7 @@ def _within_most(name: str, value: float, what: str) -> None:
     """Raise past the most ``NUMBER_BOUNDS`` gives ``name`` (``limits.x``: what ``limits`` gives)."""
     most = NUMBER_BOUNDS[name.partition(".")[0]][1]
     if value > most:
-        raise ConfigError(f"{name} must be {what} up to {most:,} (what the shim holds), got {value!r}")
+        raise ConfigError(f"{name} must be {what} up to {most:,} (what the shim holds), got {shown(value)}")
 
 
 def _is_limit_key(key: str) -> bool:

@@ -26,7 +26,7 @@ def close_matches(word: str, choices: Sequence[str], cutoff: float = 0.6) -> lis
 
 def choice_message(key: str, value: object, allowed: list[str]) -> str:
     """``key`` holds ``value``, not one of ``allowed``; the closest choice suggested."""
-    message = f"{key} must be one of {' | '.join(allowed)}, got {value!r}"
+    message = f"{key} must be one of {' | '.join(allowed)}, got {shown(value)}"
     close = close_matches(value, allowed, 0.5) if isinstance(value, str) else []
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
@@ -59,12 +59,19 @@ def unknown_key_message(key: str, valid: list[str]) -> str:
     return message + f" (valid keys: {', '.join(valid)})"
 
 
+def shown(value: object) -> str:
+    """``value`` as a profile's YAML or JSON writes it: ``null``, ``true``, ``false``; else its repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
 def got(value: object) -> str:
     """``got <value>``, saying so of a string: a number or a flag quoted in YAML (``window: "16"``)."""
-    if isinstance(value, bool):
-        return f"got {str(value).lower()}"  # as YAML and JSON write it
     if not isinstance(value, str):
-        return f"got {value!r}"
+        return f"got {shown(value)}"
     text = value.strip().lower()
     unquoted = text in ("true", "false", "null") or text.lstrip("-").replace(".", "", 1).isdigit()
     return f"got {value!r}, a string" + (" (write it without quotes)" if unquoted else "")
