@@ -136,6 +136,9 @@ def test_loop_a_appending_one_line_again_and_again_is_still_caught_at_five() -> 
         ("/bin/sh: 1: jq: not found", False),
         ("zsh: command not found: jq", False),
         ("partial output\n[exit code: 2]", False),
+        ("[exit code: 2]", False),  # nothing printed, only the line saying how it ended
+        ("[killed by signal: SIGKILL]\n", False),
+        ("[exit code: 0]", True),
         ("Error: old_string not found in app.py", False),
     ],
 )

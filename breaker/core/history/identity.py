@@ -81,6 +81,8 @@ _COMMAND_NOT_FOUND = re.compile(
     r"|\d+: [^\n:]{1,256}: not found|command not found: [^\n]{1,256})$",
     re.MULTILINE,
 )
+#: A result that is only dsh's line saying a command did not exit 0 (it printed nothing at all).
+_ENDED_ALONE = re.compile(r"\s*\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*")
 #: Redirections that append to their file rather than replace it.
 _APPENDING = (">>", "&>>")
 #: Commands that change the workspace without a redirect: verb -> the subcommands that do (empty: all).
@@ -313,7 +315,9 @@ def reverse(edit: Edit) -> Edit:
 
 def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
-    return failure_shape(text) is None and _COMMAND_NOT_FOUND.search(text) is None
+    if failure_shape(text) is not None or _ENDED_ALONE.fullmatch(text) is not None:
+        return False
+    return _COMMAND_NOT_FOUND.search(text) is None
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:
