@@ -62,13 +62,15 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            # Its home and XDG folders in the throwaway profile too: Debian's chromium writes
-            # ~/.config/chromium whatever --user-data-dir says, and nothing may stay in HOME.
+            # Its home, XDG and temporary folders in the throwaway profile too: Debian's chromium
+            # writes ~/.config/chromium whatever --user-data-dir says and leaves its singleton
+            # folder (org.chromium.Chromium.*) in TMPDIR, and nothing may stay in either.
             env={
                 **os.environ,
                 "no_proxy": "*",
                 "NO_PROXY": "*",
                 "HOME": self.profile,
+                "TMPDIR": self.profile,
                 "XDG_CONFIG_HOME": os.path.join(self.profile, "config"),
                 "XDG_CACHE_HOME": os.path.join(self.profile, "cache"),
                 "XDG_DATA_HOME": os.path.join(self.profile, "data"),

@@ -7,6 +7,8 @@ installs Debian's ``chromium`` where it can)."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,3 +228,18 @@ def test_the_browser_leaves_nothing_in_home(tmp_path: Path, monkeypatch: pytest.
     with Browser(CHROMIUM) as opened:
         opened.evaluate("1 + 1")
     assert list(home.iterdir()) == []
+
+
+def test_the_browser_leaves_nothing_in_the_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chromium makes its singleton folder (`org.chromium.Chromium.*`) in the temporary folder and
+    leaves it there: its temporary folder is its throwaway profile, removed with it. (A short
+    folder: the singleton's socket path must fit in 108 bytes.)"""
+    temporary = Path(tempfile.mkdtemp(prefix="rtb-tmp-"))
+    try:
+        monkeypatch.setenv("TMPDIR", str(temporary))
+        assert CHROMIUM is not None
+        with Browser(CHROMIUM) as opened:
+            opened.evaluate("1 + 1")
+        assert [path.name for path in temporary.iterdir()] == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
