@@ -33,7 +33,7 @@ def test_each_part_is_what_reading_it_at_once_gives(call: ToolCall) -> None:
     assert asked.target == target_of(call, raw, ignored)  # read again: kept
 
 
-def test_the_target_is_read_when_the_result_comes_and_by_the_guard_only_once_a_run_could_stop(
+def test_the_target_is_read_once_a_result_comes_back_the_same_and_by_the_guard_only_once_a_run_could_stop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reads: list[str] = []
@@ -45,6 +45,7 @@ def test_the_target_is_read_when_the_result_comes_and_by_the_guard_only_once_a_r
     monkeypatch.setattr(asked_module, "target_of", counted_target_of)
     breaker = Breaker(load_config({"sameResultLimit": 2, "limits": {"exact": None}}))
     verdicts = []
+    after_results = []
     for number in range(1, 5):
         call_id = f"r{number}"
         # one file, the range shifted each time: a rewording with the same answer
@@ -53,10 +54,12 @@ def test_the_target_is_read_when_the_result_comes_and_by_the_guard_only_once_a_r
         if isinstance(verdicts[-1], Allow):
             assert call_id not in reads  # the guard did not need it
             breaker.record_result("a", call_id, "same text", {"isError": False})
-            assert reads.count(call_id) == 1  # the result did, once
+            after_results.append(list(reads))
     assert [type(verdict) for verdict in verdicts] == [Allow, Allow, Deny, Deny]
-    # Once two identical answers ran on the target, each guard read its call's target.
-    assert reads == ["r1", "r2", "r3", "r4"]
+    # The first answer starts a run: no target read. The second, the same text, reads its call's
+    # target and the one before it, each once; then each guard reads its own call's target.
+    assert after_results == [[], ["r2", "r1"]]
+    assert reads == ["r2", "r1", "r3", "r4"]
 
 
 def test_what_counts_when_it_fails_is_read_by_the_guard_only_once_a_key_came_back_enough(
