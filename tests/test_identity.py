@@ -6,8 +6,9 @@ import pytest
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.decision import Breaker
-from breaker.core.history.identity import Workspace, effect_of, reverse, succeeded
+from breaker.core.history.identity import Workspace, effect_of, reverse
 from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.reading import succeeded
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 STATE_AWARE = load_config({"identity": "state-aware"})

@@ -143,3 +143,20 @@ def test_a_run_that_failed_changed_nothing() -> None:
         verdicts.append(agent.bash(f"python3 fix{n}.py", failed))
         verdicts.append(agent.bash(VIEW, LINES))
     assert any(isinstance(verdict, Deny) for verdict in verdicts)
+
+
+@pytest.mark.parametrize("command", ["python3 fix.py", "make status", "cat status.txt"])
+def test_a_line_whose_answer_keeps_moving_runs_to_its_end_and_is_stopped_once_it_stops(
+    command: str,
+) -> None:
+    # Code a line runs holds what it answered, so each new answer is a change of its own that
+    # restarts the evidence: the line must still read as a poll that moves, as a plain read does.
+    moving = [f"{done} of 20 steps done" for done in range(1, 21)]
+    agent = Agent()
+    assert all(isinstance(agent.bash(command, answer), Allow) for answer in moving)
+    settled = Agent()
+    verdicts = [settled.bash(command, answer) for answer in moving[:4] + [moving[3]] * 6]
+    first = next(number for number, verdict in enumerate(verdicts, 1) if isinstance(verdict, Deny))
+    # Stopped once its answer came back alike 4 times (the 8th call); a line that runs code one
+    # call later, as the first of its answers alike is the change that brought it.
+    assert first == (8 if command.startswith("cat") else 9)

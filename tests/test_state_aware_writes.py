@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from breaker.core.config import load_config
 from breaker.core.decision import Breaker
-from breaker.core.history.identity import Workspace, succeeded
+from breaker.core.history.identity import Workspace
 from breaker.core.judging.verdicts import Allow, Deny
+from breaker.core.reading import succeeded
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 STATE_AWARE = load_config({"identity": "state-aware"})

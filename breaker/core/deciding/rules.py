@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.deciding.plans import Plan
-from breaker.core.history import CALL_KINDS, Asked, Evidence, spelling
+from breaker.core.history import CALL_KINDS, Asked, Effect, Evidence, spelling
 from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
 from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
 from breaker.core.wording import messages
@@ -61,7 +61,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
     watched = config.sameResultLimit is not None
     asked = Asked(call, raw, fingerprints, config) if watched else None
     effect = None if state.workspace is None else state.workspace.identified
-    if hits and asked is not None and state.progress is not None and state.progress.moving(asked.keys):
+    if hits and asked is not None and _moving(state, asked, effect):
         hits = ()  # a poll whose answer moves: no cap stops it, the same answer does (``_stall``)
     if not hits and not failures:
         stall = None if asked is None else _stall(state, call.name, asked, config)
@@ -174,6 +174,14 @@ def _stall(state: AgentState, tool: str, asked: Asked, config: BreakerConfig) ->
     if state.progress is None:
         state.progress = Evidence(config.window)
     return state.progress.stall(tool, asked, workspace_state(state), limit)
+
+
+def _moving(state: AgentState, asked: Asked, effect: Effect | None) -> bool:
+    """Whether the call is a poll whose answer moved: read apart (``Progress.moving``), or code its
+    line runs, whose every new answer is a change of its own (``Workspace.moved``)."""
+    if state.progress is not None and state.progress.moving(asked.keys):
+        return True
+    return effect is not None and state.workspace is not None and state.workspace.moved(effect)
 
 
 def workspace_state(state: AgentState) -> int:

@@ -30,7 +30,6 @@ Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` place
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -45,7 +44,6 @@ from breaker.core.reading import (
     ToolCall,
     canonical_json,
     condensed,
-    failure_shape,
     lex_shell,
     may_change,
     may_run,
@@ -55,6 +53,7 @@ from breaker.core.reading import (
     runs_code,
     shell_text,
     strip_prefix,
+    succeeded,
 )
 from breaker.core.reading.volatile import content_of
 
@@ -74,15 +73,6 @@ _OLD_ARGS = ("old_string", "old_str")
 _NEW_ARGS = ("new_string", "new_str")
 #: The argument names of what a call writes by path: content, or an edit (its pairs, or a list).
 _WRITE_ARGS = frozenset({*_CONTENT_ARGS, *_OLD_ARGS, *_NEW_ARGS, "edits"})
-#: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
-#: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
-_COMMAND_NOT_FOUND = re.compile(
-    r"^[\w/.-]*sh: (?:(?:line \d+: )?[^\n:]{1,256}: command not found"
-    r"|\d+: [^\n:]{1,256}: not found|command not found: [^\n]{1,256})$",
-    re.MULTILINE,
-)
-#: A result that is only dsh's line saying a command did not exit 0 (it printed nothing at all).
-_ENDED_ALONE = re.compile(r"\s*\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*")
 #: Redirections that append to their file rather than replace it.
 _APPENDING = (">>", "&>>")
 #: Commands that change the workspace without a redirect: verb -> the subcommands that do (empty: all).
@@ -152,6 +142,7 @@ class _Place:
     identity: str | None = None  # the token calls are keyed by: the last content never held before
     edits: list[tuple[str | None, Edit]] = field(default_factory=list)  # (content before, edit)
     held: set[str | None] = field(default_factory=lambda: {None})
+    moved: bool = False  # code a line ran: its answer changed between two of its runs (a poll)
 
 
 class Workspace:
@@ -234,9 +225,10 @@ class Workspace:
             self._changes += 1
             tokens = (_hash(["answer", text, self._changes]),)
         for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
+            place = self._places.pop(name, None) or _Place()
             if name in effect.ran:  # what code it ran wrote is told by its answer
                 token = _hash(["ran", content_of(text)])
-            place = self._places.pop(name, None) or _Place()
+                place.moved = place.moved or place.content not in (None, token)
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
                 if place.edits and place.edits[-1][1] == reverse(effect.edit):
@@ -253,6 +245,11 @@ class Workspace:
         while len(self._places) > MAX_PLACES:
             oldest = next(iter(self._places))
             self._rekey(oldest, self._places.pop(oldest), None)
+
+    def moved(self, effect: Effect) -> bool:
+        """Whether code the call's line runs answered anew between two of its runs: a poll whose
+        answer moves (``Progress.moving`` cannot tell: each new answer is a change that restarts it)."""
+        return any((place := self._places.get(name)) is not None and place.moved for name in effect.ran)
 
     def _hold(self, name: str, place: _Place, token: str | None) -> None:
         """The place now holds ``token``; only content it never held before is a change."""
@@ -311,13 +308,6 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
 def reverse(edit: Edit) -> Edit:
     """The edit that undoes ``edit``: each pair swapped, in reverse order."""
     return tuple((new, old) for old, new in reversed(edit))
-
-
-def succeeded(text: str) -> bool:
-    """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
-    if failure_shape(text) is not None or _ENDED_ALONE.fullmatch(text) is not None:
-        return False
-    return _COMMAND_NOT_FOUND.search(text) is None
 
 
 def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Fingerprint]) -> Effect:

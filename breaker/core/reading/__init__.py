@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time __getattr__ impor
     from breaker.core.reading.outcomes import result_digest as result_digest
     from breaker.core.reading.outcomes import says_nothing as says_nothing
     from breaker.core.reading.outcomes import shell_end as shell_end
+    from breaker.core.reading.outcomes import succeeded as succeeded
     from breaker.core.reading.paths import normal_path as normal_path
     from breaker.core.reading.paths import path_argument as path_argument
     from breaker.core.reading.readonly import FETCH_MARKERS as FETCH_MARKERS
@@ -86,6 +87,7 @@ _HOMES = homes_of(
             "result_digest",
             "says_nothing",
             "shell_end",
+            "succeeded",
         ),
         "breaker.core.reading.paths": (
             "normal_path",

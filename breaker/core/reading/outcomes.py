@@ -236,3 +236,21 @@ def result_digest(tool: str, text: str) -> bytes:
     if text.startswith(FETCHED_START):
         text = FETCHED.sub(r"Fetched (HTTP \1)", text, count=1)
     return hashlib.sha256(f"{tool}\0{text}".encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+#: A shell that could not find a command it was told to run (bash, dash, zsh): the line did not do
+#: what it says, whatever its exit status (a missing command inside ``$(…)`` or backticks exits 0).
+_COMMAND_NOT_FOUND = re.compile(
+    r"^[\w/.-]*sh: (?:(?:line \d+: )?[^\n:]{1,256}: command not found"
+    r"|\d+: [^\n:]{1,256}: not found|command not found: [^\n]{1,256})$",
+    re.MULTILINE,
+)
+#: A result that is only dsh's line saying a command did not exit 0 (it printed nothing at all).
+_ENDED_ALONE = re.compile(r"\s*\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*")
+
+
+def succeeded(text: str) -> bool:
+    """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
+    if failure_shape(text) is not None or _ENDED_ALONE.fullmatch(text) is not None:
+        return False
+    return _COMMAND_NOT_FOUND.search(text) is None
