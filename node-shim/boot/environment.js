@@ -66,7 +66,8 @@ function runPrepare(command, args, env, progress, retry, path) {
   mkdirSync(temporary, { mode: 0o700 });
   let step;
   try {
-    step = spawnSync(command, ['-I', PREPARE_SCRIPT, ...args], {
+    // -B: its imports (index_access.py, pinned_wheels.py) leave no __pycache__ in a linked checkout
+    step = spawnSync(command, ['-I', '-B', PREPARE_SCRIPT, ...args], {
       encoding: 'utf8',
       env: { ...env, TMPDIR: temporary },
       timeout: PREPARE_TIMEOUT_MS,
