@@ -233,3 +233,13 @@ def test_a_quoted_number_or_flag_is_named_a_string(config: dict[str, object], sa
     with pytest.raises(ConfigError) as raised:
         load_config(config)
     assert str(raised.value).endswith(said)
+
+
+def test_an_exact_limit_without_its_arguments_as_json_fails_loud_with_the_form() -> None:
+    # 'exact:bash:ls' could never match: an exact key carries the call's arguments as JSON.
+    with pytest.raises(
+        ConfigError, match=r"unknown key 'exact:bash:ls'.*'exact:bash:\{\"command\":\"ls\"\}'"
+    ):
+        load_config({"limits": {"exact:bash:ls": 3}})
+    for key in ('exact:bash:{"command":"ls"}', 'exact:mcp:server:{"id":1}', "exact"):
+        assert load_config({"limits": {key: 3}}).limits[key] == 3

@@ -9,6 +9,7 @@ These checks say what is wrong in the profile's own terms; pydantic's strict che
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar, get_args
 
@@ -159,6 +160,10 @@ def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
     return result
 
 
+#: Where an ``exact:`` key's arguments start: a colon, then a JSON value.
+_EXACT_ARGUMENTS = re.compile(r':[\[{"\d-]|:(?:true|false|null)$')
+
+
 def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
     result: dict[str, float | None] = {}
     for key, cap in value.items():
@@ -192,4 +197,6 @@ def _is_limit_key(key: str) -> bool:
     kind, _, rest = key.partition(":")
     if kind == "family" and rest:
         return key in FAMILIES
+    if kind == "exact" and rest:  # the tool, then its arguments as JSON (as a denial shows the key)
+        return _EXACT_ARGUMENTS.search(rest) is not None
     return kind in FINGERPRINT_KINDS and (rest != "" or ":" not in key)

@@ -42,6 +42,9 @@ def unknown_limit_message(key: object) -> str:
         close = close_matches(key, FAMILIES if key.startswith("family:") else FINGERPRINT_KINDS)
         if close:
             message += f"; did you mean {close[0]!r}?"
+        elif key.startswith("exact:"):
+            message += "; an exact: key is the tool and its arguments as JSON, as a denial shows it: "
+            message += '\'exact:bash:{"command":"ls"}\''
     return message
 
 
