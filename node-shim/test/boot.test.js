@@ -16,7 +16,8 @@ const PYTHON = process.env.RTB_PYTHON || 'python3';
 const folder = mkdtempSync(join(tmpdir(), 'rtb-boot-test-'));
 const disposers = [];
 after(async () => {
-  for (const dispose of disposers) (await dispose)();
+  // a failed test's boot rejected: the others are still disposed, and the folder goes whatever
+  for (const settled of await Promise.allSettled(disposers)) if (settled.status === 'fulfilled') settled.value();
   rmSync(folder, { recursive: true, force: true });
 });
 
