@@ -160,3 +160,15 @@ def test_a_line_whose_answer_keeps_moving_runs_to_its_end_and_is_stopped_once_it
     # Stopped once its answer came back alike 4 times (the 8th call); a line that runs code one
     # call later, as the first of its answers alike is the change that brought it.
     assert first == (8 if command.startswith("cat") else 9)
+
+
+def test_a_line_whose_answers_differ_only_by_what_the_call_said_is_no_poll_that_moves() -> None:
+    # Its own call id quoted back is not news (reading.volatile.said): the 5th identical run is
+    # stopped, as a read answering alike is.
+    breaker, verdicts = Breaker(DEFAULTS), []
+    for number in range(1, 7):
+        call = ToolCall("bash", {"command": "python3 train.py"}, f"call-{number}")
+        verdicts.append(breaker.decide("a", call))
+        if isinstance(verdicts[-1], Allow):
+            breaker.record_result("a", call.call_id, f"ran call-{number}")
+    assert [type(verdict) for verdict in verdicts] == [Allow] * 4 + [Deny] * 2

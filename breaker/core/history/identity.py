@@ -55,7 +55,7 @@ from breaker.core.reading import (
     strip_prefix,
     succeeded,
 )
-from breaker.core.reading.volatile import content_of
+from breaker.core.reading.volatile import content_of, said
 
 #: Places remembered per agent; past this the oldest is forgotten (its change no longer keys calls).
 MAX_PLACES = 1024
@@ -129,6 +129,7 @@ class Effect(NamedTuple):
     answered: bool = False  # a possible change: its place's token is the answer it brings
     ran: frozenset[str] = frozenset()  # the places of code it ran: each holds what the run answered
     run: str = ""  # a shell line's command key: its places hold the token of the whole line
+    said: tuple[str, ...] = ()  # what the call said (its id, its texts): not news when quoted back
 
 
 NO_EFFECT = Effect(())
@@ -227,7 +228,7 @@ class Workspace:
         for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
             place = self._places.pop(name, None) or _Place()
             if name in effect.ran:  # what code it ran wrote is told by its answer
-                token = _hash(["ran", content_of(text)])
+                token = _hash(["ran", content_of(text, effect.said)])
                 place.moved = place.moved or place.content not in (None, token)
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
@@ -287,7 +288,8 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     tool = call.name.lower()
     if tool in SHELL_TOOLS:
-        return _shell_effect(arguments, fingerprints)
+        effect = _shell_effect(arguments, fingerprints)
+        return effect._replace(said=tuple(said(call))) if effect.ran else effect
     content: str | None = None
     edit: Edit = ()
     if not _WRITE_ARGS.isdisjoint(arguments):  # content or an edit: what it writes by path
