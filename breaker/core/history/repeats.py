@@ -45,7 +45,7 @@ class Repeats:
         limits, one_by_one = config.limits, config.capped_one_by_one
         for fp in fingerprints:
             key = fp.key
-            # identity.cap_of inlined: this runs for every fingerprint of every call.
+            # caps.cap_of inlined: this runs for every fingerprint of every call.
             if key in limits:
                 cap = limits[key]
             elif fp.kind in one_by_one and (read := read_key(fp)) in limits:
