@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { WorkerBridge, WorkerUnavailable } from '../worker/bridge.js';
+import { WorkerBridge, WorkerUnavailable, clock } from '../worker/bridge.js';
 import { Journal } from '../call/journal.js';
 import { decode } from '../worker/msgpack.js';
 import { pidNamespace } from '../shared/owners.js';
@@ -237,6 +237,23 @@ test('a worker killed for a missed deadline is counted once, not again when its 
   }
   assert.ok(lost.length >= 3, `${lost.length} timeouts`);
   assert.deepEqual(lost, lost.map((_, index) => index + 1), 'each lost worker counts one');
+});
+
+test('a worker that has lived past 2^31 ms (24.8 days) still answers, and is killed when it misses a deadline', async () => {
+  const interpreter = join(folder, 'hang-when-told');
+  const told = join(folder, 'hang-now');
+  writeFileSync(interpreter, `#!/bin/sh\n[ -e '${told}' ] && exec sleep 600\nexec '${PYTHON}' "$@"\n`, { mode: 0o755 });
+  const { bridge } = bridgeWith({ command: interpreter });
+  const age = 25 * 86_400_000; // the clock injected: each worker started that long ago
+  bridge.startClock = () => clock() - age;
+  assert.equal(bridge.boot({ op: 'configure', config: { startTimeoutMs: 5000, guardTimeoutMs: 3000 } }, 10_000).ok, true);
+  const first = bridge.pid;
+  for (let call = 0; call < 3; call++) assert.equal(bridge.call({ op: 'stats' }).ok, true);
+  assert.equal(bridge.pid, first, 'not killed for a deadline it did not miss');
+  writeFileSync(told, '');
+  process.kill(first, 'SIGSTOP'); // hung: its successor hangs too
+  assert.throws(() => bridge.call({ op: 'stats' }), (error) => error instanceof WorkerUnavailable && error.code === 'TIMEOUT');
+  assert.ok(await waitUntil(() => !isAlive(first), 10_000), 'the hung worker is killed at its deadline');
 });
 
 // The frames of each write to the worker, by op.

@@ -7,7 +7,7 @@
 // published in SLOT.STDIN_FD (only what does not fit in the FIFO comes here) and reads replies with
 // blocking reads from a fd published in SLOT.STDOUT_FD. A blocking read has no timeout, so this thread
 // is its watchdog: the main thread puts the deadline of the reply it waits for in SLOT.DEADLINE (ms
-// after `clockBase`, 0 when not waiting) and this thread kills the worker once it passes, which
+// after `clockBase`, wrapped to 32 bits: slots.js; 0 when not waiting) and this thread kills the worker once it passes, which
 // ends the read. A non-blocking stdout read end, published in SLOT.DRAIN_FD, lets the main thread take
 // replies to events that are already there without waiting. Ownership of published fds passes to
 // the main thread, which
@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { FIFO_NAMES, makeFifoFolder, removeFifoFolder } from './fifo-folder.js';
-import { SLOT } from './slots.js';
+import { SLOT, msUntil } from './slots.js';
 import { boundedWriter } from '../shared/stderr.js';
 
 const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
@@ -138,7 +138,7 @@ async function watch() {
       continue;
     }
     const [seconds, nanoseconds] = process.hrtime();
-    const left = deadline - (seconds * 1e3 + nanoseconds / 1e6 - clockBase);
+    const left = msUntil(deadline, seconds * 1e3 + nanoseconds / 1e6, clockBase);
     if (left <= 0) {
       child.kill('SIGKILL');
       try {

@@ -345,7 +345,7 @@ export class WorkerBridge {
     this.restored = new Set();
     this.backlog = new Backlog(this.nextId - 1); // nothing is queued at a new worker yet
     this.generation++;
-    this.clockBase = clock() - 1; // deadlines in SLOT.DEADLINE are ms after it, never 0
+    this.clockBase = this.startClock(); // deadlines in SLOT.DEADLINE count from it (slots.js)
     this.inbox = new Inbox(); // reply bytes read from the stdout FIFO
     this.replies = port1;
     this.replies.unref();
@@ -359,6 +359,11 @@ export class WorkerBridge {
     });
     this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
     this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
+  }
+
+  /** Where a new worker's clock starts: now (a test ages the worker by giving an earlier one). */
+  startClock() {
+    return clock();
   }
 
   // One request; `reply` says where the worker answers it (breaker/protocol.py). An event

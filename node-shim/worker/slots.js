@@ -12,7 +12,7 @@ export const SLOT = Object.freeze({
   QUEUED: 2,
   /** The blocking read end of the worker's stdout, for the main thread's own reads. */
   STDOUT_FD: 3,
-  /** When the main thread's blocking read is due: ms after `clockBase` (0: not waiting). */
+  /** When the main thread's blocking read is due, as `dueSlot` puts it (0: not waiting). */
   DEADLINE: 4,
   /** The deadline the helper's watchdog sleeps until (0: it waits for the next one). */
   WATCHED: 5,
@@ -24,3 +24,26 @@ export const SLOT = Object.freeze({
 
 /** The shared buffer's size: one 4-byte slot each. */
 export const SLOTS_BYTES = 4 * Object.keys(SLOT).length;
+
+/**
+ * A deadline (ms on the clock) as SLOT.DEADLINE holds it: ms after the worker's `clockBase`,
+ * wrapped to 32 bits, since a worker may live past the 24.8 days an Int32 counts; never 0, which
+ * means not waiting (a deadline that wraps to 0 is taken 1 ms later).
+ */
+export function dueSlot(deadline, clockBase) {
+  return Math.ceil(deadline - clockBase) | 0 || 1;
+}
+
+/**
+ * The ms from `now` (on the clock) until `due` (a `dueSlot`), 0 or less once it has passed: never
+ * before the deadline. Counted in 32-bit wrapped arithmetic, right whatever the worker's age, as a
+ * deadline is never 2^31 ms (24.8 days) away (a request is given a day at most).
+ */
+export function msUntil(due, now, clockBase) {
+  return (due - Math.floor(now - clockBase)) | 0;
+}
+
+/** Whether `due` comes before `other` (both `dueSlot`s, in wrapped arithmetic as `msUntil`). */
+export function dueBefore(due, other) {
+  return ((due - other) | 0) < 0;
+}

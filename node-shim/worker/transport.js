@@ -8,7 +8,7 @@
 import { writeSync } from 'node:fs';
 
 import { clock } from './clock.js';
-import { SLOT } from './slots.js';
+import { SLOT, dueBefore, dueSlot } from './slots.js';
 import { exitError, timeoutError } from './worker-errors.js';
 
 /** Larger writes would not fit a FIFO's buffer (the worker asks for 1 MB): they go whole to the
@@ -64,10 +64,10 @@ export function waitForReply(bridge, id, deadline, timeoutMs) {
  * @param {import('./bridge.js').WorkerBridge} bridge
  */
 function readReply(bridge, reader, id, deadline, timeoutMs) {
-  const due = Math.ceil(deadline - bridge.clockBase);
+  const due = dueSlot(deadline, bridge.clockBase);
   Atomics.store(bridge.state, SLOT.DEADLINE, due);
   const watched = Atomics.load(bridge.state, SLOT.WATCHED);
-  if (watched === 0 || due < watched) Atomics.notify(bridge.state, SLOT.DEADLINE); // the watchdog would look too late
+  if (watched === 0 || dueBefore(due, watched)) Atomics.notify(bridge.state, SLOT.DEADLINE); // the watchdog would look too late
   try {
     for (;;) {
       const reply = bridge.takeFrames(id);
