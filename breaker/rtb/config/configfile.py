@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError
+from breaker.rtb.config.yamlschema import dsh_loader
 from breaker.rtb.read.jsontext import MAX_NESTING, Unreadable, load_json, number_too_long
 from breaker.strayrows import ROW_ID
 
@@ -112,8 +113,8 @@ def _parse_document(text: str) -> object:
         raise ConfigError(f"not JSON ({where}); reading YAML needs PyYAML: pip install pyyaml") from None
     try:
         _check_yaml_depth(yaml.parse(text, Loader=yaml.SafeLoader), yaml)
-        return yaml.safe_load(text)
-    except Unreadable:
+        return yaml.load(text, Loader=dsh_loader(yaml))
+    except (Unreadable, ConfigError):
         raise
     except ValueError:  # an integer longer than Python converts
         raise Unreadable(number_too_long()) from None
