@@ -8,7 +8,8 @@ command that shows the same stops.
 With ``--profile`` the demo runs in that profile (its bundles, its ``cordis.patch.yml``) of the dsh
 home it is in, on the dsh installed in PREFIX, and the scripted model is declared in a settings file
 in ``--kept`` that a ``--patch`` overlay points dsh's ``settings`` row at: the user's settings.yaml is
-neither read nor changed. The scenario's working folder is in ``--kept`` too.
+neither read nor changed. The scenario's working folder is in ``--kept`` too (demo.sh gives a
+temporary folder there, so the clone keeps nothing; with ``--home``, .demo/ in the clone).
 
 Exit status: 0 when every loop was stopped before it ran a fifth time and no denied call ran.
 """
@@ -202,7 +203,9 @@ def main() -> int:
     where.add_argument("--home", type=Path, help="a DSH_HOME prepared by compat/setup.sh")
     where.add_argument("--profile", type=Path, help="a dsh profile folder with the plugin")
     parser.add_argument("--dsh", type=Path, help="with --profile: the folder dsh is installed in")
-    parser.add_argument("--kept", type=Path, required=True, help="what the demo keeps: .demo/")
+    parser.add_argument(
+        "--kept", type=Path, required=True, help="its settings and work folder: .demo/, or a temporary one"
+    )
     args = parser.parse_args()
     if args.profile is not None:
         if args.dsh is None:

@@ -14,14 +14,15 @@
 #   README's install), else on the pinned dsh installed from its lock into
 #   compat/dsh-0.1.0-rc.8/node_modules on first use.
 #
-# What the demo keeps is in .demo/ (its work folder, its settings file, its dsh home when it has
-# one, the setup log), reused by the next run; what it needs only while it runs (temporary files,
-# pip's downloads) goes into a folder removed when it ends.
+# In your profile the demo keeps nothing in the clone: its settings file and the scenario's work
+# folder are in a temporary folder removed when it ends (the session stays in your dsh home). In a
+# home of its own it keeps .demo/ (that home, its worker environment, its settings file, the setup
+# log) for the replay command it prints and its next run, and says so; what it needs only while it
+# runs (temporary files, pip's downloads) goes into the temporary folder.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 version=0.1.0-rc.8
 kept="$(dirname "$here")/.demo"
-mkdir -p "$kept"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/rtb-demo.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
 export TMPDIR="$scratch" PIP_CACHE_DIR="$scratch/pip"
@@ -45,9 +46,11 @@ demo_py() {
 
 if [[ -n $prefix ]] && grep -qs '"dsh-repeat-tool-breaker"' "$profile/package.json"; then
   echo "Running in your headless profile ($profile) on dsh $version in $prefix"
-  demo_py --profile "$profile" --dsh "$prefix" --kept "$kept"
+  mkdir "$scratch/demo"
+  demo_py --profile "$profile" --dsh "$prefix" --kept "$scratch/demo"
   exit
 fi
+mkdir -p "$kept"
 
 home="$kept/dsh-home"
 log="$kept/setup.log"
@@ -55,5 +58,9 @@ export npm_config_cache="$scratch/npm" XDG_DATA_HOME="$scratch/data" XDG_STATE_H
 export COMPAT_CACHE="$kept/cache" XDG_CACHE_HOME="$kept/cache" DSH_PREFIX="$prefix"
 echo "Setting up dsh $version with the plugin as a profile bundle in $home" \
   "(${prefix:+the dsh in $prefix; }first run: about a minute)"
+dsh_kept=""
+[[ -n $prefix ]] || dsh_kept="; dsh itself in $here/dsh-$version/node_modules (~500 MB)"
+echo "Kept for the replay and the next run: $kept (that dsh home and its worker environment)$dsh_kept;" \
+  "rm -rf to remove. After the README's install the demo runs in your headless profile instead."
 "$here/setup.sh" "$version" dir "$home" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
 demo_py --home "$home" --kept "$kept"

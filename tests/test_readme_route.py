@@ -25,6 +25,27 @@ import readme_install  # noqa: E402
 PINNED_BIN = COMPAT / "dsh-0.1.0-rc.8" / "node_modules" / ".bin"
 
 
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*")) if folder.exists() else []
+
+
+def test_npm_in_the_clone_prints_no_update_notice_after_the_demos_last_line(tmp_path: Path) -> None:
+    """The demo's last line is its `rtb replay` command: npm's notice of a newer npm, printed after
+    a script's output, is turned off for this clone by its .npmrc (a user's own npm settings kept)."""
+    env = readme_install.fresh_environment(tmp_path)
+    del env["npm_config_update_notifier"]
+    Path(env["HOME"]).mkdir()
+    asked = subprocess.run(
+        ["npm", "config", "get", "update-notifier"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert asked.stdout.strip() == "false"
+
+
 @pytest.mark.skipif(
     not (PINNED_BIN / "dsh").exists(),
     reason="the pinned dsh 0.1.0-rc.8 is not installed (compat/setup.sh or compat/run-all.sh installs it)",
@@ -44,9 +65,12 @@ def test_the_readme_takes_a_user_without_a_key_to_a_denial_in_their_profile_and_
     added = readme_install.shell(add, env, "install, its plugin line")
     assert added.returncode == 0 and "Update available" not in added.stdout + added.stderr
 
+    kept_before = _tree(ROOT / ".demo")
     demo = readme_install.shell(blocks["try"], env, "try")
     said = demo.stdout.strip().splitlines()
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    assert _tree(ROOT / ".demo") == kept_before, "in the user's profile the demo keeps nothing in the clone"
+    assert not list(Path(env["TMPDIR"]).glob("rtb-demo.*")), "nor in the temporary folder"
     assert "Running in your headless profile" in demo.stdout and "Setting up dsh" not in demo.stdout
     assert said[-1].startswith("cd ") and "npx --no rtb replay" in said[-1]
     assert "was denied before it ran" in demo.stdout
@@ -77,6 +101,8 @@ def test_without_a_profile_the_demo_runs_in_its_own_home_on_the_dsh_on_path(tmp_
     demo = readme_install.shell("npm run demo", env, "demo, no profile")
     assert demo.returncode == 0, demo.stdout[-2000:]
     assert f"(the dsh in {prefix}; " in demo.stdout
+    assert f"Kept for the replay and the next run: {ROOT / '.demo'} (that dsh home" in demo.stdout
+    assert "node_modules (~500 MB)" not in demo.stdout, "no second dsh was installed"
     compat_env = (ROOT / ".demo" / "dsh-home" / "compat.env").read_text()
     assert f"DSH_BIN={prefix}/node_modules/.bin/dsh" in compat_env
     assert "npx --no rtb replay" in demo.stdout.strip().splitlines()[-1]
