@@ -9,8 +9,11 @@ then the `uninstall` block: nothing of the plugin is left and `npx --no rtb` fin
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,31 @@ PINNED_BIN = COMPAT / "dsh-0.1.0-rc.8" / "node_modules" / ".bin"
 
 def _tree(folder: Path) -> list[str]:
     return sorted(str(path.relative_to(folder)) for path in folder.rglob("*")) if folder.exists() else []
+
+
+def _left_undocumented(env: dict[str, str], profile: Path) -> list[str]:
+    """What the uninstall left in the user's home, dsh home, profile and temporary folder that the
+    table of docs/install.md's "What an uninstall leaves" does not name."""
+    page = (ROOT / "docs" / "install.md").read_text()
+    named = re.findall(r"`([^`]+)`", page.split("## What an uninstall leaves", 1)[1].split("\n## ", 1)[0])
+    home, dsh_home, tmp = Path(env["HOME"]), Path(env["DSH_HOME"]), Path(env["TMPDIR"])
+    places = {home / name[2:] for name in named if name.startswith("~/")}
+    places |= {dsh_home / name.removeprefix("$DSH_HOME/") for name in named if name.startswith("$DSH_HOME/")}
+    bare = [name.rstrip("/") for name in named if "/" not in name.rstrip("/")]
+
+    def documented(path: Path) -> bool:
+        for at in (path, *path.parents):
+            if at in places or (at.parent in (profile, tmp) and any(fnmatch(at.name, name) for name in bare)):
+                return True
+        return any(path in place.parents for place in places) or path in (profile, tmp)
+
+    left = []
+    for top in (home, dsh_home, tmp):
+        for folder, folders, files in os.walk(top):
+            for name in [*files, *(f for f in folders if not os.listdir(Path(folder, f)))]:
+                if not documented(Path(folder, name)):
+                    left.append(str(Path(folder, name)))
+    return left
 
 
 def test_npm_in_the_clone_prints_no_update_notice_after_the_demos_last_line(tmp_path: Path) -> None:
@@ -82,6 +110,7 @@ def test_the_readme_takes_a_user_without_a_key_to_a_denial_in_their_profile_and_
     removed = readme_install.shell(blocks["uninstall"], env, "uninstall")
     assert removed.returncode == 0, removed.stderr
     profile = dsh_home / "profiles" / readme_install.PROFILE
+    assert _left_undocumented(env, profile) == [], "docs/install.md names all an uninstall leaves"
     assert readme_install.left_of_the_plugin(home, profile, env) == []
 
 
