@@ -76,11 +76,24 @@ export async function apply(ctx, config) {
     }
     return hooks;
   };
+  // A host that runs a hook before awaiting apply, whose worker then never answers (or refuses the
+  // configuration), gets no throw: the call is judged as onWorkerFailure says (the boot's one line
+  // on stderr names the cause), the other hooks pass it on, and apply rejects with that cause.
+  const unstarted = (error) => (config?.onWorkerFailure === 'deny' ? error.message : undefined);
+  const withHooks = (use, otherwise) => {
+    let made;
+    try {
+      made = ready();
+    } catch (error) {
+      return otherwise(error);
+    }
+    return use(made);
+  };
   const disposers = [
-    ctx.tools.guard((exec) => ready().guard(exec)),
-    ctx.on('tools/pre-execute', (exec, next) => ready().preExecute(exec, next)),
-    ctx.on('tools/post-execute', (exec, result, next) => ready().postExecute(exec, result, next)),
-    ctx.on('agent/pre-step', (step, next) => ready().preStep(step, next)),
+    ctx.tools.guard((exec) => withHooks((made) => made.guard(exec), unstarted)),
+    ctx.on('tools/pre-execute', (exec, next) => withHooks((made) => made.preExecute(exec, next), next)),
+    ctx.on('tools/post-execute', (exec, result, next) => withHooks((made) => made.postExecute(exec, result, next), next)),
+    ctx.on('agent/pre-step', (step, next) => withHooks((made) => made.preStep(step, next), next)),
     watchFrontend(ctx, log, () => hooks?.ran === true),
   ];
   const dispose = () => {

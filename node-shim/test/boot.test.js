@@ -86,3 +86,23 @@ test('a worker that does not answer within startTimeoutMs fails the boot and is 
   assert.equal(dsh.listenerCount, 0, 'nothing stays registered');
   assert.ok(await waitUntil(() => !isAlive(interpreter.pid())), 'the hung worker was killed');
 });
+
+test('hooks run before a worker that never answers has failed the boot throw nothing: the call gets onWorkerFailure', async () => {
+  for (const onWorkerFailure of ['allow', 'deny']) {
+    const interpreter = heldInterpreter(`hung-early-${onWorkerFailure}`, { hang: true });
+    const dsh = new FakeDsh();
+    const pending = apply(dsh.ctx, { python: interpreter.path, startTimeoutMs: 300, onWorkerFailure });
+    const failed = assert.rejects(pending, /did not answer within 300 ms/);
+    const agent = makeAgent(`early-${onWorkerFailure}`);
+    const exec = dsh.execution(agent, 'bash', { command: 'ls', description: 'd' });
+    const verdict = dsh.guardReason(exec); // blocks for startTimeoutMs, then judges the call
+    if (onWorkerFailure === 'allow') assert.equal(verdict, undefined);
+    else assert.match(verdict, /^repeat-tool-breaker: the Python worker \([^)]*\) did not answer within 300 ms: /);
+    assert.deepEqual(await dsh.preExecute(exec), { kind: 'allow' }, 'passed on to the next');
+    const post = await dsh.waterfall('tools/post-execute', [exec, { content: [], isError: false }], () => Promise.resolve({ kind: 'accept' }));
+    assert.deepEqual(post, { kind: 'accept' });
+    await failed;
+    assert.equal(dsh.listenerCount, 0, 'nothing stays registered');
+    assert.ok(await waitUntil(() => !isAlive(interpreter.pid())), 'the hung worker was killed');
+  }
+});
