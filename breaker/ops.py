@@ -196,7 +196,11 @@ def _read_request(message: dict[Any, Any], request_id: int, op: str, mode: Reply
 
 
 def _is_string_keyed(value: object) -> bool:
-    return value is None or (type(value) is dict and all(type(key) is str for key in value))
+    # The keys' types gathered in C: a result's facts are read with every result.
+    return value is None or (type(value) is dict and set(map(type, value)) <= _STRING_ONLY)
+
+
+_STRING_ONLY = frozenset({str})
 
 
 def _field_problem(name: str, kind: _Kind, value: object, present: bool) -> str:

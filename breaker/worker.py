@@ -172,20 +172,30 @@ class RequestHandler:
             return ok_reply(request.id)
         if self._config is None:
             return error_reply(request.id, f"{request.op} before a successful configure")
-        self.start()
-        # the classes, imported by start()
         breaker, ToolCall, verdicts = self._breaker, self._tool_call, self._verdicts
-        assert breaker is not None and ToolCall is not None and verdicts is not None
+        if breaker is None or ToolCall is None or verdicts is None:
+            self.start()  # the classes, imported by start()
+            breaker, ToolCall, verdicts = self._breaker, self._tool_call, self._verdicts
+            assert breaker is not None and ToolCall is not None and verdicts is not None
         Ask, Deny = verdicts
+        # The two requests of every call (a guard, a result) are matched first.
         match request:
             case Guard():
                 call = ToolCall(request.name, request.args, request.call)
                 verdict = breaker.decide(request.agent, call)
                 if request.reply == "errors":
-                    return ok_reply(request.id)  # a call the shim let through on a pass: allowed
+                    return {"id": request.id, "ok": True}  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
                 reply = ok_reply(request.id, deny=deny, **breaker.promise(request.agent))
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
+            case Result():
+                notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
+                if request.reply == "errors":
+                    return {"id": request.id, "ok": True}  # an event: nobody reads the reply
+                reply = ok_reply(request.id, **(breaker.promise(request.agent) if promise else {}))
+                if notices:
+                    reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
+                return reply
             case Preflight():
                 call = ToolCall(request.name, request.args, request.call)
                 answer = breaker.precheck(request.agent, call)
@@ -203,14 +213,6 @@ class RequestHandler:
                     # The shim used a verdict this worker no longer holds: the two sides disagree
                     # about the ahead-of-guard rule (agents.OPERATIONS). Nothing was committed.
                     return error_reply(request.id, f"commit: no verdict kept for call {request.call[:80]!r}")
-            case Result():
-                notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
-                if request.reply == "errors":
-                    return ok_reply(request.id)  # an event: nobody reads the reply
-                reply = ok_reply(request.id, **(breaker.promise(request.agent) if promise else {}))
-                if notices:
-                    reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
-                return reply
             case Human():
                 breaker.human_message(request.agent)
             case Step():

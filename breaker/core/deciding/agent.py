@@ -41,11 +41,13 @@ class AgentState:
         "repeats",
         "results",
         "spellings",
+        "window",
         "workspace",
     )
 
     def __init__(self, window: int) -> None:
         self.repeats = Repeats(window)
+        self.window: Window = self.repeats.window  # the one window its repeats count (never replaced)
         self.results = Results(messages.quotable)
         self.spellings = Spellings()  # how each entry's call was spelled, in step with the window
         self.asks = Asks()
@@ -60,13 +62,10 @@ class AgentState:
         self.kept = KeptPlans()
         self.quotes = messages.InlineQuotes()  # names and keys its denials quote
 
-    @property
-    def window(self) -> Window:
-        return self.repeats.window
-
     def changed(self) -> None:
-        """Something a verdict reads changed: plans made ahead no longer hold."""
-        self.kept.drop()
+        """Something a verdict reads changed: plans made ahead no longer hold (``KeptPlans.drop``,
+        inlined: this runs two or three times a call)."""
+        self.kept.plans = None
 
     def raw_fingerprints(
         self, call: ToolCall, analysis: Analysis, keep: bool

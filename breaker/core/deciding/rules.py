@@ -72,7 +72,7 @@ def plan(state: AgentState, call: ToolCall, raw: tuple[Fingerprint, ...], config
             stopped = tuple(fp.key for fp in fingerprints if fp.kind in CALL_KINDS)
             deny = Deny(message, (), stall=stall)
             return Plan(call, deny, fingerprints, raw, stopped, peak, spelled, asked, effect)
-        stage = notices.stage(state.window, fingerprints, config)
+        stage = notices.stage(state.window, fingerprints, config, peak)
         verdict = ALLOW if stage is None else Allow(messages.stage_notice(stage, config))
         return Plan(call, verdict, fingerprints, raw, (), peak, spelled, asked, effect)
     hit_keys = tuple(denial_keys(hits, failures))

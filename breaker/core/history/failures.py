@@ -95,8 +95,9 @@ class Failures(Generic[Owed]):
         return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id)
 
     def succeeded(self, capped: tuple[Fingerprint, ...]) -> None:
-        """A call succeeded: the streaks of its capped fingerprints end."""
-        self.streaks.end(fp.key for fp in capped)
+        """A call succeeded: the streaks of its capped fingerprints end (most calls have none)."""
+        if self.streaks:
+            self.streaks.end(fp.key for fp in capped)
 
     def left(self, digests: bytes, window: Window) -> None:
         """An entry left the window (its key ``digests``): streaks whose key it took out end."""

@@ -41,8 +41,10 @@ class Peaked(MutableMapping[str, Record]):
         return self._records.get(key, default)
 
     def __setitem__(self, key: str, record: Record) -> None:
-        self.pop(key)
-        self._records[key] = record
+        records = self._records
+        if key in records:  # ``pop``, inlined: a record is set for every key of every result
+            self._untally(key, records.pop(key))
+        records[key] = record
         first, second = self._measure(record)
         tallies = self._tallies
         tallies[0][first] = tallies[0].get(first, 0) + 1

@@ -10,6 +10,7 @@ in, a number out.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from breaker.core.reading import FETCH_MARKERS, READ_ONLY_TOOLS, SHELL_TOOLS, lists_items, says_nothing
@@ -72,7 +73,17 @@ def answers_data(tool: str, failure: str | None, text: str) -> bool:
     answer and not by the tool's name). Asked again right after itself with the same answer 3
     times, it is not asked a 4th: a poll whose answer moves (in content or only in a time) is left
     to the caps, and a status or a line of text keeps the full ``sameResultLimit``."""
-    name = tool.lower()
-    if failure is not None or name in SHELL_TOOLS or any(marker in name for marker in FETCH_MARKERS):
+    if failure is not None:
         return False
-    return name in READ_ONLY_TOOLS or lists_items(text)
+    by_name = _answers_data_by_name(tool)
+    return lists_items(text) if by_name is None else by_name
+
+
+@functools.lru_cache(maxsize=256)
+def _answers_data_by_name(tool: str) -> bool | None:
+    """``answers_data`` as the tool's name alone tells it (None: its answer tells). Cached by name:
+    it is asked of every result, of a handful of tools."""
+    name = tool.lower()
+    if name in SHELL_TOOLS or any(marker in name for marker in FETCH_MARKERS):
+        return False
+    return True if name in READ_ONLY_TOOLS else None

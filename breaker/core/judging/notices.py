@@ -33,11 +33,21 @@ def naming_rank(fp: Fingerprint) -> int:
     return NAMING_ORDER.index(fp.kind) if fp.kind in NAMING_ORDER else len(NAMING_ORDER)
 
 
-def stage(window: Window, fingerprints: Iterable[Fingerprint], config: BreakerConfig) -> Stage | None:
+def stage(
+    window: Window, fingerprints: Iterable[Fingerprint], config: BreakerConfig, peak: int | None = None
+) -> Stage | None:
     """The advisory an allowed call earns: a capped fingerprint at exactly ``summarizeAt`` (the
-    stronger) or ``warnAt``, the most actionable one named when several cross at once."""
+    stronger) or ``warnAt``, the most actionable one named when several cross at once. ``peak``:
+    the highest count a capped fingerprint of the call reaches (``Repeats.hits``), when known: none
+    reaches either stage below the lower one, and most calls are not looked at further."""
     warn_at, summarize_at = config.warnAt, config.summarizeAt
-    if warn_at is None and summarize_at is None:
+    if warn_at is None:
+        if summarize_at is None:
+            return None
+        lowest = summarize_at
+    else:
+        lowest = warn_at if summarize_at is None else min(warn_at, summarize_at)
+    if peak is not None and peak < lowest:
         return None
     best: tuple[int, int, Fingerprint, int, float] | None = None  # (stage, -rank, fp, count, cap)
     for fp in fingerprints:

@@ -11,6 +11,7 @@ which may report a state (``reports_state``) or list items (``lists_items``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -23,8 +24,10 @@ READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "web_fetch", "web_search", 
 FETCH_MARKERS = ("fetch", "browse", "web_")
 
 
+@functools.lru_cache(maxsize=256)
 def may_change(tool: str) -> bool:
-    """Whether a call of ``tool`` (not a shell: its command line says) may change what later calls read."""
+    """Whether a call of ``tool`` (not a shell: its command line says) may change what later calls
+    read. Cached by name: it is asked two or three times a call, of a handful of tools."""
     name = tool.lower()
     if name in READ_ONLY_TOOLS or name in SHELL_TOOLS:
         return False
