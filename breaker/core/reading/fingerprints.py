@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from breaker.core.config import HTTP_FETCH, BreakerConfig, HostPolicy
 from breaker.core.reading.canonical import bounded_key, json_key
@@ -26,9 +26,10 @@ _FETCH_TOOL_MARKERS = ("fetch", "browse", "web_")
 _URL_TOOL_NAME = re.compile("|".join(map(re.escape, _URL_TOOL_MARKERS)))
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """A tool call as the harness dispatches it: the tool's name and its parsed JSON arguments."""
+class ToolCall(NamedTuple):
+    """A tool call as the harness dispatches it: the tool's name and its parsed JSON arguments.
+    Like ``Fingerprint`` and ``CallFingerprints``, a named tuple: one is made for every call (a
+    frozen dataclass costs twice as much to make)."""
 
     name: str
     arguments: object
@@ -38,8 +39,7 @@ class ToolCall:
     written: object = None
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+class Fingerprint(NamedTuple):
     """One identity of an action; ``key`` is the full text (``net:open.canada.ca/``)."""
 
     kind: str
@@ -47,8 +47,7 @@ class Fingerprint:
     local: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CallFingerprints:
+class CallFingerprints(NamedTuple):
     """Every fingerprint of one call, plus what normalisation removed (for ``rtb explain``)."""
 
     fingerprints: tuple[Fingerprint, ...]

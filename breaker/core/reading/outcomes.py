@@ -125,26 +125,32 @@ def judge(tool: str, facts: Mapping[str, object] | None, text: str) -> Failure |
     structured value (``kind``, ``exitCode``, ``signal``, ``timedOut``, ``aborted``, ``statusCode``
     or ``status``). A field of the wrong type counts as absent.
     """
-    if facts is None or facts.get("aborted") is True or facts.get("kind") == "background":
+    if facts is None:
         return Settled.UNDECIDED
-    status = _integer(facts.get("statusCode"))
+    get = facts.get  # most results' facts are ``isError`` alone: each absent one is skipped at once
+    if get("aborted") is True or get("kind") == "background":
+        return Settled.UNDECIDED
+    status = get("statusCode")
+    status = None if status is None else _integer(status)
     if status is None:
-        status = _integer(facts.get("status"))
+        status = get("status")
+        status = None if status is None else _integer(status)
     if status is not None and 100 <= status <= 599:
         return Failure("http", str(status)) if status >= 400 else Settled.SUCCEEDED
-    if facts.get("timedOut") is True:
+    if get("timedOut") is True:
         return Failure("timeout")
-    signal = facts.get("signal")
+    signal = get("signal")
     if isinstance(signal, str) and signal:
         return Failure("signal", signal[:DETAIL_CHARS])
-    exit_code = _integer(facts.get("exitCode"))
+    exit_code = get("exitCode")
+    exit_code = None if exit_code is None else _integer(exit_code)
     if exit_code is not None and exit_code != 0:
         return Failure("exit", str(exit_code))
     if exit_code is None:
         shaped = failure_shape(text)
         if shaped is not None:
             return shaped
-    if facts.get("isError") is True:
+    if get("isError") is True:
         return Settled.UNDECIDED
     if tool.lower() in SHELL_TOOLS:
         return _from_shell_text(text) or Settled.SUCCEEDED
