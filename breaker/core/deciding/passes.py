@@ -33,16 +33,19 @@ def tightest_cap(config: BreakerConfig) -> float | None:
 
 def passes(state: AgentState, config: BreakerConfig, tightest: float | None) -> int:
     """The least distance from ``state`` to any limit (``tightest``: ``tightest_cap(config)``)."""
+    # min and max spelled out as comparisons: a call of either costs more than its comparison.
     left: float = UNLIMITED_PASSES
     if tightest is not None:
         left = tightest - 1 - state.repeats.highest_peak()
     if config.failLimit is not None:
-        left = min(left, config.failLimit - state.failures.longest())
+        room = config.failLimit - state.failures.longest()
+        left = room if room < left else left
     same_limit, evidence = config.sameResultLimit, state.progress
     if same_limit is not None:
         room = fresh_evidence_passes(same_limit) if evidence is None else evidence.passes(same_limit)
-        left = min(left, room)
-    return max(0, math.ceil(left))
+        left = room if room < left else left
+    passes = math.ceil(left)
+    return passes if passes > 0 else 0
 
 
 class Conditional(NamedTuple):
@@ -91,5 +94,6 @@ def conditional(
             if evidence.stops_now(limit):
                 return None
             digests = tuple(sorted({int.from_bytes(one[:DIGEST_BYTES], "big") for one in held(evidence)}))
-    then = max(0, math.ceil(left))
+    then = math.ceil(left)
+    then = then if then > 0 else 0
     return Conditional(then, digests) if then > now else None

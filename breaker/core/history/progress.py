@@ -368,32 +368,43 @@ class Evidence:
         Each result adds at most one to a count, and a result still awaited counts as one already
         in. The next call is judged by what is known now; the ones after it as if every result
         came back the same and judged the worst (a file tool's error: stopped soonest)."""
+        # min and max spelled out as comparisons: a call of either costs more than its comparison,
+        # and this runs with every answer that brings the passes.
         awaited = len(self.running)
-        room = min(
-            cycle_room(self.recent), limit - self.target_run - awaited, limit - self.tool_run - awaited
-        )
+        room: float = cycle_room(self.recent)
+        bound = limit - self.target_run - awaited
+        room = bound if bound < room else room
+        bound = limit - self.tool_run - awaited
+        room = bound if bound < room else room
         fresh = limit - SOONEST - awaited
-        room = min(room, max(1, fresh) if not awaited else fresh)
+        bound = fresh if awaited or fresh > 1 else 1
+        room = bound if bound < room else room
         highest = self.repeats.highest()  # the most any key could be at, and is at, against its limit
         if highest is not None:
             later = limit - highest[0] - awaited
             if awaited:
-                room = min(room, later)
+                room = later if later < room else room
             elif highest[1] >= limit:  # a key stopped already
                 room = 0
             else:
-                room = min(room, max(1, later))
+                bound = later if later > 1 else 1
+                room = bound if bound < room else room
         return room
 
     def since(self) -> int:
         """The serial a record's must be past to count for any call awaited or to come."""
-        return min((ran.serial for ran in self.running.values()), default=self.serial + 1) - self.window
+        running = self.running
+        first = min([ran.serial for ran in running.values()]) if running else self.serial + 1
+        return first - self.window
 
     def stops_now(self, limit: float) -> bool:
         """Whether what is known now could stop a call: all that can while every result is news."""
-        highest = self.repeats.highest() or (0, 0)
-        runs = max(self.target_run, self.tool_run, self.variants.run)
-        return highest[1] >= limit or runs >= limit or cycle(self.recent) > 0
+        highest = self.repeats.highest()
+        if highest is not None and highest[1] >= limit:
+            return True
+        if self.target_run >= limit or self.tool_run >= limit or self.variants.run >= limit:
+            return True
+        return cycle(self.recent) > 0
 
     def restart(self, state: int) -> None:
         """The workspace changed: what was seen before says nothing about what comes now."""

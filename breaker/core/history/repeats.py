@@ -70,7 +70,7 @@ class Repeats:
         return evicted
 
     def highest_peak(self) -> int:
-        return max(self.peaks, default=0)
+        return max(self.peaks) if self.peaks else 0  # no keyword: ``default=`` costs max a parse
 
     def clear(self) -> None:
         self.window.clear()

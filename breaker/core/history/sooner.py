@@ -62,7 +62,7 @@ def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = Fals
 def worst_sooner(sooner: int) -> int:
     """How many results sooner than the limit a key could yet be stopped: a rerun after other
     calls, or a file tool's error, is stopped ``SOONEST``."""
-    return max(sooner, SOONEST)
+    return sooner if sooner > SOONEST else SOONEST
 
 
 def answers_data(tool: str, failure: str | None, text: str) -> bool:

@@ -46,7 +46,7 @@ def stage(
             return None
         lowest = summarize_at
     else:
-        lowest = warn_at if summarize_at is None else min(warn_at, summarize_at)
+        lowest = warn_at if summarize_at is None or warn_at <= summarize_at else summarize_at
     if peak is not None and peak < lowest:
         return None
     best: tuple[int, int, Fingerprint, int, float] | None = None  # (stage, -rank, fp, count, cap)

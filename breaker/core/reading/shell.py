@@ -202,7 +202,7 @@ def _read_heredoc_bodies(text: str, i: int, pending: list[_Heredoc], heredocs: l
             i = line_end + 1
         heredocs.append(text[start:body_end].removesuffix("\n"))
     pending.clear()
-    return min(i, n)
+    return i if i < n else n  # min(i, n): a call of min costs more than the comparison
 
 
 def _find_delimiter_line(text: str, i: int, delimiter: str) -> tuple[int, int]:
@@ -213,7 +213,7 @@ def _find_delimiter_line(text: str, i: int, delimiter: str) -> tuple[int, int]:
     while line >= 0:
         after = line + len(delimiter)
         if after >= n or text[after] == "\n":
-            return line, min(after + 1, n)
+            return line, after + 1 if after + 1 < n else n
         line = text.find(marker, line) + 1 or -1
     return n, n
 
@@ -282,7 +282,7 @@ def _read_word(text: str, i: int) -> tuple[str, int, bool]:
             i = end
         else:
             break
-    return "".join(parts), min(i, n), quoted
+    return "".join(parts), i if i < n else n, quoted
 
 
 def _unescape_in_double_quotes(match: re.Match[str]) -> str:
