@@ -8,7 +8,9 @@ composed) and by ``rtb check`` (which reads the patch files):
 
 * a row whose id is one or two edits away from ``ROW_ID`` (a misspelling);
 * a row under another id whose ``config:`` holds keys of this plugin only, at least one of them
-  no other plugin of dsh uses (``limits: {exact: 3}`` under the reminder's id).
+  no other plugin of dsh uses (``limits: {exact: 3}`` under the reminder's id);
+* this plugin's own row with keys of its config beside ``config:`` (``window: 8`` not indented
+  under it), which dsh passes to no one.
 
 Sans-I/O: rows in, the strays found out.
 """
@@ -38,26 +40,40 @@ SHARED_KEYS = frozenset({"preset", "window", "include", "exclude", "python"})
 OWN_KEYS = frozenset([*DEFAULTS, *IGNORED_KEYS, *REMOVED_KEYS])
 
 
+#: The keys of a row that are cordis's own, not a plugin's config.
+ROW_FIELDS = frozenset(
+    {"id", "name", "config", "insert", "group", "disabled", "inject", "intercept", "isolate"}
+)
+
+
 class PatchRow(NamedTuple):
     """A row of a cordis patch, as far as telling a stray goes: its id, the keys of its
-    ``config:`` and the module it names (``name:``, absent on a row that reconfigures one)."""
+    ``config:``, the module it names (``name:``, absent on a row that reconfigures one) and the
+    row's own keys beside those of cordis (``ROW_FIELDS``)."""
 
     id: str
     keys: tuple[str, ...] = ()
     name: str | None = None
+    beside: tuple[str, ...] = ()
+
+
+def _names(keys: object) -> tuple[str, ...]:
+    return tuple(key for key in keys if isinstance(key, str)) if isinstance(keys, list) else ()
 
 
 def patch_rows(rows: object) -> list[PatchRow]:
-    """The ``{id, keys, name}`` rows the shim sent with ``configure`` (``node-shim/boot/patch-rows.js``);
-    anything else is skipped."""
+    """The ``{id, keys, name, beside}`` rows the shim sent with ``configure``
+    (``node-shim/boot/patch-rows.js``); anything else is skipped."""
     if not isinstance(rows, list):
         return []
     found = []
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str):
-            keys, name = row.get("keys"), row.get("name")
-            names = tuple(key for key in keys if isinstance(key, str)) if isinstance(keys, list) else ()
-            found.append(PatchRow(row["id"], names, name if isinstance(name, str) else None))
+            name = row.get("name")
+            beside = tuple(key for key in _names(row.get("beside")) if key not in ROW_FIELDS)
+            found.append(
+                PatchRow(row["id"], _names(row.get("keys")), name if isinstance(name, str) else None, beside)
+            )
     return found
 
 
@@ -109,10 +125,22 @@ def looks_like_own_config(keys: Iterable[str]) -> list[str]:
 
 
 def stray_rows(rows: Iterable[PatchRow]) -> list[StrayRow]:
-    """The strays among ``rows``, in patch order."""
+    """The strays among ``rows``, in patch order, each told once (cordis applies a row's keys to
+    the row a bundle inserted too, so the same keys come twice)."""
     found: list[StrayRow] = []
-    for row_id, keys, name in rows:
+    for row_id, keys, name, beside in rows:
         if row_id == ROW_ID or mounts_this_plugin(name):
+            misplaced = [key for key in beside if key in OWN_KEYS]
+            if misplaced:
+                them = "it" if len(misplaced) == 1 else "them"
+                found.append(
+                    StrayRow(
+                        row_id,
+                        f"the row {row_id!r} holds {', '.join(misplaced)} beside its config:, where "
+                        f"dsh passes {them} to no one, so the defaults apply",
+                        f"indent {them} under config: in that row",
+                    )
+                )
             continue
         if is_misspelt_id(row_id):
             found.append(
@@ -134,4 +162,4 @@ def stray_rows(rows: Iterable[PatchRow]) -> list[StrayRow]:
                     f"move them into the config: of the {ROW_ID} row",
                 )
             )
-    return found
+    return list({stray.line: stray for stray in found}.values())

@@ -162,3 +162,17 @@ def test_a_suggestion_ending_in_a_question_mark_takes_no_stray_period(
     profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    identity: exactt\n")
     status, out, _ = _run(capsys, "check", str(profile))
     assert status == 1 and "did you mean 'exact'? Fix: correct it" in out
+
+
+def test_a_config_key_beside_the_rows_config_is_a_configuration_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _run(
+        capsys, "check", str(_profile(tmp_path, "- id: repeat-tool-breaker\n  window: 8\n"))
+    )
+    named = "the row 'repeat-tool-breaker' holds window beside its config:"
+    assert (status, named in out, out.rstrip().endswith("Fix: indent it under config: in that row")) == (
+        1,
+        True,
+        True,
+    )

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from breaker.strayrows import ROW_ID, PatchRow, edits, is_misspelt_id, looks_like_own_config, stray_rows
+from breaker.strayrows import (
+    ROW_ID,
+    PatchRow,
+    edits,
+    is_misspelt_id,
+    looks_like_own_config,
+    patch_rows,
+    stray_rows,
+)
 
 
 @pytest.mark.parametrize(
@@ -69,3 +77,22 @@ def test_a_row_that_mounts_this_plugin_under_another_id_is_not_a_stray(name: str
     """Such a row gives the plugin its config whatever its id (a second mount of it)."""
     assert stray_rows([PatchRow("rtb", ("limits",), name), PatchRow("repeat-tool-braker", (), name)]) == []
     assert len(stray_rows([PatchRow("rtb", ("limits",), "some-other-plugin")])) == 1
+
+
+def test_config_keys_beside_the_own_rows_config_are_named_cordis_keys_are_not() -> None:
+    """``window: 8`` written beside ``config:`` instead of under it is passed to no one."""
+    (stray,) = stray_rows([PatchRow(ROW_ID, ("identity",), None, ("disabled", "window"))])
+    assert stray.line == (
+        "the row 'repeat-tool-breaker' holds window beside its config:, where dsh passes it to no one, "
+        "so the defaults apply. Fix: indent it under config: in that row"
+    )
+    assert stray_rows([PatchRow(ROW_ID, (), None, ("disabled", "group", "inject", "isolate", "note"))]) == []
+    mounted = PatchRow("rtb", (), "/abs/dsh-repeat-tool-breaker/node-shim/index.js", ("limits", "onLimit"))
+    (stray,) = stray_rows([mounted])
+    assert "holds limits, onLimit beside its config:" in stray.line and "indent them" in stray.line
+
+
+def test_the_rows_the_shim_sends_carry_their_own_keys() -> None:
+    sent = [{"id": ROW_ID, "keys": [], "beside": ["id", "name", "window"], "name": "dsh-repeat-tool-breaker"}]
+    assert patch_rows(sent) == [PatchRow(ROW_ID, (), "dsh-repeat-tool-breaker", ("window",))]
+    assert patch_rows([{"id": ROW_ID, "keys": [], "beside": "window"}]) == [PatchRow(ROW_ID)]

@@ -7,14 +7,15 @@
 // every patch row in its config (`patches`: the bundles', the profile's, dsh's home's and the
 // `--patch` overlays', in order, as read in @deepseek-ai/cordis-plugin-include rc.8). Only each
 // row's id, the keys of its `config:` and the module it names are sent; where dsh keeps them
-// elsewhere, nothing is.
+// elsewhere, nothing is. The row's own keys go too (`beside`): a config key written beside
+// `config:` instead of under it is passed to no one.
 
 /** At most this many rows, keys a row and characters an id or a key are sent. */
 export const MAX_ROWS = 2000;
 export const MAX_KEYS = 64;
 export const MAX_CHARS = 200;
 
-/** `{id, keys, name}` of each row of the patches that mounted the plugin of `ctx`, inserted rows too. */
+/** `{id, keys, beside, name}` of each row of the patches that mounted the plugin of `ctx`, inserted rows too. */
 export function patchRows(ctx) {
   const rows = [];
   function visit(list, depth) {
@@ -26,7 +27,8 @@ export function patchRows(ctx) {
       if (typeof id === 'string' && id.length <= MAX_CHARS) {
         const mapping = config !== null && typeof config === 'object' && !Array.isArray(config);
         const keys = mapping ? Object.keys(config).slice(0, MAX_KEYS).map((key) => key.slice(0, MAX_CHARS)) : [];
-        rows.push(typeof name === 'string' && name.length <= 4 * MAX_CHARS ? { id, keys, name } : { id, keys });
+        const beside = Object.keys(row).slice(0, MAX_KEYS).map((key) => key.slice(0, MAX_CHARS));
+        rows.push(typeof name === 'string' && name.length <= 4 * MAX_CHARS ? { id, keys, beside, name } : { id, keys, beside });
       }
       visit(insert, depth + 1);
     }

@@ -127,6 +127,22 @@ test('a row meant for the plugin under another id is named at boot in one line, 
   });
 });
 
+test('a config key beside the row\'s config: instead of under it is named at boot in one line, with the fix', async () => {
+  await withStderr('[repeat-tool-breaker] the row ', async (lines) => {
+    const dsh = new FakeDsh({ body: () => 'the same answer' });
+    const patches = [
+      { insert: [{ id: 'repeat-tool-breaker', name: 'dsh-repeat-tool-breaker' }] },
+      { id: 'repeat-tool-breaker', disabled: false, window: 8, limits: { exact: 3 } },
+    ];
+    Object.assign(patches[0].insert[0], patches[1]); // as cordis leaves the row it applied the patch to
+    dsh.ctx.fiber = { entry: { parent: { tree: { config: { patches } } } } };
+    disposers.push(await apply(dsh.ctx, undefined));
+    assert.deepEqual(lines, [
+      "[repeat-tool-breaker] the row 'repeat-tool-breaker' holds window, limits beside its config:, where dsh passes them to no one, so the defaults apply. Fix: indent them under config: in that row\n",
+    ]);
+  });
+});
+
 test('a suggestion ending in a question mark takes no stray period before the fix', async () => {
   await assert.rejects(() => apply(new FakeDsh().ctx, { identity: 'exactt' }), /did you mean 'exact'\? Fix: correct it/);
 });

@@ -27,7 +27,7 @@ from typing import Any
 from breaker.core.config import ConfigError, load_config
 from breaker.rtb.config.configfile import config_mapping, read_document
 from breaker.rtb.read import dshhome
-from breaker.strayrows import ROW_ID, PatchRow, StrayRow, stray_rows
+from breaker.strayrows import ROW_FIELDS, ROW_ID, PatchRow, StrayRow, stray_rows
 
 PROFILE_PATCH = "cordis.patch.yml"
 
@@ -123,10 +123,12 @@ def read_layer(path: Path) -> Layer:
 
 
 def _patch_row(row: dict[str, Any]) -> PatchRow:
-    """A row's id, the keys of its ``config:`` (none when it is not a mapping) and its ``name``."""
+    """A row's id, the keys of its ``config:`` (none when it is not a mapping), its ``name`` and
+    its own keys beside cordis's."""
     config, name = row.get("config"), row.get("name")
     keys = tuple(key for key in config if isinstance(key, str)) if isinstance(config, dict) else ()
-    return PatchRow(row["id"], keys, name if isinstance(name, str) else None)
+    beside = tuple(key for key in row if isinstance(key, str) and key not in ROW_FIELDS)
+    return PatchRow(row["id"], keys, name if isinstance(name, str) else None, beside)
 
 
 def _rows(rows: list[Any]) -> list[dict[str, Any]]:
