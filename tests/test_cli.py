@@ -272,3 +272,20 @@ def test_the_rtb_script_is_installed() -> None:
     result = subprocess.run([RTB_SCRIPT, "--help"], capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert "explain" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("", "is a folder: name the page's file, such as "),
+        ("missing/out.html", ": no folder "),
+    ],
+    ids=["a-folder", "in-a-missing-folder"],
+)
+def test_replay_html_where_no_page_can_be_written_stops_first_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, said: str
+) -> None:
+    status, out, err = _run(capsys, "replay", "--html", str(tmp_path / target), str(tmp_path))
+    assert (status, out) == (2, "")
+    assert err.startswith("rtb: --html ") and said in err and err.count("\n") == 1, err
+    assert "Traceback" not in err

@@ -203,7 +203,21 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
     return ToolCall(name=args.tool, arguments={"command": args.command_text})
 
 
+def _page_target(path: Path) -> None:
+    """Stop in one line, before a replay, where ``--html`` names no file that can be written."""
+    if path.is_dir():
+        raise UsageError(f"--html {path} is a folder: name the page's file, such as {path / 'replay.html'}")
+    if not path.parent.is_dir():
+        raise UsageError(
+            f"--html {path}: no folder {path.parent}: create it, or name a file in a folder that exists"
+        )
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--html {path} cannot be written: name a file in a folder you can write to")
+
+
 def _replay(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        _page_target(args.html)
     chosen = choose(args.config, args.profile)
     config = chosen.config
     sources, problems = replay_sources(args.paths or dshhome.default_session_paths(), args.session)
@@ -236,8 +250,11 @@ def _replay(args: argparse.Namespace) -> int:
     listed = sorted((digest for digest in digests if digest.calls), key=lambda digest: digest.sort_key)
     empty = 0 if agents else len(digests) - len(listed)
     if isinstance(report, TimelineReport):
-        with args.html.open("w", encoding="utf-8", errors="backslashreplace") as page:
-            report.write(page, listed, empty=empty)
+        try:
+            with args.html.open("w", encoding="utf-8", errors="backslashreplace") as page:
+                report.write(page, listed, empty=empty)
+        except OSError as error:
+            raise UsageError(f"--html {args.html} could not be written: {error.strerror or error}") from None
         calls = sum(digest.calls for digest in listed)
         print(
             f"rtb: wrote {args.html} ({len(listed)} session{'' if len(listed) == 1 else 's'}, {calls} calls)",
