@@ -61,7 +61,8 @@ export async function apply(ctx, config) {
   // configuration stops the boot here, loud, with the fix. dsh awaits the promise `apply` returns
   // while it loads and applies its other plugins, and runs a task only once every plugin has
   // started: its main thread never blocks for the worker's start (worker/first-answer.js).
-  const configure = { op: 'configure', config: config == null ? null : boundedCopy(config).value, rows: patchRows(ctx) };
+  // `.inf` and `.nan` in the YAML reach the worker as written, which refuses them (not as null: no cap).
+  const configure = { op: 'configure', config: config == null ? null : boundedCopy(config, undefined, true).value, rows: patchRows(ctx) };
   let journal; // created from the worker's settings once it has accepted the config
   const replay = (agent) => journal.of(agent); // an agent's recent calls, before a new worker hears of it
   const start = startWorker(configure, config, { log, fail: bootFailure, replay });

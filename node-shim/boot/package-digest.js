@@ -39,8 +39,11 @@ export function decidingDigest(root = PACKAGE_ROOT) {
   return hash.digest('hex');
 }
 
+// Infinity and NaN spelled apart from null (JSON's spelling of them), which they are not.
+const spelled = (_key, value) => (typeof value === 'number' && !Number.isFinite(value) ? { '\u0000': String(value) } : value);
+
 function acceptedFile(dir, config, digest) {
-  const key = createHash('sha256').update(digest).update(JSON.stringify(config)).digest('hex').slice(0, 32);
+  const key = createHash('sha256').update(digest).update(JSON.stringify(config, spelled)).digest('hex').slice(0, 32);
   return join(dir, ACCEPTED, `${key}.json`);
 }
 

@@ -29,11 +29,13 @@ class TooCostly extends Error {}
 /**
  * @param {unknown} value the call's arguments
  * @param {typeof COPY_LIMITS} [limits]
+ * @param {boolean} [nonFinite] whether Infinity and NaN stay (a configuration, refused by the
+ *   worker as written), where JSON, and so a call's copy, makes them null
  * @returns {{value: unknown, weight: number, textUnits: number}} the copy, about how many bytes it
  *   encodes to, and how many UTF-16 units of text it holds
  */
-export function boundedCopy(value, limits = COPY_LIMITS) {
-  const copier = new Copier(limits);
+export function boundedCopy(value, limits = COPY_LIMITS, nonFinite = false) {
+  const copier = new Copier(limits, nonFinite);
   try {
     const copy = copier.readableCopy(value, undefined, -1);
     return { value: copy, weight: copier.weight(), textUnits: copier.textUnits };
@@ -44,8 +46,9 @@ export function boundedCopy(value, limits = COPY_LIMITS) {
 }
 
 class Copier {
-  constructor(limits) {
+  constructor(limits, nonFinite) {
     this.limits = limits;
+    this.nonFinite = nonFinite;
     this.values = 0;
     this.textUnits = 0;
     this.listedKeys = 0;
@@ -80,7 +83,7 @@ class Copier {
       case 'boolean':
         return value;
       case 'number':
-        return Number.isFinite(value) ? value : null;
+        return Number.isFinite(value) || this.nonFinite ? value : null;
       case 'bigint':
         return value.toString();
       case 'object':

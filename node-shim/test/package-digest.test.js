@@ -123,6 +123,10 @@ test('what was accepted is forgotten when any module of the package changes, how
   rememberAccepted(dir, config, settings, root);
   assert.deepEqual(acceptedSettings(dir, config, root), settings);
   assert.equal(acceptedSettings(dir, { window: 13 }, root), undefined, 'only the very configuration');
+  rememberAccepted(dir, { limits: { exact: null } }, settings, root);
+  for (const number of [Infinity, -Infinity, NaN]) {
+    assert.equal(acceptedSettings(dir, { limits: { exact: number } }, root), undefined, `${number} is not null`);
+  }
   // The same change seen by another process, as by this one (the digest is read afresh each time).
   writeFileSync(join(root, 'breaker', 'core', 'urls.py'), 'FOLD = 2\n');
   const later = spawnSync(process.execPath, ['--input-type=module', '-e', `

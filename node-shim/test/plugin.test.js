@@ -143,6 +143,12 @@ test('a config key beside the row\'s config: instead of under it is named at boo
   });
 });
 
+test('.inf and .nan in the config are refused as written, not taken for null (no cap)', async () => {
+  await assert.rejects(() => apply(new FakeDsh().ctx, { limits: { exact: Infinity } }), /limits\.exact must be null or a finite number >= 2, got \.inf\. Fix:/);
+  await assert.rejects(() => apply(new FakeDsh().ctx, { failLimit: NaN }), /failLimit must be null or a finite number >= 2, got \.nan\. Fix:/);
+  await assert.rejects(() => apply(new FakeDsh().ctx, { window: -Infinity }), /window must be a whole number >= 4, got -\.inf\. Fix:/);
+});
+
 test('a suggestion ending in a question mark takes no stray period before the fix', async () => {
   await assert.rejects(() => apply(new FakeDsh().ctx, { identity: 'exactt' }), /did you mean 'exact'\? Fix: correct it/);
 });

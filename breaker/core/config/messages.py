@@ -7,6 +7,7 @@ its error must say which key and what to write instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from breaker.core.config.tables import FAMILIES, FINGERPRINT_KINDS
@@ -63,11 +64,14 @@ def unknown_key_message(key: str, valid: list[str]) -> str:
 
 
 def shown(value: object) -> str:
-    """``value`` as a profile's YAML or JSON writes it: ``null``, ``true``, ``false``; else its repr."""
+    """``value`` as a profile's YAML or JSON writes it: ``null``, ``true``, ``false``, ``.inf``,
+    ``-.inf``, ``.nan``; else its repr."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
     return repr(value)
 
 
