@@ -379,7 +379,7 @@ def _write_replies(fd: int, replies: list[Reply]) -> None:
 
 def _write_all(fd: int, parts: list[bytes]) -> None:
     written = os.writev(fd, parts)
-    total = sum(len(part) for part in parts)
+    total = sum(map(len, parts))
     if written < total:  # a signal interrupted the write: finish the rest the plain way
         remainder = memoryview(b"".join(parts))[written:]
         while remainder:

@@ -50,6 +50,8 @@ _FRESH = AgentState(1)
 #: Agents whose model turn began and who have made no counted call in it yet, at most (past it the
 #: turn longest begun is let go): never fewer than ``maxAgents``.
 BEGUN_TURNS = 1024
+#: Tool names whose ``is_counted`` answer is kept (all are let go past it).
+COUNTED_NAMES_KEPT = 256
 
 
 class Breaker:
@@ -58,6 +60,7 @@ class Breaker:
     def __init__(self, config: BreakerConfig, fingerprinter: Fingerprinter = fingerprint_call) -> None:
         self.config = config
         self._counted = re.compile(counted_tools_pattern(config))
+        self._counted_names: dict[str, bool] = {}
         # The verdicts kept for calls of agents dropped past maxAgents before their guard came.
         self._settled: dict[tuple[AgentId, str], Allow | Deny] = {}
         self._begun_bound = max(config.maxAgents, BEGUN_TURNS)
@@ -73,8 +76,15 @@ class Breaker:
         self._begun: dict[AgentId, None] = {}
 
     def is_counted(self, tool_name: str) -> bool:
-        """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards)."""
-        return self._counted.match(tool_name) is not None
+        """Whether ``tool_name`` takes part at all (``include``/``exclude``, ``*`` wildcards).
+        Kept by name (a handful of tools, asked of every call): a dict look-up, not a match."""
+        known = self._counted_names.get(tool_name)
+        if known is None:
+            known = self._counted.match(tool_name) is not None
+            if len(self._counted_names) >= COUNTED_NAMES_KEPT:
+                self._counted_names.clear()
+            self._counted_names[tool_name] = known
+        return known
 
     def preflight(self, agent: AgentId, call: ToolCall) -> Allow | Ask:
         """Before the guard: ask the operator when this call would be denied and asking is allowed

@@ -41,6 +41,7 @@ class Analysis:
         """The call as it resolves (every rule reads that one), and its fingerprints, each key once."""
         key = analysis_key(call)
         kept = self.analysed.pop(key, None) if key is not None else None
+        resolved = None
         if kept is None:
             resolved = resolved_call(call)
             fingerprints = distinct(self._fingerprint(resolved, self._config).fingerprints)
@@ -50,6 +51,8 @@ class Analysis:
             if len(self.analysed) > ANALYSED_CALLS:
                 del self.analysed[next(iter(self.analysed))]
         arguments, fingerprints = kept
+        if resolved is not None:
+            return resolved, fingerprints  # the call as read just now: the one made below
         if arguments is not None:
             call = ToolCall(call.name, arguments, call.call_id, call.arguments)
         return call, fingerprints

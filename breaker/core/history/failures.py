@@ -33,13 +33,17 @@ class FailureHit:
     limit: float
 
 
-@dataclass(frozen=True, slots=True)
 class Running(Generic[Owed]):
-    """An allowed call awaiting its result: what to judge it by, and the notice owed to it."""
+    """An allowed call awaiting its result: what to judge it by, and the notice owed to it. Made
+    for every allowed call, read once and never changed: a plain class (a frozen dataclass costs
+    three times as much to make, and a generic named tuple needs Python 3.11)."""
 
-    tool: str
-    capped: tuple[Fingerprint, ...]  # its capped fingerprints, when the failure track is on
-    notice: Owed | None
+    __slots__ = ("capped", "notice", "tool")
+
+    def __init__(self, tool: str, capped: tuple[Fingerprint, ...], notice: Owed | None) -> None:
+        self.tool = tool
+        self.capped = capped  # its capped fingerprints, when the failure track is on
+        self.notice = notice
 
 
 class Failures(Generic[Owed]):

@@ -219,7 +219,8 @@ class Evidence:
         # A call that may change what later calls read and reports what it did (``changes``):
         # made again with the same report, it changed nothing, like a settled answer.
         changes = failure is None and may_change(ran.tool) and reports_state(text)
-        sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes)
+        silent = says_nothing(text)  # read once, for both of its readers
+        sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes, silent)
         result = self.returns[ran.serial] = result_digest(ran.tool, text)
         if len(self.returns) > 2 * self.window:  # only a record of a call since ``since`` counts
             since = self.since()
@@ -262,7 +263,7 @@ class Evidence:
             )
         while len(self.repeats) > MAX_CALLS:
             del self.repeats[next(iter(self.repeats))]
-        if says_nothing(text):  # an answer with no output says nothing about a rewording
+        if silent:  # an answer with no output says nothing about a rewording
             self.target_of, self.target_result, self.target_run = None, b"", 0
         else:
             asked = ran.asked

@@ -40,19 +40,21 @@ _SHELL_COMPLAINT_PART = "sh: "
 _PARSE_ERROR_PARTS = ("syntax error", "unexpected EOF while looking for matching", "Syntax error")
 
 
-def stops_sooner(failure: str | None, tool: str, text: str, settled: bool = False) -> int:
+def stops_sooner(
+    failure: str | None, tool: str, text: str, settled: bool = False, silent: bool | None = None
+) -> int:
     """How many results sooner than ``limit`` the same call is stopped, by what it returned: 2 for
     a file tool's error (an edit the linter rejected), a command line the shell could not parse
     and a ``settled`` call's answer (each comes back the same every time), 1 for any other
     failure, a complaint of the shell or no output at all (nothing the agent can read anything new
-    from), else 0."""
+    from), else 0. ``silent``: ``says_nothing(text)``, when the caller read it already."""
     if failure == "tool" or settled:
         return SOONEST
     shell = tool.lower() in SHELL_TOOLS
     head = text[:_SHELL_HEAD_CHARS] if shell else ""
     if shell and any(part in head for part in _PARSE_ERROR_PARTS) and _PARSE_ERROR.search(head) is not None:
         return SOONEST
-    if failure is not None or says_nothing(text):
+    if failure is not None or (says_nothing(text) if silent is None else silent):
         return 1
     if shell and _SHELL_COMPLAINT_PART in head and _SHELL_COMPLAINT.search(head) is not None:
         return 1
