@@ -15,6 +15,7 @@ a result still awaited counts as if it added one). Notices stop nothing, so they
 from __future__ import annotations
 
 import math
+import operator
 from typing import NamedTuple
 
 from breaker.core.config import BreakerConfig
@@ -64,14 +65,19 @@ class Conditional(NamedTuple):
 #: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
 
 
+#: A recent call's result (``cycles.Recent``: keys, result, call id, turn).
+_RESULT_OF = operator.itemgetter(1)
+
+
 def held(evidence: Evidence) -> set[bytes]:
     """The results one to come could be found the same as (those of the calls a record within the
     window of a call awaited or to come may hold, the runs', the recent calls'): news is none."""
     since = evidence.since()
     found = {result for serial, result in evidence.returns.items() if serial > since}
-    found.update(result for _, result, _, _ in evidence.recent if result is not None)
+    found.update(map(_RESULT_OF, evidence.recent))  # in C: None (awaited) goes below
     found.update((evidence.target_result, evidence.tool_result))
     found.discard(b"")
+    found.discard(None)  # a recent call's result still awaited
     return found
 
 

@@ -149,12 +149,16 @@ class _Place:
 class Workspace:
     """One agent's changes: per place its tokens and undoable edits, and calls awaiting results."""
 
-    __slots__ = ("_changes", "_known", "_last", "_pending", "_places", "_xor")
+    __slots__ = ("_changes", "_last", "_pending", "_places", "_xor", "known_state")
 
     def __init__(self) -> None:
         self._places: dict[str, _Place] = {}  # insertion order = age
         self._xor = 0  # the XOR of every (place, identity token) digest: the whole state in one number
-        self._known = 0  # the same without the places of possible changes (``CHANGED``)
+        # The state of what the agent is known to have changed (files, mutating commands), without
+        # the possible changes of tools the breaker does not know: those are judged by the answers
+        # that follow them (``progress``), not taken for a change of everything. A field, not a
+        # property: every call reads it twice.
+        self.known_state = 0
         self._changes = 0  # possible changes that landed: each is new, whatever it answered
         self._pending: dict[str, Effect] = {}
         self._last: tuple[str, Effect] = ("", NO_EFFECT)
@@ -189,13 +193,6 @@ class Workspace:
     def state(self) -> int:
         """The whole workspace state as one number (0: nothing changed yet)."""
         return self._xor
-
-    @property
-    def known_state(self) -> int:
-        """The state of what the agent is known to have changed (files, mutating commands), without
-        the possible changes of tools the breaker does not know: those are judged by the answers
-        that follow them (``progress``), not taken for a change of everything."""
-        return self._known
 
     @property
     def identified(self) -> Effect:
@@ -273,12 +270,12 @@ class Workspace:
         if place.identity is not None:
             self._xor ^= _digest(name, place.identity)
             if known:
-                self._known ^= _digest(name, place.identity)
+                self.known_state ^= _digest(name, place.identity)
         place.identity = identity
         if identity is not None:
             self._xor ^= _digest(name, identity)
             if known:
-                self._known ^= _digest(name, identity)
+                self.known_state ^= _digest(name, identity)
 
 
 def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:

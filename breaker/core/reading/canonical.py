@@ -181,8 +181,11 @@ def json_key(prefix: str, value: object) -> str:
     the same head, and the same key for the same value only. The texts of a flat object that are
     long (``_LONG_TEXT`` or more) are digested as they are, without writing them as JSON first
     (escaping one is a pass or more over it, at every call), behind a head written as JSON."""
-    if type(value) is not dict or _flat_texts(value) != "long":
+    if type(value) is not dict:
         return bounded_key(prefix + canonical_json(value))
+    flat = _flat_texts(value)
+    if flat != "long":  # read once: ``canonical_json`` would read a flat object's texts again
+        return bounded_key(prefix + (_encode_plain(value) if flat == "short" else canonical_json(value)))
     fields: list[str] = []
     texts: list[str] = []
     for name, child in sorted(value.items(), key=_first_of_pair):
