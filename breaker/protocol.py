@@ -50,7 +50,8 @@ Requests (shim → worker)
 
     ``reply`` (optional) says where the reply goes: absent, on stdout in request order (the shim
     blocks for it); ``"later"``, on the worker's second reply stream, in request order (the
-    shim's event loop reads it; ``--later-replies FD`` names it, else stdout serves); ``"errors"``,
+    shim's event loop reads it: the ``later`` FIFO, breaker/streams.py, or the fd ``--later-replies FD``
+    names, else stdout serves); ``"errors"``,
     nowhere unless the request failed, and then on that second stream (events nobody waits for).
 
     ``preflight`` serves ``tools/pre-execute``, which dsh awaits before the guard: the shim uses a

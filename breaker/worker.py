@@ -7,16 +7,17 @@ worker exits 0 on end of input or after ``shutdown``.
 
 Nothing it is given is executed, evaluated or resolved: no shell, no DNS, no file, no network.
 ``RTB_AUDIT=1`` makes that checkable: once serving, an audit hook ends the process (exit 70) at
-the first attempt to start a process, open a file or use a socket. Its only channel is the
-stdio pipes it inherited. Logs and error replies never carry raw arguments or results: any text
-that could derive from them goes through ``messages.redact`` and is cut short.
+the first attempt to start a process, open a file or use a socket. Its only channels are the
+FIFOs it opened before (``--fifos``, breaker/streams.py) or the stdio pipes it inherited. Logs
+and error replies never carry raw arguments or results: any text that could derive from them
+goes through ``messages.redact`` and is cut short.
 
 Latency is the point of the I/O loop: one thread, no event loop; stdin is non-blocking and read
 directly (``os.read``, sleeping in ``select`` only when the pipe has stayed empty for
 ``POLL_BEFORE_SLEEP_S`` after the last batch), so a request costs no thread hop, and one that
 follows another closely does not have to wake the worker; the replies to every request decoded
-from one read go out in one ``writev`` per stream: stdout, and the second stream
-``--later-replies FD`` names (replies the shim reads on its event loop; see
+from one read go out in one ``writev`` per stream: stdout, and the second stream, the ``later``
+FIFO (or the fd ``--later-replies FD`` names; replies the shim reads on its event loop; see
 ``breaker/protocol.py``).
 
 Starting is on dsh's boot path (the shim starts the worker as dsh loads the plugin; ``apply``
@@ -28,7 +29,6 @@ answer has gone out, before the next request is read.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import gc
@@ -70,6 +70,7 @@ from breaker.protocol import (
     superseded,
 )
 from breaker.strayrows import patch_rows, stray_rows
+from breaker.streams import USAGE, open_streams, stream_options
 
 if TYPE_CHECKING:
     import logging
@@ -97,10 +98,6 @@ def worker_log() -> logging.Logger:
 READ_SIZE = 1 << 20
 #: Below the usual IOV_MAX of 1024 buffers per writev.
 WRITEV_MAX_PARTS = 512
-#: The pipe buffer asked for, where Linux allows it, on stdin (a 64 KB call then fits in one write
-#: of the shim's main thread) and on the second reply stream (its reader is an event loop that may
-#: be busy for a while, and a full pipe would stall the worker).
-PIPE_BYTES = 1 << 20
 #: After answering, how long the worker keeps reading its input before it sleeps (seconds). A
 #: sleeping worker costs the shim's event loop a wake-up with every request it writes (20-60 µs on
 #: a small VM); an agent calling back to back sends its next one well within this, and an idle
@@ -340,13 +337,18 @@ def _answer(
 
 
 def answer_configure(
-    handler: RequestHandler, decoder: FrameDecoder, input_fd: int, output_fd: int, later_fd: int | None
+    handler: RequestHandler,
+    decoder: FrameDecoder,
+    input_fd: int,
+    output_fd: int,
+    later_fd: int | None,
+    first: bytes = b"",
 ) -> bool:
     """Before anything else is imported: read (blocking) up to the first whole request and answer
-    the requests read with it, the shim's ``configure`` first. False when input ended or after a
-    ``shutdown``: nothing is left to serve."""
+    the requests read with it, the shim's ``configure`` first (``first``: what was read before,
+    breaker/streams.py). False when input ended or after a ``shutdown``: nothing is left to serve."""
     while True:
-        chunk = os.read(input_fd, READ_SIZE)
+        chunk, first = first or os.read(input_fd, READ_SIZE), b""
         if not chunk:
             if decoder.pending:
                 _write_replies(output_fd, [error_reply(None, "input ended inside a frame")])
@@ -386,15 +388,6 @@ def _write_all(fd: int, parts: list[bytes]) -> None:
             remainder = remainder[os.write(fd, remainder) :]
 
 
-def _widen_pipe(fd: int) -> None:
-    if sys.platform != "linux":
-        return
-    import fcntl
-
-    with contextlib.suppress(OSError):  # not a pipe, or more than this user may ask for
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-
-
 def die_with_the_shim() -> None:
     """Linux: once the shim's thread that started this worker ends, the kernel kills the worker,
     even a stopped one (SIGSTOP), which would never read the end of its input."""
@@ -411,27 +404,25 @@ def main(argv: list[str] | None = None) -> int:
     die_with_the_shim()
     global _LOG_TO_STDERR
     _LOG_TO_STDERR = True
-    parser = argparse.ArgumentParser(prog="python -m breaker.worker", description=__doc__.splitlines()[0])
-    parser.add_argument("--later-replies", type=int, metavar="FD", help="the second reply stream's fd")
-    later_fd: int | None = parser.parse_args(argv).later_replies
-    for fd in (sys.stdin.fileno(),) if later_fd is None else (sys.stdin.fileno(), later_fd):
-        _widen_pipe(fd)
-    # Frames get a private copy of stdout; fd 1 itself becomes stderr, so nothing else
-    # (a print, a C library) can write into the frame stream.
-    output_fd = os.dup(1)
-    os.dup2(2, 1)
+    try:
+        folder, later_fd = stream_options(sys.argv[1:] if argv is None else argv)
+    except ValueError as error:
+        sys.stderr.write(f"{USAGE}\npython -m breaker.worker: error: {error}\n")
+        return 2
     sys.stdout = sys.stderr
     with contextlib.suppress(BrokenPipeError):  # the shim went away; nobody is left to answer
+        streams = open_streams(folder, later_fd)
+        output_fd, later_fd = streams.output_fd, streams.later_fd
         handler = RequestHandler(defer_core=True)
         decoder = FrameDecoder()
-        if not answer_configure(handler, decoder, sys.stdin.fileno(), output_fd, later_fd):
+        if not answer_configure(handler, decoder, streams.input_fd, output_fd, later_fd, streams.first):
             return 0
         handler.start()  # the decision core, now that the shim has its answer
         # What is made so far (modules, the configuration, the core's tables) lives as long as the
         # worker: the cyclic collector stops walking it (a full collection took ~25 ms mid-call).
         gc.freeze()
         audit = os.environ.get("RTB_AUDIT") == "1"
-        serve(sys.stdin.fileno(), output_fd, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
+        serve(streams.input_fd, output_fd, later_fd=later_fd, audit=audit, handler=handler, decoder=decoder)
     return 0
 
 

@@ -98,7 +98,7 @@ test('with no fd 3 a patient ask goes as an event, its promise settled unanswere
   });
 });
 
-test('mkfifo is found once: a restart after PATH changed still makes FIFOs', () => {
+test('the worker makes its own FIFOs: a restart with an empty PATH (no mkfifo) still gets them', () => {
   const { bridge } = bridgeWith();
   assert.equal(bridge.boot({ op: 'configure', config: null }, 10_000).ok, true);
   assert.ok(bridge.state[SLOT.STDOUT_FD] >= 0, 'FIFOs at boot');

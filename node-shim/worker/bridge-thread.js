@@ -2,21 +2,22 @@
 // The helper thread of the bridge: it owns one Python worker process and its stdio with ordinary
 // asynchronous Node I/O, so the main thread can block while bytes still move.
 //
-// Where FIFOs can be made (mkfifo), the worker's stdin and stdout are two private FIFOs and the
-// main thread talks to the worker itself: it writes request frames through a non-blocking fd
-// published in SLOT.STDIN_FD (only what does not fit in the FIFO comes here) and reads replies with
-// blocking reads from a fd published in SLOT.STDOUT_FD. A blocking read has no timeout, so this thread
-// is its watchdog: the main thread puts the deadline of the reply it waits for in SLOT.DEADLINE (ms
-// after `clockBase`, wrapped to 32 bits: slots.js; 0 when not waiting) and this thread kills the worker once it passes, which
-// ends the read. A non-blocking stdout read end, published in SLOT.DRAIN_FD, lets the main thread take
-// replies to events that are already there without waiting. Ownership of published fds passes to
-// the main thread, which
-// closes them (it sets them to -2 once it has given up on this worker; a late fd is then closed
-// here). A third FIFO is the worker's fd 3, where it writes the replies nobody blocks for (see
-// breaker/protocol.py, `reply`): its non-blocking read end is published in SLOT.LATER_FD for the main
-// thread's event loop. Elsewhere stdin and stdout are ordinary pipes, SLOT.STDOUT_FD and SLOT.LATER_FD are
-// -3, and this thread moves every byte: the main thread waits in Atomics.wait and takes replies
-// from the `replies` port.
+// Where the worker can make FIFOs (breaker/streams.py; below), its stdin and stdout are two private
+// FIFOs and the main thread talks to the worker itself: it writes request frames through a
+// non-blocking fd published in SLOT.STDIN_FD (only what does not fit in the FIFO comes here) and
+// reads replies with blocking reads from a fd published in SLOT.STDOUT_FD. A blocking read has no
+// timeout, so this thread is its watchdog: the main thread puts the deadline of the reply it waits
+// for in SLOT.DEADLINE (ms after `clockBase`, wrapped to 32 bits: slots.js; 0 when not waiting)
+// and this thread kills the worker once it passes, which ends the read. A non-blocking stdout read end, published in SLOT.DRAIN_FD,
+// lets the main thread take replies to events that are already there without waiting. Ownership
+// of published fds passes to the main thread, which closes them (it sets them to -2 once it has
+// given up on this worker; a late fd is then closed here). A third FIFO is where the worker writes
+// the replies nobody blocks for (see breaker/protocol.py, `reply`): its non-blocking read end is
+// published in SLOT.LATER_FD for the main thread's event loop. Until the worker has made them
+// (after its interpreter's start and its imports) both slots are -1 and requests go through this
+// thread to its stdin pipe. Elsewhere stdin and stdout stay ordinary pipes, SLOT.STDOUT_FD and
+// SLOT.LATER_FD are -3, and this thread moves every byte: the main thread waits in Atomics.wait
+// and takes replies from the `replies` port.
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, written to the
 // worker's stdin in order, each followed by a decrement of SLOT.QUEUED once written; 'ready' once the
@@ -26,7 +27,7 @@
 //   {spawned: pid} | {frame: Uint8Array} (one reply body, pipes only) | {failed: {code, message}}
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ import { FIFO_NAMES, makeFifoFolder, removeFifoFolder } from './fifo-folder.js';
 import { SLOT, msUntil } from './slots.js';
 import { boundedWriter } from '../shared/stderr.js';
 
-const { command, args, cwd, env, mkfifo, stateBuffer, replies, clockBase } = workerData;
+const { command, args, cwd, env, stateBuffer, replies, clockBase } = workerData;
 // `stateBuffer`: the slots shared with the main thread, named in slots.js.
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
@@ -47,48 +48,100 @@ function deliver(message, transfer) {
   Atomics.notify(state, SLOT.WAKE);
 }
 
-// Three FIFOs, made in a private folder and unlinked at once (no one else can open them):
-// {childIn, childOut, childLater: the worker's blocking ends, queued: a blocking stdin write end
-// for this thread, direct: a non-blocking one for the main thread, reader: a blocking stdout read
-// end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout write end for
-// the watchdog, laterReader: a non-blocking read end of fd 3 for the main thread's event loop};
-// null where none can be made (no mkfifo, no private folder for them, fifo-folder.js): then pipes.
-function fifos() {
-  if (process.platform === 'win32' || !mkfifo) return null;
-  let folder;
+// The worker is spawned at once with plain stdio pipes and, where a private folder can be had
+// (fifo-folder.js), `--fifos <folder>`: it makes its three FIFOs there itself (no mkfifo process
+// on the boot's path), says so with the byte FIFOS_MADE on its stdout pipe, and opens its ends,
+// each open returning once this thread has opened the other (breaker/streams.py). A first byte
+// other than that one is a frame's: the worker kept its pipes.
+const FIFOS_MADE = 0x46; // 'F', breaker/streams.py
+const folder = process.platform === 'win32' ? null : fifoFolder();
+const child = spawn(command, folder ? [...args, '--fifos', folder] : args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+/** Where request frames from the main thread go: the stdin pipe, then the stdin FIFO once it takes over. */
+let stdin = child.stdin;
+/** @type {ReturnType<typeof openFifos> | null} The FIFO ends this thread keeps, once the worker has made its FIFOs. */
+let fifo = null;
+/** Whether the worker's first stdout byte has said which way its replies come. */
+let told = false;
+if (!folder) usePipes();
+
+function fifoFolder() {
+  try {
+    return makeFifoFolder();
+  } catch {
+    return null; // no safe place: pipes
+  }
+}
+
+// The worker kept its pipes: this thread moves every byte.
+function usePipes() {
+  told = true;
+  Atomics.store(state, SLOT.LATER_FD, -3);
+  Atomics.store(state, SLOT.STDOUT_FD, -3);
+  wake(); // the main thread may be waiting to learn which way replies come
+}
+
+function wake() {
+  Atomics.add(state, SLOT.WAKE, 1);
+  Atomics.notify(state, SLOT.WAKE);
+}
+
+// The ends of the worker's FIFOs this thread opens, none of them waiting: {queued: a blocking stdin
+// write end for this thread, direct: a non-blocking one for the main thread, reader: a blocking
+// stdout read end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout
+// write end for the watchdog, laterReader: a non-blocking read end of the worker's second reply
+// stream for the main thread's event loop, keeper: a read end of stdin held until the worker has
+// opened its own, so that a request written before then waits in the FIFO instead of failing}.
+// Once the worker has opened its ends too, the FIFOs are unlinked: no one else can open them.
+function openFifos() {
   const opened = [];
-  const open = (path, flags) => {
-    opened.push(openSync(path, flags));
+  const open = (name, flags) => {
+    opened.push(openSync(join(folder, name), flags));
     return opened.at(-1);
   };
+  const [stdinName, stdoutName, laterName] = FIFO_NAMES;
   try {
-    folder = makeFifoFolder();
-    if (!folder) return null;
-    const [stdinPath, stdoutPath, laterPath] = FIFO_NAMES.map((name) => join(folder, name));
-    if (spawnSync(mkfifo, ['-m', '600', stdinPath, stdoutPath, laterPath], { stdio: 'ignore' }).status !== 0) return null;
     // Opening a FIFO blocks until the other side is open, except when it already is: a
     // non-blocking reader makes room for the writers, which then let the blocking reader open.
     const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
-    const probes = [open(stdinPath, O_RDONLY | O_NONBLOCK), open(stdoutPath, O_RDONLY | O_NONBLOCK)];
-    const ends = {
-      queued: open(stdinPath, O_WRONLY),
-      direct: open(stdinPath, O_WRONLY | O_NONBLOCK),
-      childIn: open(stdinPath, O_RDONLY),
-      childOut: open(stdoutPath, O_WRONLY),
-      nudge: open(stdoutPath, O_WRONLY | O_NONBLOCK),
-      reader: open(stdoutPath, O_RDONLY),
-      drainer: probes[1],
-      laterReader: open(laterPath, O_RDONLY | O_NONBLOCK),
+    const keeper = open(stdinName, O_RDONLY | O_NONBLOCK);
+    const drainer = open(stdoutName, O_RDONLY | O_NONBLOCK);
+    return {
+      keeper,
+      drainer,
+      queued: open(stdinName, O_WRONLY),
+      direct: open(stdinName, O_WRONLY | O_NONBLOCK),
+      nudge: open(stdoutName, O_WRONLY | O_NONBLOCK),
+      reader: open(stdoutName, O_RDONLY),
+      laterReader: open(laterName, O_RDONLY | O_NONBLOCK),
     };
-    ends.childLater = open(laterPath, O_WRONLY); // its reader is open: this does not block
-    closeSync(probes[0]);
-    return ends;
-  } catch {
+  } catch (error) {
     opened.forEach(closeSync);
-    return null;
-  } finally {
-    if (folder) removeFifoFolder(folder);
+    throw error;
   }
+}
+
+// The worker made its FIFOs: open this side's ends, send what comes next through them (what was
+// queued for the stdin pipe is written first, then the pipe ends), and hand the main thread its
+// ends. Where they cannot be opened, the worker, waiting in its own opens, is killed.
+function useFifos() {
+  told = true;
+  try {
+    fifo = openFifos();
+  } catch (error) {
+    stderrKept += `the bridge could not open the worker's FIFOs: ${error.message}\n`;
+    child.kill('SIGKILL');
+    return;
+  }
+  stdin.end();
+  stdin = new Socket({ fd: fifo.queued, readable: false, writable: true });
+  stdin.on('error', () => {}); // as the pipe's: the worker's exit is what gets reported
+  if (closing) stdin.end();
+  publish(SLOT.STDIN_FD, fifo.direct);
+  publish(SLOT.LATER_FD, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
+  publish(SLOT.STDOUT_FD, fifo.reader);
+  publish(SLOT.DRAIN_FD, fifo.drainer);
+  wake();
+  watch();
 }
 
 // Hand a fd to the main thread, unless it has given up on this worker already.
@@ -96,28 +149,6 @@ function publish(slot, fd) {
   if (Atomics.compareExchange(state, slot, -1, fd) !== -1) closeSync(fd);
 }
 
-const fifo = fifos();
-const child = spawn(command, fifo ? [...args, '--later-replies', '3'] : args, {
-  cwd,
-  env,
-  stdio: fifo ? [fifo.childIn, fifo.childOut, 'pipe', fifo.childLater] : ['pipe', 'pipe', 'pipe'],
-});
-const stdin = fifo ? new Socket({ fd: fifo.queued, readable: false, writable: true }) : child.stdin;
-if (fifo) {
-  closeSync(fifo.childIn); // the worker has its own copies
-  closeSync(fifo.childOut);
-  closeSync(fifo.childLater);
-  publish(SLOT.STDIN_FD, fifo.direct);
-  publish(SLOT.LATER_FD, fifo.laterReader); // before the stdout reader: whoever sees that one sees this one
-  publish(SLOT.STDOUT_FD, fifo.reader);
-  publish(SLOT.DRAIN_FD, fifo.drainer);
-  watch();
-} else {
-  Atomics.store(state, SLOT.LATER_FD, -3);
-  Atomics.store(state, SLOT.STDOUT_FD, -3);
-}
-Atomics.add(state, SLOT.WAKE, 1); // the main thread may be waiting to learn which way replies come
-Atomics.notify(state, SLOT.WAKE);
 let stderrKept = '';
 let passStderrThrough = false;
 // The worker's stderr is always read, so the worker never waits on it; it goes on through
@@ -156,6 +187,7 @@ child.on('spawn', () => deliver({ spawned: child.pid }));
 // Messages already posted stay queued for the main thread; only this thread ends.
 function finish() {
   if (fifo) closeSync(fifo.nudge);
+  if (folder) removeFifoFolder(folder); // gone already, unless the worker died before it opened its FIFOs
   process.exit(0);
 }
 
@@ -180,7 +212,14 @@ child.stderr.on('data', (chunk) => {
 });
 
 let pending = Buffer.alloc(0);
-child.stdout?.on('data', (chunk) => {
+child.stdout.on('data', (chunk) => {
+  if (!told) {
+    if (chunk[0] === FIFOS_MADE) {
+      useFifos();
+      return; // nothing else comes this way
+    }
+    usePipes();
+  }
   pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
   let start = 0;
   while (pending.length - start >= 4) {
@@ -193,8 +232,19 @@ child.stdout?.on('data', (chunk) => {
   pending = pending.subarray(start);
 });
 
+// The worker has opened its ends of the FIFOs (or is gone): its stdin FIFO needs no other reader,
+// and no one needs their names.
+child.stdout.on('end', () => {
+  if (!fifo || fifo.keeper < 0) return;
+  closeSync(fifo.keeper);
+  fifo.keeper = -1;
+  removeFifoFolder(folder);
+});
+
+let closing = false; // the main thread is done with this worker: its stdin ends, whichever it is
 parentPort.on('message', (message) => {
   if (message === 'close') {
+    closing = true;
     stdin.end();
   } else if (message === 'ready') {
     passStderrThrough = true;

@@ -22,7 +22,6 @@ import { CrashLoop, RESTART_POLICY } from './crash-loop.js';
 import { Awaited } from './awaited.js';
 import { clock } from './clock.js';
 import { Backlog, replyDue, restoreMs, timeoutFor } from './deadlines.js';
-import { mkfifo } from './fifo-folder.js';
 import { begin, booted } from './first-answer.js';
 import { decode } from './msgpack.js';
 import { IdleSends } from './idle.js';
@@ -352,7 +351,7 @@ export class WorkerBridge {
     this.pid = null;
     this.exited = null;
     this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, env: workerEnvironment(this.spawnOptions.env), mkfifo: mkfifo(), stateBuffer, replies: port2, clockBase: this.clockBase },
+      workerData: { ...this.spawnOptions, env: workerEnvironment(this.spawnOptions.env), stateBuffer, replies: port2, clockBase: this.clockBase },
       transferList: [port2],
       execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
       trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)

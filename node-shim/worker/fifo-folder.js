@@ -2,13 +2,14 @@
 // Where the bridge makes its worker's FIFOs: this user's private folder (private-folder.js) in
 // $XDG_RUNTIME_DIR or the temporary folder.
 //
-// Each start makes its three FIFOs in a fresh subfolder named after it (owners.js) and unlinks
-// them at once, so a subfolder outlives its start only when the process was killed in between;
+// Each start gets a fresh subfolder named after it (owners.js), where the worker makes its three
+// FIFOs (breaker/streams.py); the helper thread unlinks them as soon as it has opened them, so a
+// subfolder outlives its start only when a process was killed in between;
 // the next start removes such leftovers. It looks only in this private folder: what other users
 // put in the shared temporary folder (a million names, say) is never read, so it costs a start
 // nothing and cannot make it miss its deadline. With no private folder usable the bridge uses pipes.
-import { accessSync, constants, lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 
 import { mayBeAtWork, ownerTag } from '../shared/owners.js';
 import { privateFolder, temporaryBase } from '../shared/private-folder.js';
@@ -75,23 +76,4 @@ function ownedBy(path, kind) {
   } catch {
     return false;
   }
-}
-
-// Where mkfifo is, looked up once: PATH may change under a long-lived harness.
-let mkfifoPath;
-
-/** The path of `mkfifo` on PATH, found at the first call and kept; null where there is none. */
-export function mkfifo() {
-  if (mkfifoPath !== undefined) return mkfifoPath;
-  mkfifoPath = null;
-  for (const folder of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(folder, 'mkfifo'), constants.X_OK);
-      mkfifoPath = join(folder, 'mkfifo');
-      break;
-    } catch {
-      // not here
-    }
-  }
-  return mkfifoPath;
 }
