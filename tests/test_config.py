@@ -243,3 +243,31 @@ def test_an_exact_limit_without_its_arguments_as_json_fails_loud_with_the_form()
         load_config({"limits": {"exact:bash:ls": 3}})
     for key in ('exact:bash:{"command":"ls"}', 'exact:mcp:server:{"id":1}', "exact"):
         assert load_config({"limits": {key: 3}}).limits[key] == 3
+
+
+def test_host_aliases_fold_to_the_end_of_a_chain() -> None:
+    """A user's ``open.canada.ca: canada.ca`` beside the default ``open-data.canada.ca:
+    open.canada.ca`` folds all three spellings into one (folded once, the first two stayed apart)."""
+    config = load_config({"hostAliases": {"open.canada.ca": "canada.ca", "www.b.org": "b.org"}})
+    assert config.hostAliases == {"open-data.canada.ca": "canada.ca", "open.canada.ca": "canada.ca"}
+
+
+@pytest.mark.parametrize(
+    ("aliases", "says"),
+    [
+        ({"a.com": "b.com", "b.com": "a.com"}, "hostAliases folds a.com -> b.com -> a.com, a cycle"),
+        (
+            {"a.com": "b.com", "b.com": "c.com", "c.com": "a.com"},
+            "folds a.com -> b.com -> c.com -> a.com, a cycle",
+        ),
+        (
+            {"https://a.com/x": "b.com"},
+            "hostAliases keys must be host names, got 'https://a.com/x' (the host alone",
+        ),
+        ({"a.com": "b.com/x"}, "hostAliases.a.com must be a host name, got 'b.com/x' (the host alone"),
+        ({"a.com": "me@b.com"}, "hostAliases.a.com must be a host name, got 'me@b.com'"),
+    ],
+)
+def test_host_aliases_that_would_fold_nothing_are_refused(aliases: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_config({"hostAliases": aliases})

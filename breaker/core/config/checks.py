@@ -149,14 +149,40 @@ def _ignore_args(value: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return result
 
 
+#: What a host name never holds: a URL's scheme, path, query or user, or a space.
+_NOT_IN_A_HOST = re.compile(r"[/\s@?#]")
+
+
 def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
-    result: dict[str, str] = {}
+    """Each spelling folded to the host name at the end of its chain (``a: b`` and ``b: c`` fold
+    ``a`` and ``b`` to ``c``, as one lookup does); a spelling that is no host name, or a cycle, is
+    refused: either would fold nothing."""
+    alone = "the host alone, no scheme, path or user"
+    given: dict[str, str] = {}
     for alias, canonical in value.items():
-        if not isinstance(alias, str) or not alias.strip():
-            raise ConfigError(f"hostAliases keys must be host names, got {shown(alias)}")
-        if not isinstance(canonical, str) or not canonical.strip():
-            raise ConfigError(f"hostAliases.{alias} must be a host name, got {shown(canonical)}")
-        result[fold_host_name(alias.strip())] = fold_host_name(canonical.strip())
+        if not isinstance(alias, str) or not alias.strip() or _NOT_IN_A_HOST.search(alias.strip()):
+            raise ConfigError(f"hostAliases keys must be host names, got {shown(alias)} ({alone})")
+        if (
+            not isinstance(canonical, str)
+            or not canonical.strip()
+            or _NOT_IN_A_HOST.search(canonical.strip())
+        ):
+            raise ConfigError(f"hostAliases.{alias} must be a host name, got {shown(canonical)} ({alone})")
+        folded, into = fold_host_name(alias.strip()), fold_host_name(canonical.strip())
+        if folded != into:
+            given[folded] = into
+    result: dict[str, str] = {}
+    for alias, host in given.items():
+        chain = [alias]
+        while host in given:
+            chain.append(host)
+            if host in chain[:-1]:
+                cycle = " -> ".join(chain)
+                raise ConfigError(
+                    f"hostAliases folds {cycle}, a cycle: map each spelling to the one name they share"
+                )
+            host = given[host]
+        result[alias] = host
     return result
 
 
