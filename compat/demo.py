@@ -155,6 +155,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+#: At most this many lines of what dsh said first (up to a blank line) when the session did not run.
+SAID_LINES = 6
+
+
 def in_profile(profile: Path, prefix: Path, kept: Path) -> Target:
     """The demo in a user's profile: the scripted model declared in ``kept``'s settings file, which
     an overlay points dsh's ``settings`` row at, so the user's own settings are not read."""
@@ -226,6 +230,14 @@ def main() -> int:
         say(f"The session did not go as scripted ({len(outcome.attempts)} calls logged).")
         for failure in outcome.failures:
             say(failure, indent="  ")
+        said = outcome.run.stderr.strip().split("\n\n", 1)[0].splitlines()[:SAID_LINES]
+        if said:  # the plugin's own line comes first, alone: a refused configuration, no Python
+            print("What dsh said first:")
+            for line in said:
+                print(f"    {line}")
+        if target.mode == "your profile":
+            profile = target.home / "profiles" / target.profile
+            say(f"The demo runs under your profile's configuration: `npx rtb check` in {profile} checks it.")
         return 1
     say(PROXY_NOTE)
     print()

@@ -107,6 +107,15 @@ def test_the_readme_takes_a_user_without_a_key_to_a_denial_in_their_profile_and_
     assert "differs from the recording on 0 calls" in replayed.stdout and " denied" in replayed.stdout
     assert str(dsh_home / "sessions") in said[-1], "the session is in the user's dsh home"
 
+    patch = dsh_home / "profiles" / readme_install.PROFILE / "cordis.patch.yml"
+    patch.write_text(patch.read_text() + "- id: repeat-tool-breaker\n  config:\n    window: 0\n")
+    refused = readme_install.shell(blocks["try"], env, "try, under a configuration the boot refuses")
+    assert refused.returncode != 0
+    said_first = (
+        "What dsh said first:\n    repeat-tool-breaker: window must be a whole number >= 4, got 0. Fix:"
+    )
+    assert said_first in refused.stdout, "the demo shows why dsh did not run: " + refused.stdout[-1500:]
+
     removed = readme_install.shell(blocks["uninstall"], env, "uninstall")
     assert removed.returncode == 0, removed.stderr
     profile = dsh_home / "profiles" / readme_install.PROFILE
