@@ -21,7 +21,23 @@ function log(text) {
   console.error(`${PREFIX}${text}`);
 }
 
+const USAGE = `usage: node node-shim/setup.js [--force | --prune | --remove]
+  (none)    prepare the worker's environment now and print its interpreter
+  --force   prepare it again from nothing
+  --prune   remove the environments no installed copy of the plugin uses
+  --remove  remove every environment and the plugin's cache folders (uninstalling)`;
+
 const flags = process.argv.slice(2);
+if (flags.includes('--help') || flags.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const unknown = flags.filter((flag) => !['--force', '--prune', '--remove'].includes(flag));
+if (unknown.length > 0) {
+  // A mistyped --remove must not prepare an environment and exit 0 as if it had removed one.
+  log(`unknown option ${unknown.join(' ')}: nothing was done\n${USAGE}`);
+  process.exit(2);
+}
 try {
   if (flags.includes('--remove')) {
     const folders = removeCacheFolders();

@@ -84,6 +84,19 @@ test('the prune and remove commands: `node setup.js --prune`, `--remove`', () =>
   assert.deepEqual(removeCacheFolders(env), []);
 });
 
+test('setup.js refuses an option it does not know, doing nothing, and --help shows its options', () => {
+  const env = offline();
+  const setup = (...flags) => spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, ...flags], { env, encoding: 'utf8' });
+  const mistyped = setup('--remve');
+  assert.equal(mistyped.status, 2);
+  assert.equal(mistyped.stdout, '', 'no interpreter printed: none was prepared');
+  assert.match(mistyped.stderr, /^repeat-tool-breaker setup: unknown option --remve: nothing was done\nusage: .*--remove/s);
+  assert.ok(!existsSync(folderOf(env)), 'no environment prepared');
+  const help = setup('--help');
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: node node-shim\/setup\.js \[--force \| --prune \| --remove\]\n/);
+});
+
 test('`setup.js --remove` removes the private folder of the FIFOs once empty, in the temporary and the runtime folder; one in use stays', () => {
   const runtime = scratch('runtime');
   chmodSync(runtime, 0o700);
