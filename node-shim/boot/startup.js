@@ -34,5 +34,6 @@ export function startupFailure(error, { command, chosenBy }, root = PACKAGE_ROOT
       `${install}${remedy(chosenBy)}.`;
   }
   const stderr = error.stderr?.trim();
-  return `the Python worker did not start: ${error.message}${stderr ? `\n${stderr}` : ''}`;
+  return `the Python worker (${command} from ${source}) did not start: ${error.message}. Fix: ${remedy(chosenBy)}.` +
+    (stderr ? `\nWhat it wrote on stderr:\n${stderr}` : '');
 }

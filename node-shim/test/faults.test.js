@@ -326,11 +326,13 @@ test('a crash loop backs off, gives up restarting with one line, and recovers af
   assert.match(lines.at(-1), /the worker answers again/);
 });
 
-test('a worker that dies at boot makes apply fail with its stderr', async () => {
+test('a worker that dies at boot makes apply fail naming the interpreter, who chose it and the fix, with its stderr', async () => {
   const interpreter = switchableInterpreter();
   interpreter.set('crash');
   await assert.rejects(() => apply(new FakeDsh().ctx, { python: interpreter.path }), (error) => {
-    assert.match(error.message, /the Python worker did not start: the worker is not running \(exited with code 3\)/);
+    const named = `the Python worker (${interpreter.path} from the \`python\` config key) did not start: the worker is not running (exited with code 3). ` +
+      'Fix: point the `python` config key at a Python >= 3.10, or unset it to let the plugin prepare its own environment.\nWhat it wrote on stderr:\n';
+    assert.ok(error.message.includes(named), error.message);
     assert.match(error.message, /worker crashed on purpose/);
     return true;
   });
