@@ -30,7 +30,6 @@ answer has gone out, before the next request is read.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import os
 import select
@@ -388,12 +387,15 @@ def _write_all(fd: int, parts: list[bytes]) -> None:
             remainder = remainder[os.write(fd, remainder) :]
 
 
-def die_with_the_shim() -> None:
+def die_with_the_shim(parent: int) -> None:
     """Linux: once the shim's thread that started this worker ends, the kernel kills the worker,
-    even a stopped one (SIGSTOP), which would never read the end of its input."""
+    even a stopped one (SIGSTOP), which would never read the end of its input. Asked for once the
+    boot has its answer (ctypes is ~4% of the start before it); a shim (``parent``, the worker's
+    parent when it started) that ended before then is noticed here."""
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
+    import ctypes
+
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the shim ended before the request was made
@@ -401,7 +403,7 @@ def die_with_the_shim() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    die_with_the_shim()
+    parent = os.getppid()
     global _LOG_TO_STDERR
     _LOG_TO_STDERR = True
     try:
@@ -417,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         decoder = FrameDecoder()
         if not answer_configure(handler, decoder, streams.input_fd, output_fd, later_fd, streams.first):
             return 0
+        die_with_the_shim(parent)
         handler.start()  # the decision core, now that the shim has its answer
         # What is made so far (modules, the configuration, the core's tables) lives as long as the
         # worker: the cyclic collector stops walking it (a full collection took ~25 ms mid-call).
