@@ -226,8 +226,10 @@ class Breaker:
     def promise(self, agent: AgentId) -> dict[str, object]:
         """What an answer tells of ``agent``'s passes (breaker/protocol.py): ``passes``, and its
         ``conditional`` ones (their number and digests) when there are more."""
-        passes = self.passes(agent)
-        more = self.conditional(agent, passes)
+        state = self._agents.get(agent) or _FRESH
+        peak = state.repeats.highest_peak()  # read once for both
+        passes = passes_.passes(state, self.config, self._tightest_cap, peak)
+        more = passes_.conditional(state, self.config, self._tightest_cap, passes, peak)
         if more is None:
             return {"passes": passes}
         return {"passes": passes, "conditional": {"passes": more.passes, "digests": more.digests}}

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import NamedTuple
+from itertools import repeat
+from typing import Final, Literal, NamedTuple
 
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
@@ -32,12 +33,13 @@ def tightest_cap(config: BreakerConfig) -> float | None:
     return min((cap for cap in config.limits.values() if cap is not None), default=None)
 
 
-def passes(state: AgentState, config: BreakerConfig, tightest: float | None) -> int:
-    """The least distance from ``state`` to any limit (``tightest``: ``tightest_cap(config)``)."""
+def passes(state: AgentState, config: BreakerConfig, tightest: float | None, peak: int | None = None) -> int:
+    """The least distance from ``state`` to any limit (``tightest``: ``tightest_cap(config)``;
+    ``peak``: the agent's highest peak, when read already)."""
     # min and max spelled out as comparisons: a call of either costs more than its comparison.
     left: float = UNLIMITED_PASSES
     if tightest is not None:
-        left = tightest - 1 - state.repeats.highest_peak()
+        left = tightest - 1 - (state.repeats.highest_peak() if peak is None else peak)
     if config.failLimit is not None:
         room = config.failLimit - state.failures.longest()
         left = room if room < left else left
@@ -65,6 +67,9 @@ class Conditional(NamedTuple):
 #: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
 
 
+#: A result's head, what news compares (``reading.news``), and how it is read as a number.
+_HEAD = operator.itemgetter(slice(0, DIGEST_BYTES))
+_BIG_ENDIAN: Final[Literal["big"]] = "big"
 #: A recent call's result (``cycles.Recent``: keys, result, call id, turn).
 _RESULT_OF = operator.itemgetter(1)
 
@@ -82,13 +87,13 @@ def held(evidence: Evidence) -> set[bytes]:
 
 
 def conditional(
-    state: AgentState, config: BreakerConfig, tightest: float | None, now: int
+    state: AgentState, config: BreakerConfig, tightest: float | None, now: int, peak: int | None = None
 ) -> Conditional | None:
     """The calls that surely pass while every result to come is news (None: no more than ``now``,
-    the passes whatever they are)."""
+    the passes whatever they are; ``peak``: as ``passes`` takes it)."""
     left: float = UNLIMITED_PASSES
     if tightest is not None:
-        left = tightest - 1 - state.repeats.highest_peak()
+        left = tightest - 1 - (state.repeats.highest_peak() if peak is None else peak)
     if config.failLimit is not None and state.failures.streaks.longest() >= config.failLimit:
         return None
     digests: tuple[int, ...] = ()
@@ -99,7 +104,10 @@ def conditional(
         if evidence is not None:
             if evidence.stops_now(limit):
                 return None
-            digests = tuple(sorted({int.from_bytes(one[:DIGEST_BYTES], "big") for one in held(evidence)}))
+            # Each held result's head as a big-endian number, in C (map over the heads, no frame
+            # per result): ``int.from_bytes(result[:DIGEST_BYTES], "big")``.
+            heads = map(_HEAD, held(evidence))
+            digests = tuple(sorted(set(map(int.from_bytes, heads, repeat(_BIG_ENDIAN)))))
     then = math.ceil(left)
     then = then if then > 0 else 0
     return Conditional(then, digests) if then > now else None
