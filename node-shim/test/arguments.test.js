@@ -63,13 +63,16 @@ const COSTLY_ARGUMENTS = {
   '200,000 keys': () => Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`k${index}`, index])),
 };
 
-// The deadline itself (500 ms) is held to in bench/faults.mjs; here, on a shared machine, the
-// bound only separates "decided" from the multi-second stalls and killed workers these caused.
+// The deadline itself (the default 500 ms) is held to in bench/faults.mjs; here, on a shared
+// machine, the bound only separates "decided" from the multi-second stalls and killed workers
+// these caused: the guard's deadline is 3 s, as a call of 200,000 keys took 90-280 ms at load 6
+// and a scheduling pause past 500 ms then killed a healthy worker about one run in ten.
+const SEPARATING_TIMEOUT_MS = 3000;
 for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
   test(`${label}: every call is decided by the same worker without a stall, and the loop is caught`, async () => {
     const dsh = new FakeDsh();
     const existing = new Set(childPids());
-    disposers.push(await apply(dsh.ctx, { guardTimeoutMs: 500 }));
+    disposers.push(await apply(dsh.ctx, { guardTimeoutMs: SEPARATING_TIMEOUT_MS }));
     const workers = () => childPids().filter((pid) => !existing.has(pid));
     const [worker] = workers();
     const [guard] = dsh.guards;
@@ -82,7 +85,7 @@ for (const [label, make] of Object.entries(COSTLY_ARGUMENTS)) {
       verdicts.push(guard({ name: 'edit', callId: `c${index}`, agent, arguments: args }));
       slowest = Math.max(slowest, performance.now() - started);
     }
-    assert.ok(slowest < 5000, `slowest call ${slowest.toFixed(0)} ms`);
+    assert.ok(slowest < SEPARATING_TIMEOUT_MS, `slowest call ${slowest.toFixed(0)} ms`);
     assert.deepEqual(workers(), [worker], 'no worker was killed or replaced');
     assert.deepEqual(verdicts.map((verdict) => verdict === undefined), [true, true, true, true, false]);
     assert.match(verdicts[4], /^REPEAT_TOOL_BLOCKED:/);
