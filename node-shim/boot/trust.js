@@ -79,8 +79,27 @@ export function distrustCache(folder) {
 }
 
 export function makePrivateFolder(folder) {
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  makeFolders(folder, 0o700);
   chmodSync(folder, 0o700); // whatever the umask
+}
+
+/**
+ * `mkdir -p`, failing where a folder cannot be made: Node's recursive mkdirSync retries for ever,
+ * the CPU busy and dsh's boot hung, where mkdir answers ENOENT under a folder that exists (an
+ * XDG_CACHE_HOME under /proc).
+ */
+function makeFolders(folder, mode) {
+  const missing = [];
+  for (let current = folder; !existsSync(current) && dirname(current) !== current; current = dirname(current)) {
+    missing.unshift(current);
+  }
+  for (const path of missing) {
+    try {
+      mkdirSync(path, { mode });
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 /** A JSON file of ours, or undefined when it is missing, unreadable or not to be trusted. */

@@ -209,6 +209,16 @@ test('a cache folder that cannot be created is reported with the way around it',
   assert.throws(() => workerInterpreter({ env, log: () => {}, root: fakePackage() }), /cannot create the worker environment's cache folder .* Set XDG_CACHE_HOME to a writable folder/);
 });
 
+test('a cache folder under /proc, where mkdir answers ENOENT, is reported, not retried for ever', { skip: !existsSync('/proc/self') && 'no /proc' }, () => {
+  // In a child process: before, Node's recursive mkdir looped there, the CPU busy, until killed.
+  const env = offline({ XDG_CACHE_HOME: '/proc/self/no-such-folder/cache' });
+  const script = `import { workerInterpreter } from ${JSON.stringify(ENVIRONMENT_MODULE)};
+    try { workerInterpreter({ root: ${JSON.stringify(fakePackage())}, log: () => {}, progress: 'ignore' }); } catch (error) { process.stdout.write(error.message); }`;
+  const boot = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(boot.signal, null, 'it ended by itself');
+  assert.match(boot.stdout, /cannot create the worker environment's cache folder \/proc\/self\/no-such-folder\/cache\/dsh-repeat-tool-breaker \(ENOENT\)\..* Set XDG_CACHE_HOME to a writable folder/);
+});
+
 // --- configurations accepted before (issue 24: the boot does not wait for Python) ---
 
 test('a first boot installs only the worker\'s packages; the first rtb installs the rest, once, beside them (issue 31)', () => {
