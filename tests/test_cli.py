@@ -189,6 +189,19 @@ def test_an_unreadable_line_is_named_and_the_run_goes_on(capsys: pytest.CaptureF
     assert "broken" in out and "loop-a" in out
 
 
+@pytest.mark.parametrize("command", ["replay", "sweep"])
+def test_a_path_that_is_not_there_and_nothing_else_stops_in_its_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Nothing to read: the one line naming the missing path, exit 2, no empty table after it."""
+    missing = tmp_path / "nonexistent"
+    status, out, err = _run(capsys, command, str(missing))
+    assert (status, out, err) == (2, "", f"rtb: {missing}: no such file or folder\n")
+    status, out, err = _run(capsys, command, str(missing), str(SESSIONS / "loop-a.jsonl"))
+    reported = {"replay": "loop-a", "sweep": "1/1"}[command]  # the session that is there is read
+    assert status == 1 and err == f"rtb: {missing}: no such file or folder\n" and reported in out
+
+
 def test_sweep_prints_denials_and_sessions_touched_per_setting(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--window", "8,12", "--cap", "3,5", *SEED)
     assert status == 0

@@ -1,7 +1,8 @@
 """Reading what a run replays: the session logs under the given paths and the labels file.
 
 Unreadable files and lines are reported on stderr as they are met and the rest still runs (rtb
-then exits 1); only a run with nothing to read, or two logs claiming one session id, stops it.
+then exits 1); only a run with nothing to read (its one line says why: the paths not there, or no
+log under them), or two logs claiming one session id, stops it.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ from breaker.rtb.show.tables import Progress
 
 def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProblem]]:
     """Read every log under ``paths``, reporting each unreadable file or line on stderr as it goes."""
-    files, problems = find_session_files(paths)
-    for problem in problems:
-        print(f"rtb: {problem}", file=sys.stderr)
+    files, problems = _files_to_read(paths)
     logs: list[SessionLog] = []
     progress = Progress(len(files), sys.stderr)
     for file in files:
@@ -42,8 +41,6 @@ def load_sessions(paths: Iterable[Path]) -> tuple[list[Session], list[ReadProble
         problems.extend(file_problems)
         progress.advance()
     progress.close()
-    if not files and not problems:
-        raise UsageError("no session logs (*.jsonl, *.jsonl.zstd) found")
     sessions = group_sessions(logs)
     _check_unique_ids(sessions)
     return sessions, problems
@@ -54,11 +51,7 @@ def replay_sources(
 ) -> tuple[list[SessionSource], list[ReadProblem]]:
     """The sessions under ``paths`` to be read one at a time (``wanted``: only those whose id, or
     the start of it, is given), from each log's header; a path that is not there is said on stderr."""
-    files, problems = find_session_files(paths)
-    for problem in problems:
-        print(f"rtb: {problem}", file=sys.stderr)
-    if not files and not problems:
-        raise UsageError("no session logs (*.jsonl, *.jsonl.zstd) found")
+    files, problems = _files_to_read(paths)
     sources = session_sources(files)
     _check_unique_ids(sources)
     if wanted:
@@ -66,6 +59,18 @@ def replay_sources(
         if not sources:
             raise UsageError(f"no session matches --session {', '.join(wanted)}")
     return sources, problems
+
+
+def _files_to_read(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProblem]]:
+    """The logs under ``paths``, each path that is not there said on stderr; with no log at all,
+    the one error says why (the missing paths, else that none was found), and nothing else runs."""
+    files, problems = find_session_files(paths)
+    if not files:
+        missing = "; ".join(str(problem) for problem in problems)
+        raise UsageError(missing or "no session logs (*.jsonl, *.jsonl.zstd) found")
+    for problem in problems:
+        print(f"rtb: {problem}", file=sys.stderr)
+    return files, problems
 
 
 def _check_unique_ids(sessions: Sequence[Session | SessionSource]) -> None:
