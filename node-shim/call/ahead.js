@@ -95,6 +95,29 @@ export class NewsCheck {
   }
 }
 
+/** A reply on its way that a pre-execute may wait for: a promise is made only for one that does. */
+export class Refresh {
+  constructor() {
+    this.isOver = false;
+    /** @type {Promise<void> | null} */
+    this.promise = null;
+    /** @type {() => void} */
+    this.wake = () => {};
+  }
+
+  /** A promise settled once the reply came (or never will). */
+  done() {
+    this.promise ??= this.isOver ? Promise.resolve() : new Promise((resolve) => (this.wake = resolve));
+    return this.promise;
+  }
+
+  /** The reply came, or never will. */
+  over() {
+    this.isOver = true;
+    this.wake();
+  }
+}
+
 export class AheadVerdicts {
   /**
    * @param {number} maxAgents the worker's agent cap (its configure reply)
@@ -129,17 +152,19 @@ export class AheadVerdicts {
   }
 
   /**
-   * A result of `agent` went to worker `generation` after `committed` committed calls, its reply
-   * awaited (`reply`, a promise): the passes it brings are granted when it comes. Until then it
-   * is the agent's `refresh`, for a pre-execute to wait for; a lost worker's brings nothing.
+   * A result of `agent` goes to worker `generation` after `committed` committed calls, its reply
+   * awaited: returns what takes that reply (the answer; anything else, such as the error of a
+   * lost worker, brings nothing) and grants the passes it brings. Until then the reply on its way
+   * is the agent's `refresh` (a `Refresh`), for a pre-execute to wait for.
    */
-  refreshing(agent, reply, committed, generation, results = agent.results) {
-    const settle = (answer) => {
-      if (agent.refresh === pending) agent.refresh = null;
-      if (answer?.ok) this.granted(agent, committed, answer.passes, generation, answer.conditional, results);
-    };
-    const pending = reply.then(settle, () => settle(undefined));
+  refreshing(agent, committed, generation, results = agent.results) {
+    const pending = new Refresh();
     agent.refresh = pending;
+    return (answer) => {
+      if (agent.refresh === pending) agent.refresh = null;
+      if (answer?.ok === true) this.granted(agent, committed, answer.passes, generation, answer.conditional, results);
+      pending.over();
+    };
   }
 
   /**

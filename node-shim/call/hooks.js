@@ -224,7 +224,7 @@ export class CallHooks {
       let preflight; // the preflight sent, its answer on its way
       if (agent.refresh) {
         const place = this.holdPlace(exec, agent, since);
-        await Promise.race([agent.refresh, place.woken]); // the answer to its latest result may bring a pass
+        await Promise.race([agent.refresh.done(), place.woken]); // the answer to its latest result may bring a pass
         preflight = place.early();
         if (preflight === null) {
           if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision, place);
@@ -249,15 +249,21 @@ export class CallHooks {
     return decision;
   }
 
-  async postExecute(exec, result, next) {
+  // The stage's decision passes through as the next listener's promise unless notices are owed
+  // (no async function, no await of its own on a call's way).
+  postExecute(exec, result, next) {
     let owed = [];
     try {
       owed = this.sendResult(exec, result);
     } catch (error) {
       this.logOnce(`could not record a result: ${error.message}`);
     }
-    const decision = await next();
-    if (owed.length === 0) return decision;
+    if (owed.length === 0) return next();
+    return this.withNotices(owed, next());
+  }
+
+  async withNotices(owed, pending) {
+    const decision = await pending;
     return { ...decision, additionalContexts: [...owed.map((notice) => this.noticeMessage(notice)), ...(decision?.additionalContexts ?? [])] };
   }
 
@@ -287,7 +293,7 @@ export class CallHooks {
       // slow to give it is left to the next request that cannot wait. It is sent once this
       // turn of the event loop is over (or before any later request): the call is done first.
       const sent = () => journal.result(message, message.text.length + 64);
-      ahead.refreshing(agent, askWhenIdle(bridge, message, clock(), true, sent), committed, bridge.generation);
+      askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
     } else {
       bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
       journal.result(message, message.text.length + 64);

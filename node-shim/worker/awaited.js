@@ -32,10 +32,13 @@ export class Awaited {
    * while a reply is awaited: the process stays up for the replies, no longer.
    */
   wait(id, deadline, timeoutMs, onTimeout) {
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, deadline, timeoutMs, onTimeout });
-      this.arm(deadline);
-    });
+    return new Promise((resolve, reject) => this.expect(id, deadline, timeoutMs, onTimeout, resolve, reject));
+  }
+
+  /** As `wait`, the reply given to `resolve` and the error to `reject` (no promise made). */
+  expect(id, deadline, timeoutMs, onTimeout, resolve, reject) {
+    this.pending.set(id, { resolve, reject, deadline, timeoutMs, onTimeout });
+    this.arm(deadline);
   }
 
   /** Settle the promise awaiting `reply`; false when none does. */

@@ -1,20 +1,18 @@
 // @ts-check
 // The synchronous bridge to the Python worker, as seen from the main thread.
 //
-// dsh calls guards synchronously, so a verdict must come back without returning to the event
-// loop. A helper thread (bridge-thread.js) owns the worker process; the main thread writes request
-// frames and blocks for a reply itself (transport.js), every wait bounded by a deadline
-// (deadlines.js). A request need not block at all: `ask` sends one whose reply the worker writes
-// to a third FIFO (its fd 3) that the event loop reads (replies.js), and returns a promise of it
-// (awaited.js); where there is no FIFO, `ask` is a blocking `call`. A lost worker is replaced
+// dsh calls guards synchronously, so a verdict must come back without returning to the event loop. A helper thread
+// (bridge-thread.js) owns the worker process; the main thread writes request frames and blocks for a reply itself
+// (transport.js), every wait bounded by a deadline (deadlines.js). A request need not block at all: `ask` sends
+// one whose reply the worker writes to a third FIFO (its fd 3) that the event loop reads (replies.js), and returns
+// a promise of it (awaited.js); where there is no FIFO, `ask` is a blocking `call`. A lost worker is replaced
 // (crash-loop.js) and each agent's journal replayed into its successor before its next request.
 //
-// One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied
-// by the worker before any later request. Events are coalesced: they wait in an outbox until the
-// next request (or a short delay) and go out in one write with it (outbox.js). The worker
-// answers an event only when it fails (on fd 3, or stdout where there is none); other replies
-// come in order on their stream and are matched by id. What no call waits on can wait
-// for the event loop to be idle (`idle`, idle.js): every request made after it goes after it.
+// One ordered pipe carries every request, so an event sent with `notify` (no waiting) is applied by the worker
+// before any later request. Events are coalesced: they wait in an outbox until the next request (or a short delay)
+// and go out in one write with it (outbox.js). The worker answers an event only when it fails (on fd 3, or stdout
+// where there is none); other replies come in order on their stream and are matched by id. What no call waits on
+// can wait for the event loop to be idle (`idle`, idle.js): every request made after it goes after it.
 import { closeSync } from 'node:fs';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
@@ -131,28 +129,32 @@ export class WorkerBridge {
   }
 
   /**
-   * One request whose reply arrives through the event loop: a promise of the reply, rejected with
-   * WorkerUnavailable when the worker is lost or misses the deadline counted from `since` (which
-   * also replaces it, as in `call`, unless the request is `patient`: one no call depends on). No
-   * fd 3 (no FIFO, a worker still starting): a blocking `call` (a patient request: an event).
+   * One request whose reply arrives through the event loop: a promise of the reply, rejected with WorkerUnavailable when
+   * the worker is lost or misses the deadline counted from `since` (which also replaces it, as in `call`, unless the
+   * request is `patient`: one no call depends on). No fd 3 (no FIFO, a worker starting): a blocking `call` (patient: an
+   * event). `askThen` gives the reply to `resolve`, the failure to `reject`: no promise, no microtask on the reply's way.
    */
   ask(message, since = clock(), patient = false) {
+    return new Promise((resolve, reject) => this.askThen(message, since, patient, resolve, reject));
+  }
+
+  askThen(message, since, patient, resolve, reject) {
     this.idle.flush(CARRIED); // what waits for an idle moment was asked first
     let timeoutMs;
     try {
       const fresh = this.ensureRunning();
-      const unanswered = () => (this.notify(message), { ok: false, error: 'sent as an event: no fd 3' });
-      if (!this.openLater()) return Promise.resolve(patient ? unanswered() : this.call(message, since));
+      if (!this.openLater()) {
+        const reply = patient ? (this.notify(message), { ok: false, error: 'sent as an event: no fd 3' }) : this.call(message, since);
+        return void Promise.resolve(reply).then(resolve); // a microtask later, as a promise of it would be
+      }
       timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
     } catch (error) {
-      return Promise.reject(error);
+      return void queueMicrotask(() => reject(error));
     }
     const id = this.send(message, 'later');
-    const deadline = replyDue(this.settings, this.backlog, id, since, timeoutMs);
     const awaiting = this.awaiting;
-    return awaiting.wait(id, deadline, timeoutMs, (error) => {
-      if (!patient && awaiting === this.awaiting) this.lost(error, { op: message.op, callFails: true });
-    });
+    const onTimeout = (error) => !patient && awaiting === this.awaiting && this.lost(error, { op: message.op, callFails: true });
+    awaiting.expect(id, replyDue(this.settings, this.backlog, id, since, timeoutMs), timeoutMs, onTimeout, resolve, reject);
   }
 
   /**

@@ -70,21 +70,19 @@ export class IdleSends {
 }
 
 /**
- * `bridge.ask` once the event loop is idle (see IdleSends): a promise of the reply, as `ask`
- * gives; `sent` runs once the request went out (or failed to).
+ * `bridge.askThen` once the event loop is idle (see IdleSends): `settle` gets the reply, or the
+ * error when there is none (never before this returns); `sent` runs once the request went out
+ * (or failed to).
  * @param {import('./bridge.js').WorkerBridge} bridge
+ * @param {(reply: any) => void} settle
  */
-export function askWhenIdle(bridge, message, since, patient, sent) {
-  return new Promise((resolve, reject) => {
-    bridge.idle.push(() => {
-      let reply;
-      try {
-        reply = bridge.ask(message, since, patient);
-      } catch (error) {
-        reply = Promise.reject(error);
-      }
-      sent();
-      reply.then(resolve, reject);
-    });
+export function askWhenIdle(bridge, message, since, patient, sent, settle) {
+  bridge.idle.push(() => {
+    try {
+      bridge.askThen(message, since, patient, settle, settle);
+    } catch (error) {
+      queueMicrotask(() => settle(error));
+    }
+    sent();
   });
 }
