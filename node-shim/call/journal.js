@@ -183,7 +183,7 @@ export class Journal {
   result(message, weight) {
     const journal = this.agents.get(message.agent);
     journal?.opened.delete(message.call); // no longer opened
-    if (journal?.entries.some((entry) => entry.message.call === message.call)) this.add(journal, message, weight);
+    if (journal !== undefined && holdsCall(journal.entries, message.call)) this.add(journal, message, weight);
   }
 
   /** A model turn began (a step request sent just before the turn's first counted call): kept,
@@ -242,6 +242,12 @@ export class Journal {
     journal.bytes -= weight;
     this.bytes -= weight;
   }
+}
+
+/** Whether an entry of `entries` is about `call` (a loop: no closure per result). */
+function holdsCall(entries, call) {
+  for (let index = 0; index < entries.length; index++) if (entries[index].message.call === call) return true;
+  return false;
 }
 
 /** An agent's journal with nothing in it yet. */

@@ -6,9 +6,13 @@
 // The text blocks of a tool result, cut at `limit` (the worker's resultTextChars) without
 // joining more than that.
 export function resultText(result, limit) {
+  const content = result?.content;
+  if (Array.isArray(content) && content.length === 1 && content[0]?.type === 'text' && typeof content[0].text === 'string') {
+    return content[0].text.slice(0, limit); // the usual result: no list of parts to join
+  }
   const parts = [];
   let length = 0;
-  for (const block of Array.isArray(result?.content) ? result.content : []) {
+  for (const block of Array.isArray(content) ? content : []) {
     if (block?.type !== 'text' || typeof block.text !== 'string') continue;
     parts.push(block.text.slice(0, limit - length));
     length += parts.at(-1).length;
