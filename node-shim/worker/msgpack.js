@@ -278,21 +278,44 @@ function writeContainerHead(writer, size, fixTag, tag16, tag32) {
   else writer.head(tag32, 4, size);
 }
 
-/** Decode exactly one value from `bytes` (a Uint8Array); throws on truncation or trailing bytes. */
-export function decode(bytes) {
-  const reader = { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+/**
+ * Decode exactly one value from `bytes` (a Uint8Array), or from its bytes `start` to `end` (a
+ * frame read among others: no view of it made); throws on truncation or trailing bytes.
+ */
+export function decode(bytes, start = 0, end = bytes.length) {
+  /** @type {Reader} */
+  const reader = { bytes, view: null, offset: start, end };
   const value = readValue(reader);
-  if (reader.offset !== bytes.length) {
-    throw new RangeError(`msgpack: ${bytes.length - reader.offset} bytes after the value`);
+  if (reader.offset !== end) {
+    throw new RangeError(`msgpack: ${end - reader.offset} bytes after the value`);
   }
   return value;
 }
 
+/** @typedef {{bytes: Uint8Array, view: DataView | null, offset: number, end: number}} Reader */
+
 function take(reader, size) {
   const at = reader.offset;
-  if (at + size > reader.bytes.length) throw new RangeError('msgpack: truncated input');
+  if (at + size > reader.end) throw new RangeError('msgpack: truncated input');
   reader.offset = at + size;
   return at;
+}
+
+// Big-endian unsigned ints read from the bytes themselves; a DataView (an object to make per
+// decode) only for what they cannot give (floats, signed and 64-bit ints past the safe ones).
+function uint16(bytes, at) {
+  return (bytes[at] << 8) | bytes[at + 1];
+}
+
+function uint32(bytes, at) {
+  return bytes[at] * 0x1000000 + ((bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]);
+}
+
+/** @param {Reader} reader */
+function viewOf(reader) {
+  const { bytes } = reader;
+  reader.view ??= new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return reader.view;
 }
 
 function readValue(reader) {
@@ -302,31 +325,31 @@ function readValue(reader) {
   if (tag < 0xa0) return readArray(reader, tag & 0x0f);
   if (tag < 0xc0) return readString(reader, tag & 0x1f);
   if (tag >= 0xe0) return tag - 0x100;
-  const { view } = reader;
+  const { bytes } = reader;
   switch (tag) {
     case 0xc0: return null;
     case 0xc2: return false;
     case 0xc3: return true;
-    case 0xc4: return readBinary(reader, view.getUint8(take(reader, 1)));
-    case 0xc5: return readBinary(reader, view.getUint16(take(reader, 2)));
-    case 0xc6: return readBinary(reader, view.getUint32(take(reader, 4)));
-    case 0xca: return view.getFloat32(take(reader, 4));
-    case 0xcb: return view.getFloat64(take(reader, 8));
-    case 0xcc: return view.getUint8(take(reader, 1));
-    case 0xcd: return view.getUint16(take(reader, 2));
-    case 0xce: return view.getUint32(take(reader, 4));
-    case 0xcf: return readInt64(view, take(reader, 8), view.getUint32(reader.offset - 8), false);
-    case 0xd0: return view.getInt8(take(reader, 1));
-    case 0xd1: return view.getInt16(take(reader, 2));
-    case 0xd2: return view.getInt32(take(reader, 4));
-    case 0xd3: return readInt64(view, take(reader, 8), view.getInt32(reader.offset - 8), true);
-    case 0xd9: return readString(reader, view.getUint8(take(reader, 1)));
-    case 0xda: return readString(reader, view.getUint16(take(reader, 2)));
-    case 0xdb: return readString(reader, view.getUint32(take(reader, 4)));
-    case 0xdc: return readArray(reader, view.getUint16(take(reader, 2)));
-    case 0xdd: return readArray(reader, view.getUint32(take(reader, 4)));
-    case 0xde: return readMap(reader, view.getUint16(take(reader, 2)));
-    case 0xdf: return readMap(reader, view.getUint32(take(reader, 4)));
+    case 0xc4: return readBinary(reader, bytes[take(reader, 1)]);
+    case 0xc5: return readBinary(reader, uint16(bytes, take(reader, 2)));
+    case 0xc6: return readBinary(reader, uint32(bytes, take(reader, 4)));
+    case 0xca: return viewOf(reader).getFloat32(take(reader, 4));
+    case 0xcb: return viewOf(reader).getFloat64(take(reader, 8));
+    case 0xcc: return bytes[take(reader, 1)];
+    case 0xcd: return uint16(bytes, take(reader, 2));
+    case 0xce: return uint32(bytes, take(reader, 4));
+    case 0xcf: return readInt64(reader, take(reader, 8), false);
+    case 0xd0: return viewOf(reader).getInt8(take(reader, 1));
+    case 0xd1: return viewOf(reader).getInt16(take(reader, 2));
+    case 0xd2: return viewOf(reader).getInt32(take(reader, 4));
+    case 0xd3: return readInt64(reader, take(reader, 8), true);
+    case 0xd9: return readString(reader, bytes[take(reader, 1)]);
+    case 0xda: return readString(reader, uint16(bytes, take(reader, 2)));
+    case 0xdb: return readString(reader, uint32(bytes, take(reader, 4)));
+    case 0xdc: return readArray(reader, uint16(bytes, take(reader, 2)));
+    case 0xdd: return readArray(reader, uint32(bytes, take(reader, 4)));
+    case 0xde: return readMap(reader, uint16(bytes, take(reader, 2)));
+    case 0xdf: return readMap(reader, uint32(bytes, take(reader, 4)));
     default: throw new TypeError(`msgpack: unsupported type byte 0x${tag.toString(16)}`);
   }
 }
@@ -335,13 +358,17 @@ function safeNumber(big) {
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
 }
 
-// A 64-bit int at `at` whose high 32 bits are `high`: a Number made of its two halves when it is
-// a safe integer (no BigInt made on the way, as for a digest), else as the BigInt path gives it.
-function readInt64(view, at, high, signed) {
+// A 64-bit int at `at`: a Number made of its two halves when it is a safe integer (no BigInt
+// made on the way, as for a digest), else as the BigInt path gives it.
+function readInt64(reader, at, signed) {
+  const { bytes } = reader;
+  const unsignedHigh = uint32(bytes, at);
+  const high = signed && unsignedHigh >= 0x80000000 ? unsignedHigh - 0x100000000 : unsignedHigh;
   if (high >= -0x200000 && high < 0x200000) {
-    const value = high * 0x100000000 + view.getUint32(at + 4);
+    const value = high * 0x100000000 + uint32(bytes, at + 4);
     if (Number.isSafeInteger(value)) return value;
   }
+  const view = viewOf(reader);
   return safeNumber(signed ? view.getBigInt64(at) : view.getBigUint64(at));
 }
 
@@ -385,7 +412,7 @@ function readBinary(reader, size) {
 
 // A hostile count must not allocate before the bytes behind it exist: each entry takes >= 1 byte.
 function checkCount(reader, size) {
-  if (size > reader.bytes.length - reader.offset) throw new RangeError('msgpack: truncated input');
+  if (size > reader.end - reader.offset) throw new RangeError('msgpack: truncated input');
 }
 
 function readArray(reader, size) {

@@ -43,7 +43,7 @@ export class Inbox {
     if (this.end - this.start < 4) return undefined;
     const end = this.start + 4 + this.bytes.readUInt32BE(this.start);
     if (end > this.end) return undefined;
-    const frame = decode(this.bytes.subarray(this.start + 4, end));
+    const frame = decode(this.bytes, this.start + 4, end);
     this.start = end;
     if (this.start === this.end) this.start = this.end = 0;
     return frame;
@@ -65,19 +65,21 @@ export function frameReader(fd, onFrame) {
     onread: {
       buffer: Buffer.allocUnsafe(READ_SIZE),
       callback: (count, buffer) => {
-        let bytes = buffer.subarray(0, count);
+        let bytes = buffer;
+        let length = count; // the bytes read are the buffer's first: no view of them is made
         if (partial) {
-          bytes = Buffer.concat([partial, bytes]);
+          bytes = Buffer.concat([partial, buffer.subarray(0, count)]);
+          length = bytes.length;
           partial = null;
         }
         let start = 0;
-        while (bytes.length - start >= 4) {
+        while (length - start >= 4) {
           const end = start + 4 + bytes.readUInt32BE(start);
-          if (end > bytes.length) break;
-          onFrame(decode(bytes.subarray(start + 4, end)));
+          if (end > length) break;
+          onFrame(decode(bytes, start + 4, end));
           start = end;
         }
-        if (start < bytes.length) partial = Buffer.from(bytes.subarray(start));
+        if (start < length) partial = Buffer.from(bytes.subarray(start, length));
       },
     },
   });
