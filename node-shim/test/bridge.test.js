@@ -345,12 +345,15 @@ test('a frame over the 64 MB limit is refused for its own call only: the worker 
   assert.deepEqual(lines, []);
 });
 
-test('a worker that is stopped when its Node process dies does not outlive it', async () => {
+test('a serving worker that is stopped when its Node process dies does not outlive it', async () => {
   const program = `
     import { WorkerBridge } from ${JSON.stringify(join(PACKAGE_ROOT, 'node-shim', 'worker', 'bridge.js'))};
     const bridge = new WorkerBridge({ command: ${JSON.stringify(PYTHON)}, args: ['-m', 'breaker.worker'],
       cwd: ${JSON.stringify(PACKAGE_ROOT)}, env: { ...process.env, PYTHONPATH: ${JSON.stringify(PACKAGE_ROOT)} }, log: () => {} });
     bridge.boot({ op: 'configure', config: null }, 10_000);
+    // the worker asks for its parent-death signal once its answer is out (breaker/worker.py,
+    // die_with_the_shim): the answer to a later request means it has
+    bridge.call({ op: 'guard', agent: 1, call: 'c1', name: 'bash', args: { command: 'ls' } });
     console.log(bridge.pid);
     setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
