@@ -237,7 +237,10 @@ def main() -> int:
                 print(f"    {line}")
         if target.mode == "your profile":
             profile = target.home / "profiles" / target.profile
-            say(f"The demo runs under your profile's configuration: `npx rtb check` in {profile} checks it.")
+            say(
+                "The demo runs under your profile's configuration: "
+                f"`npx --no rtb check` in {profile} checks it."
+            )
         return 1
     say(PROXY_NOTE)
     print()

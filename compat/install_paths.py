@@ -367,7 +367,7 @@ def check_old_python(target: Target) -> bool:
 
 
 def check_pip_rtb(target: Target) -> bool:
-    """`pip install` of the packed package gives the same `rtb` as `npx rtb`: same replay, same output."""
+    """`pip install` of the packed package gives the same `rtb` as `npx --no rtb`: same replay and output."""
     print("=== pip-rtb: rtb from a pip install of the same package")
     failures: list[str] = []
     tarballs = sorted(target.home.glob("dsh-repeat-tool-breaker-*.tgz"))
@@ -395,7 +395,7 @@ def check_pip_rtb(target: Target) -> bool:
     command, cwd = rtb_command(target)
     pip_rtb = replay_output([str(venv / "bin" / "rtb")], boot.session, cwd, env)
     npx_rtb = replay_output(command, boot.session, cwd, env)
-    print(f"  pip's rtb exit {pip_rtb.returncode}, npx rtb exit {npx_rtb.returncode}")
+    print(f"  pip's rtb exit {pip_rtb.returncode}, npx --no rtb exit {npx_rtb.returncode}")
     if pip_rtb.returncode != 0 or pip_rtb.stdout != npx_rtb.stdout or "2 blocked" not in pip_rtb.stdout:
         pip_said = pip_rtb.stdout + pip_rtb.stderr
         failures.append(f"the two rtb differ or failed:\n--- pip\n{pip_said}\n--- npx\n{npx_rtb.stdout}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // @ts-check
-// `rtb` from an npm or pnpm install (`npx rtb …` in the profile): the Python package's own
+// `rtb` from an npm or pnpm install (`npx --no rtb …` in the profile): the Python package's own
 // command line (`python -m breaker`), run in the worker's environment, prepared first when the
 // plugin has not booted yet, with what only rtb uses (installed by the first rtb: a boot fetches
 // only the worker's packages). The same `rtb` as a `pip install` of the Python package gives.

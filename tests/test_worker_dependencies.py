@@ -2,7 +2,7 @@
 
 ``[tool.dsh-repeat-tool-breaker] worker-dependencies`` (pyproject.toml) names the packages of
 ``[project].dependencies`` the worker needs: the first boot installs only those before the worker
-starts (node-shim/boot/package.js), the rest at the first ``npx rtb``. Read from the source (AST): every
+starts (node-shim/boot/package.js), the rest at the first ``npx --no rtb``. Read from the source (AST): every
 module outside ``breaker/rtb`` is one the worker may import, at the top or inside a function.
 """
 

@@ -157,7 +157,7 @@ export function rtbPackages(python, { env = process.env, log, root = PACKAGE_ROO
   const why = distrust(folder, { directory: true });
   if (!why) return folder;
   if (!/cannot be examined \(ENOENT\)/.test(why)) removeEntry(folder);
-  const retry = `With network access, run \`node ${SETUP_SCRIPT}\` (or \`npx rtb\` again), or set RTB_PYTHON ` +
+  const retry = `With network access, run \`node ${SETUP_SCRIPT}\` (or \`npx --no rtb\` again), or set RTB_PYTHON ` +
     `to a Python >= ${minimum} that has ${identity.dependencies.join(' ')}.`;
   log(`rtb needs ${identity.later.join(' ')} besides the worker's packages: installing them into ${folder} (once)`);
   const started = performance.now();

@@ -2,7 +2,7 @@
 
 In order: ``--config FILE``; else ``--profile NAME`` (``$DSH_HOME/profiles/NAME``); else the
 folder ``rtb`` runs in when it is a profile folder (its ``cordis.patch.yml``, read as ``rtb check``
-reads it, so ``npx rtb replay`` in a profile replays under that profile's configuration); else
+reads it, so ``npx --no rtb replay`` in a profile replays under that profile's configuration); else
 the defaults. Every output names the one it used (``Chosen.label``), so a report under the
 defaults never reads as a report under the profile's configuration, nor the other way round.
 """
