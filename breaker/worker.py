@@ -180,14 +180,14 @@ class RequestHandler:
                 call = ToolCall(request.name, request.args, request.call)
                 verdict = breaker.decide(request.agent, call)
                 if request.reply == "errors":
-                    return {"id": request.id, "ok": True}  # a call the shim let through on a pass: allowed
+                    return ok_reply(request.id)  # a call the shim let through on a pass: allowed
                 deny = verdict.message if isinstance(verdict, Deny) else None
                 reply = ok_reply(request.id, deny=deny, **breaker.promise(request.agent))
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
                 if request.reply == "errors":
-                    return {"id": request.id, "ok": True}  # an event: nobody reads the reply
+                    return ok_reply(request.id)  # an event: nobody reads the reply
                 reply = ok_reply(request.id, **(breaker.promise(request.agent) if promise else {}))
                 if notices:
                     reply["notices"] = [{"text": owed.text, "summary": owed.summary} for owed in notices]
