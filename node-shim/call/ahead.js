@@ -36,8 +36,10 @@
 // awaited (each may turn out one more of the same), so the shim sends each result with its reply
 // awaited on the event loop (sent once the loop is idle, as above), and the worker answers with
 // the passes as of once it is recorded: an agent whose model takes any time over its next call
-// finds a pass waiting for it. A pre-execute that finds none while such an answer is on its way
-// has it sent at once if it waits still, and waits for the answer rather than ask.
+// finds a pass waiting for it. A pre-execute that finds none while such answers are on their way
+// has them sent at once if they wait still, and waits for them rather than ask, waking at each
+// (`nextReply`): the worker answers an agent's results in order, and the answer to an earlier one
+// may bring the pass before the latest one's comes.
 //
 // An answer may promise more while results are news (`conditional`, breaker/core/reading/news.py):
 // that many calls, counted the same way, surely pass as long as no result of the agent sent after
@@ -95,27 +97,13 @@ export class NewsCheck {
   }
 }
 
-/** A reply on its way that a pre-execute may wait for: a promise is made only for one that does. */
-export class Refresh {
-  constructor() {
-    this.isOver = false;
-    /** @type {Promise<void> | null} */
-    this.promise = null;
-    /** @type {() => void} */
-    this.wake = () => {};
-  }
-
-  /** A promise settled once the reply came (or never will). */
-  done() {
-    this.promise ??= this.isOver ? Promise.resolve() : new Promise((resolve) => (this.wake = resolve));
-    return this.promise;
-  }
-
-  /** The reply came, or never will. */
-  over() {
-    this.isOver = true;
-    this.wake();
-  }
+/** A promise and what settles it (the wait of a pre-execute for its agent's next reply). */
+function settable() {
+  /** @type {() => void} */
+  let settle = () => {};
+  /** @type {Promise<void>} */
+  const promise = new Promise((resolve) => (settle = resolve));
+  return { promise, settle };
 }
 
 export class AheadVerdicts {
@@ -141,12 +129,12 @@ export class AheadVerdicts {
    */
   static agent(id) {
     // turnBegun: a model turn began (agent/pre-step) that the worker has not been told of yet
-    // refresh: the answer to the agent's latest result while it is on its way (see refreshing)
+    // awaited: answers to the agent's results on their way; reply: a wait for the next (see nextReply)
     // results: results sent; checked: the last ones' checks, for an answer that comes after them;
     // conditional: the passes while results are news, while they are (see the top)
     // open: calls preflighted whose guard has not run: a pass waits for them (calls commit in order)
     return {
-      id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, refresh: null,
+      id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, awaited: 0, reply: null,
       results: 0, checked: [], conditional: null, open: 0,
     };
   }
@@ -154,17 +142,29 @@ export class AheadVerdicts {
   /**
    * A result of `agent` goes to worker `generation` after `committed` committed calls, its reply
    * awaited: returns what takes that reply (the answer; anything else, such as the error of a
-   * lost worker, brings nothing) and grants the passes it brings. Until then the reply on its way
-   * is the agent's `refresh` (a `Refresh`), for a pre-execute to wait for.
+   * lost worker, brings nothing), which grants the passes it brings and ends a wait for it.
    */
   refreshing(agent, committed, generation, results = agent.results) {
-    const pending = new Refresh();
-    agent.refresh = pending;
+    agent.awaited++;
     return (answer) => {
-      if (agent.refresh === pending) agent.refresh = null;
+      agent.awaited--;
       if (answer?.ok === true) this.granted(agent, committed, answer.passes, generation, answer.conditional, results);
-      pending.over();
+      const waiting = agent.reply;
+      agent.reply = null;
+      waiting?.settle();
     };
+  }
+
+  /**
+   * A promise settled at the next answer to one of the agent's results (whatever it brings: each
+   * may grant a pass, the worker answering them in order), or null when none is on its way. One
+   * is made only for a pre-execute that waits.
+   * @returns {Promise<void> | null}
+   */
+  nextReply(agent) {
+    if (agent.awaited <= 0) return null;
+    agent.reply ??= settable();
+    return agent.reply.promise;
   }
 
   /**

@@ -221,16 +221,22 @@ export class CallHooks {
       // so the answers that bring the next passes are on their way while this call runs.
       bridge.idle.flush();
       if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
-      let preflight; // the preflight sent, its answer on its way
-      if (agent.refresh) {
+      let preflight = null; // the preflight sent, its answer on its way
+      let reply = ahead.nextReply(agent); // an answer to one of its results, on its way, may bring a pass
+      if (reply !== null) {
         const place = this.holdPlace(exec, agent, since);
-        await Promise.race([agent.refresh.done(), place.woken]); // the answer to its latest result may bring a pass
-        preflight = place.early();
-        if (preflight === null) {
+        // Each answer in turn, as it comes (the worker answers the results in order: an earlier
+        // one's may bring the pass), until one brings it, none is on its way, or a request had
+        // to go out meanwhile and sent the preflight at the call's place.
+        while (reply !== null) {
+          await Promise.race([reply, place.woken]);
+          preflight = place.early();
+          if (preflight !== null) break;
           if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision, place);
-          // The preflight goes at the call's place: next, or run there now with what waited before it.
-          if (!place.last() && place.put(() => (preflight = this.sendPreflight(exec, agent, since)))) bridge.idle.flush();
+          reply = ahead.nextReply(agent);
         }
+        // The preflight goes at the call's place: next, or run there now with what waited before it.
+        if (preflight === null && !place.last() && place.put(() => (preflight = this.sendPreflight(exec, agent, since)))) bridge.idle.flush();
       }
       preflight ??= this.sendPreflight(exec, agent, since);
       const { message, weight, mark } = preflight;

@@ -311,19 +311,19 @@ test("a result's answer brings passes counted from the calls committed when it w
   const agent = AheadVerdicts.agent(1);
   ahead.committing(agent, 'guard');
   const answer = ahead.refreshing(agent, agent.committed, 7);
-  assert.ok(agent.refresh, 'on its way: a pre-execute that finds no pass waits for it');
-  const waiting = agent.refresh.done();
+  const waiting = ahead.nextReply(agent);
+  assert.ok(waiting, 'on its way: a pre-execute that finds no pass waits for it');
   assert.ok(!ahead.reserve({}, agent, 7), 'no pass before it comes');
   answer({ ok: true, passes: 1 });
   await waiting;
-  assert.equal(agent.refresh, null);
+  assert.equal(ahead.nextReply(agent), null, 'none on its way any more');
   assert.ok(ahead.reserve({}, agent, 7), 'one more call than the one committed when it was sent');
   assert.ok(!ahead.reserve({}, agent, 7));
   const lost = ahead.refreshing(agent, agent.committed, 7);
-  const waitingLost = agent.refresh.done();
+  const waitingLost = ahead.nextReply(agent);
   lost(new Error('the worker was stopped'));
   await waitingLost;
-  assert.equal(agent.refresh, null, 'a lost answer is waited for no more');
+  assert.equal(ahead.nextReply(agent), null, 'a lost answer is waited for no more');
   assert.ok(!ahead.reserve({}, agent, 7), 'and grants nothing');
 });
 
