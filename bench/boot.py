@@ -76,8 +76,9 @@ BOOT_ENV: dict[str, str] = {}
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process's waited-for descendants: dsh's own process (the worker, which
-    outlives dsh by a moment and is reaped by init, is not in it)."""
+    """CPU time of this process's waited-for descendants: dsh's process, every thread of it (the
+    plugin's helper thread too), and the processes dsh reaped: the worker, which ends on its
+    input's end when dsh disposes the plugin at its exit, before dsh does."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -114,6 +115,11 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def paired_median(runs: list[float], bare: list[float]) -> float:
+    """The median of each run minus the no-plugin run of its round."""
+    return statistics.median(a - b for a, b in zip(runs, bare, strict=True))
+
+
 def boots(home: Path, runs: int, reference: Path | None) -> None:
     boot_seconds(home, "warm-up")  # prepares the environment if it is not ready; untimed
     homes = {"with this plugin": home, "without a plugin": profile_copy(home, "bare", None)}
@@ -139,18 +145,18 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
         print(
             f"| dsh one-shot, {shape} ({runs} interleaved runs) | median | minus no plugin "
             "| paired: median of (run minus its round's no-plugin run) "
-            "| dsh's own CPU, median | minus no plugin | runs |"
+            "| dsh's own CPU, median | minus no plugin | CPU paired | runs |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for label in homes:
             values = seconds[shape, label]
             median = statistics.median(values)
-            bare_runs = seconds[shape, "without a plugin"]
-            paired = statistics.median(a - b for a, b in zip(values, bare_runs, strict=True))
+            paired = paired_median(values, seconds[shape, "without a plugin"])
             cpu = statistics.median(cpus[shape, label])
+            cpu_paired = paired_median(cpus[shape, label], cpus[shape, "without a plugin"])
             shown = ", ".join(f"{v:.2f}" for v in values)
             wall = f"{median:.2f} s | {median - bare:+.2f} s | {paired:+.2f} s"
-            figures = f"{wall} | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s"
+            figures = f"{wall} | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s | {cpu_paired:+.2f} s"
             print(f"| {label} | {figures} | {shown} |")
     for copy in homes.values():
         if copy != home:

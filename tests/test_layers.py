@@ -45,7 +45,14 @@ IO_MODULES = frozenset(
 #: What the core may use of an I/O module: ``sys.intern`` shares equal strings, and does no I/O.
 ALLOWED_IO_NAMES = {"sys": frozenset({"intern"})}
 SHELL_MODULES = frozenset(
-    {"breaker.worker", "breaker.protocol", "breaker.frames", "breaker.ops", "breaker.audit"}
+    {
+        "breaker.worker",
+        "breaker.protocol",
+        "breaker.frames",
+        "breaker.ops",
+        "breaker.audit",
+        "breaker.lifeline",
+    }
 )
 
 
