@@ -40,11 +40,8 @@ from typing import TYPE_CHECKING
 from breaker.audit import forbid_side_effects
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.history.agents import OPERATIONS
-from breaker.core.history.results import RESULT_TEXT_CHARS
-from breaker.core.reading.canonical import CONDENSED_CHARS
 from breaker.core.reading.counted import counted_tools_pattern
-from breaker.core.reading.news import BREAKS
-from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
+from breaker.core.reading.sent import BREAKS, CONDENSED_CHARS, FACT_FIELDS, FACT_TEXT_CHARS, RESULT_TEXT_CHARS
 from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
 from breaker.lifeline import die_with_the_shim
 from breaker.protocol import (

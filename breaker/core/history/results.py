@@ -12,15 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from breaker.core.history.window import Window
+from breaker.core.reading.sent import RESULT_TEXT_CHARS as RESULT_TEXT_CHARS
 
 #: A result as kept: the prefix of it that quoting reads, and its whole length.
 Kept = tuple[str, int]
 #: How a kept result is made safe to quote: (prefix, limit, length) -> the quote.
 Quote = Callable[[str, int, int], str]
-
-#: A result is quoted in a denial only in part: the shim sends the worker this many characters of
-#: it at most (the configure reply tells it), and ``rtb replay`` cuts a logged result the same way.
-RESULT_TEXT_CHARS = 64 * 1024
 
 
 class Results:

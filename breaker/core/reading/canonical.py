@@ -15,6 +15,8 @@ import json
 from json.encoder import encode_basestring
 from typing import Literal
 
+from breaker.core.reading.sent import CONDENSED_CHARS as CONDENSED_CHARS
+
 try:
     from _json import make_encoder
 except ImportError:  # an interpreter without json's C accelerator
@@ -25,8 +27,6 @@ MAX_KEY_CHARS = 512
 _DIGEST_BYTES = 16
 _DIGEST_MARK = "…#"
 _KEY_HEAD_CHARS = MAX_KEY_CHARS - len(_DIGEST_MARK) - 2 * _DIGEST_BYTES
-#: A text at least this long is written by its head and a digest of the whole (``condensed``).
-CONDENSED_CHARS = 1 << 16
 _CONDENSED_HEAD_CHARS = 64
 
 #: Values nested deeper than this take the iterative encoder instead of the C one.

@@ -27,39 +27,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Set
-from typing import NamedTuple
 
-from breaker.core.reading.outcomes import FAILURE_MARKS, FAILURE_STARTS, FETCHED_START, JSON_HEAD, JSON_START
+from breaker.core.reading.sent import BREAKS as BREAKS
+from breaker.core.reading.sent import Breaks as Breaks
 
 #: How many bytes of a digest a condition compares: an integer JavaScript holds exactly.
 DIGEST_BYTES = 6
-
-#: The statuses a web tool's result may carry and stay news (``judge``: 100-399 succeeded).
-_FINE_STATUSES = tuple(range(100, 400))
-
-
-class Breaks(NamedTuple):
-    """What in a result breaks every condition (the configure reply's ``breaks``)."""
-
-    marks: tuple[str, ...]  # a text holding one anywhere
-    prefixes: tuple[str, ...]  # a text starting with one
-    heads: tuple[tuple[str, int], ...]  # a text holding the string in its first N UTF-16 units
-    facts: Mapping[str, tuple[object, ...]]  # field -> the values that leave it unbroken
-
-
-BREAKS = Breaks(
-    marks=FAILURE_MARKS,
-    prefixes=(*FAILURE_STARTS, FETCHED_START),
-    heads=((JSON_START, JSON_HEAD),),
-    facts={
-        "isError": (False,),
-        "exitCode": (0,),
-        "signal": ("",),
-        "timedOut": (False,),
-        "statusCode": _FINE_STATUSES,
-        "status": _FINE_STATUSES,
-    },
-)
 
 
 def digest(tool: str, text: str) -> int:

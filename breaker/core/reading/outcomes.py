@@ -32,6 +32,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+# The marks a failure's text holds and the facts ``judge`` reads: defined with what the shim is told.
+from breaker.core.reading.sent import FACT_FIELDS as FACT_FIELDS
+from breaker.core.reading.sent import FACT_TEXT_CHARS as FACT_TEXT_CHARS
+from breaker.core.reading.sent import FAILURE_MARKS as FAILURE_MARKS
+from breaker.core.reading.sent import FAILURE_STARTS as FAILURE_STARTS
+from breaker.core.reading.sent import FETCHED_START as FETCHED_START
+from breaker.core.reading.sent import JSON_HEAD as JSON_HEAD
+from breaker.core.reading.sent import JSON_START as JSON_START
 from breaker.core.reading.shell import SHELL_TOOLS
 
 #: Tools that read or write files: their error result is their failure.
@@ -61,27 +69,6 @@ _LEADING_ERROR_KEY = re.compile(r'\A\s*\{\s*"error"\s*:\s*(?!null\b|false\b|""|\
 #: dsh's first line of a fetched page names the URL asked for: a cache-buster query would make
 #: every answer new. The page is what came back.
 FETCHED = re.compile(r"\AFetched \S{1,4096} \(HTTP (\d{3})\)")
-#: What the conditions of passes look for (breaker/core/reading/news.py): a text in which
-#: ``_from_shell_text`` or ``failure_shape`` find a failure holds one of the marks, starts with one of
-#: the starts, or (a JSON object) has ``JSON_START`` within its first ``JSON_HEAD`` characters; a
-#: text ``FETCHED`` rewrites starts with ``FETCHED_START``.
-FAILURE_MARKS = (
-    "curl: (",
-    "Traceback (most recent call last):",
-    "HTTP Error ",
-    "[exit code: ",
-    "[killed by signal:",
-)
-FAILURE_STARTS = ("Error",)
-JSON_START, JSON_HEAD = "{", 64
-FETCHED_START = "Fetched "
-
-
-#: The scalar fields of a tool's structured value that ``judge`` reads, and how much of a text
-#: field it keeps: the shim copies exactly these (the configure reply tells it), nothing else
-#: of the value crosses the pipe.
-FACT_FIELDS = ("kind", "exitCode", "signal", "timedOut", "aborted", "statusCode", "status")
-FACT_TEXT_CHARS = 64
 
 
 @dataclass(frozen=True, slots=True)
