@@ -67,6 +67,13 @@ function mainThreadCpu() {
   }
 }
 
+/** The median of `values` (numbers). */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** One agent back to back: wall, event-loop busy and main-thread CPU microseconds per call. */
 export async function alone(fake, shape) {
   const agent = freshAgent('alone');

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 
 import * as ours from '../node-shim/index.js';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
-import { alone, mount, paused } from './mounts.mjs';
+import { alone, median, mount, paused } from './mounts.mjs';
 import { SHAPES } from './shapes.mjs';
 
 const [beforePath, roundsArgument, referencePath] = process.argv.slice(2);
@@ -40,11 +40,6 @@ for (let round = 0; round <= ROUNDS; round++) {
 }
 for (const { dispose } of Object.values(mounts)) await dispose();
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const extra = (bySample, name, key) => bySample[name].map((s, round) => s[key] - bySample.none[round][key]);
 const us = (value) => `${value.toFixed(0)} µs`;
 
