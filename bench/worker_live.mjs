@@ -6,10 +6,11 @@
 // what it reads at once). Here both copies (each its own node-shim/ and breaker/, under the
 // defaults) are mounted on the fake dsh side by side and take turns, shape by shape, one agent
 // calling back to back (`calls` calls a turn, 1,000 by default); each worker's CPU time is read
-// from /proc (schedstat: ns, user and system), the main thread's too, and the wall time. Round 0
-// warms up and is dropped. Printed per shape: the medians per call of each copy's worker CPU,
-// main-thread CPU and wall, and the median of the rounds' after / before ratios. Linux only (it
-// reads /proc); not in bench/run.sh, as it needs the other copy.
+// from /proc (schedstat: ns, user and system), the main thread's too, the event loop's busy time
+// and the wall time. Round 0 warms up and is dropped. Printed per shape: the medians per call of
+// each copy's worker CPU, main-thread CPU, busy time and wall, and the median of the rounds'
+// after / before ratios. Linux only (it reads /proc); not in bench/run.sh, as it needs the other
+// copy.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -63,11 +64,14 @@ for (let round = 0; round <= ROUNDS; round++) {
       await callsInARow(fake, shape, freshAgent('warm'), 3); // the worker started, the shape's result set
       const worker = workerOf(roots[name]);
       const [workerBefore, mainBefore, started] = [onCpu(worker), onCpu(mainThread), performance.now()];
+      const loop = performance.eventLoopUtilization();
       await callsInARow(fake, shape, freshAgent('live'), CALLS);
       const wall = ((performance.now() - started) * 1000) / CALLS;
+      const { active } = performance.eventLoopUtilization(loop);
       const figures = {
         worker: (onCpu(worker) - workerBefore) / 1000 / CALLS,
         main: (onCpu(mainThread) - mainBefore) / 1000 / CALLS,
+        busy: (active * 1000) / CALLS,
         wall,
       };
       if (round > 0) samples[index][name].push(figures);
@@ -78,7 +82,7 @@ for (const { dispose } of Object.values(mounts)) await dispose();
 
 const load = readFileSync('/proc/loadavg', 'latin1').split(' ').slice(0, 3).join(' ');
 console.log(`${ROUNDS} rounds of ${CALLS} calls, one agent back to back, load ${load}; medians per call, after / before the median of the rounds' ratios\n`);
-const KEYS = { worker: 'worker CPU', main: 'main-thread CPU', wall: 'wall' };
+const KEYS = { worker: 'worker CPU', main: 'main-thread CPU', busy: 'event-loop busy', wall: 'wall' };
 const head = ['call shape', ...Object.values(KEYS).flatMap((name) => [`${name}, before`, `${name}, after`, 'after / before'])];
 console.log(`| ${head.join(' | ')} |`);
 console.log(`|${head.map(() => '---').join('|')}|`);
