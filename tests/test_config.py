@@ -266,8 +266,18 @@ def test_host_aliases_fold_to_the_end_of_a_chain() -> None:
         ),
         ({"a.com": "b.com/x"}, "hostAliases.a.com must be a host name, got 'b.com/x' (the host alone"),
         ({"a.com": "me@b.com"}, "hostAliases.a.com must be a host name, got 'me@b.com'"),
+        ({"*.a.com": "a.com"}, "got '*.a.com' (the host alone, no scheme, port, path, user or wildcard)"),
+        ({"a.com:8080": "b.com"}, "hostAliases keys must be host names, got 'a.com:8080'"),
+        ({"::1": "localhost"}, "hostAliases keys must be host names, got '::1'"),
+        ({"a.com": "b.com:443"}, "hostAliases.a.com must be a host name, got 'b.com:443'"),
     ],
 )
 def test_host_aliases_that_would_fold_nothing_are_refused(aliases: dict[str, str], says: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(says)):
         load_config({"hostAliases": aliases})
+
+
+def test_a_bracketed_ipv6_address_is_a_host_alias() -> None:
+    """A URL writes an IPv6 host in brackets, and its alias is looked up so: ``[::1]`` is taken
+    while a bare ``::1`` (which no URL's host reads as) is refused above."""
+    assert load_config({"hostAliases": {"[::1]": "localhost"}}).hostAliases["[::1]"] == "localhost"

@@ -149,24 +149,27 @@ def _ignore_args(value: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return result
 
 
-#: What a host name never holds: a URL's scheme, path, query or user, or a space.
-_NOT_IN_A_HOST = re.compile(r"[/\s@?#]")
+#: What a host name never holds: a URL's scheme, path, query or user, a space, a wildcard (an
+#: alias is looked up by the whole name), or a port (looked up without it); an IPv6 address is
+#: written in brackets, as a URL writes it.
+_NOT_IN_A_HOST = re.compile(r"[/\s@?#*]|^(?!\[).*:|^\[.*\].")
+
+
+def _is_host_name(spelled: object) -> bool:
+    """Whether ``spelled`` can name a URL's host as ``hostAliases`` looks it up."""
+    return isinstance(spelled, str) and bool(spelled.strip()) and not _NOT_IN_A_HOST.search(spelled.strip())
 
 
 def _host_aliases(value: Mapping[str, Any]) -> dict[str, str]:
     """Each spelling folded to the host name at the end of its chain (``a: b`` and ``b: c`` fold
     ``a`` and ``b`` to ``c``, as one lookup does); a spelling that is no host name, or a cycle, is
     refused: either would fold nothing."""
-    alone = "the host alone, no scheme, path or user"
+    alone = "the host alone, no scheme, port, path, user or wildcard"
     given: dict[str, str] = {}
     for alias, canonical in value.items():
-        if not isinstance(alias, str) or not alias.strip() or _NOT_IN_A_HOST.search(alias.strip()):
+        if not _is_host_name(alias):
             raise ConfigError(f"hostAliases keys must be host names, got {shown(alias)} ({alone})")
-        if (
-            not isinstance(canonical, str)
-            or not canonical.strip()
-            or _NOT_IN_A_HOST.search(canonical.strip())
-        ):
+        if not _is_host_name(canonical):
             raise ConfigError(f"hostAliases.{alias} must be a host name, got {shown(canonical)} ({alone})")
         folded, into = fold_host_name(alias.strip()), fold_host_name(canonical.strip())
         if folded != into:
