@@ -23,6 +23,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { WorkerBridge, WorkerUnavailable, clock } from '../worker/bridge.js';
+import { CORE_IMPORT_MS } from '../worker/deadlines.js';
 import { Journal } from '../call/journal.js';
 import { decode } from '../worker/msgpack.js';
 import { pidNamespace } from '../shared/owners.js';
@@ -254,6 +255,21 @@ test('a worker that has lived past 2^31 ms (24.8 days) still answers, and is kil
   process.kill(first, 'SIGSTOP'); // hung: its successor hangs too
   assert.throws(() => bridge.call({ op: 'stats' }), (error) => error instanceof WorkerUnavailable && error.code === 'TIMEOUT');
   assert.ok(await waitUntil(() => !isAlive(first), 10_000), 'the hung worker is killed at its deadline');
+});
+
+test("a worker's first request after its configuration is given the decision core's import too; later ones the guard deadline", () => {
+  const { bridge } = bridgeWith();
+  assert.equal(bridge.boot({ op: 'configure', config: { guardTimeoutMs: 100 } }, 10_000).ok, true);
+  process.kill(bridge.pid, 'SIGSTOP'); // it answers nothing now: each call waits its whole deadline
+  const waited = () => {
+    const started = performance.now();
+    assert.throws(() => bridge.call({ op: 'stats' }), (error) => error instanceof WorkerUnavailable && error.code === 'TIMEOUT');
+    return performance.now() - started;
+  };
+  assert.ok(waited() >= CORE_IMPORT_MS, 'the first request waited for the import too');
+  assert.equal(bridge.call({ op: 'stats' }).ok, true, 'its successor answers');
+  process.kill(bridge.pid, 'SIGSTOP');
+  assert.ok(waited() < CORE_IMPORT_MS, 'a later request of a worker that has answered one: the guard deadline');
 });
 
 // The frames of each write to the worker, by op.

@@ -113,7 +113,7 @@ export class WorkerBridge {
     this.idle.flush(CARRIED); // what waits for an idle moment was asked first
     for (let attempt = 1; ; attempt++) {
       const fresh = this.ensureRunning();
-      const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
+      const timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent), !this.backlog.primed);
       try {
         const id = this.send(message);
         const reply = this.waitFor(id, replyDue(this.settings, this.backlog, id, since, timeoutMs), timeoutMs);
@@ -147,7 +147,7 @@ export class WorkerBridge {
         const reply = patient ? (this.notify(message), { ok: false, error: 'sent as an event: no fd 3' }) : this.call(message, since);
         return void Promise.resolve(reply).then(resolve); // a microtask later, as a promise of it would be
       }
-      timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent));
+      timeoutMs = timeoutFor(this.settings, fresh, this.restore(message.agent), !this.backlog.primed);
     } catch (error) {
       return void queueMicrotask(() => reject(error));
     }

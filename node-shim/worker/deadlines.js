@@ -35,18 +35,33 @@ export function restoreMs(requests, weight) {
 }
 
 /**
- * The time a request is given: the start deadline while its worker is `fresh`, else the guard
- * deadline and what restoring its agent's journal (`restoring` ms) adds, within the start one.
+ * What a worker's first request after its configuration may take besides the call: the worker
+ * imports its decision core then, unless it was idle long enough to have done so (breaker/worker.py,
+ * CORE_AFTER_IDLE_S; ~35 ms on an idle machine), allowed for fifty times slower.
  */
-export function timeoutFor({ guardTimeoutMs, startTimeoutMs }, fresh, restoring) {
-  return fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring);
+export const CORE_IMPORT_MS = 2000;
+
+/**
+ * The time a request is given: the start deadline while its worker is `fresh`, else the guard
+ * deadline and what restoring its agent's journal (`restoring` ms) adds, and CORE_IMPORT_MS for a
+ * worker's first request (`first`), within the start one.
+ */
+export function timeoutFor({ guardTimeoutMs, startTimeoutMs }, fresh, restoring, first = false) {
+  return fresh ? startTimeoutMs : Math.min(startTimeoutMs, guardTimeoutMs + restoring + (first ? CORE_IMPORT_MS : 0));
 }
 
 /** The requests sent to one worker and not yet known answered: what is queued ahead of a reply. */
 export class Backlog {
   constructor(answeredId = 0) {
     this.answeredId = answeredId; // every request up to this one is answered
+    this.configuring = answeredId + 1; // a new worker's first request: its configuration
     this.large = []; // {id, bytes} of the large frames sent and not known answered, oldest first
+  }
+
+  /** Whether the worker has answered a request after its configuration: the first such request
+   * waits for the worker to import its decision core (`timeoutFor`'s `first`). */
+  get primed() {
+    return this.answeredId > this.configuring;
   }
 
   /** Request `id` went out, `bytes` long. */
