@@ -120,6 +120,15 @@ def paired_median(runs: list[float], bare: list[float]) -> float:
     return statistics.median(a - b for a, b in zip(runs, bare, strict=True))
 
 
+def middle_half(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``values`` (both the value itself for one run): how far a
+    run's paired difference moves from the median."""
+    if len(values) < 2:
+        return values[0], values[0]
+    quartiles = statistics.quantiles(values, n=4)
+    return quartiles[0], quartiles[2]
+
+
 def boots(home: Path, runs: int, reference: Path | None) -> None:
     boot_seconds(home, "warm-up")  # prepares the environment if it is not ready; untimed
     homes = {"with this plugin": home, "without a plugin": profile_copy(home, "bare", None)}
@@ -144,18 +153,21 @@ def boots(home: Path, runs: int, reference: Path | None) -> None:
         bare_cpu = statistics.median(cpus[shape, "without a plugin"])
         print(
             f"| dsh one-shot, {shape} ({runs} interleaved runs) | median | minus no plugin "
-            "| paired: median of (run minus its round's no-plugin run) "
+            "| paired: median of (run minus its round's no-plugin run) | paired, middle half "
             "| dsh's own CPU, median | minus no plugin | CPU paired | runs |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for label in homes:
             values = seconds[shape, label]
             median = statistics.median(values)
             paired = paired_median(values, seconds[shape, "without a plugin"])
+            low, high = middle_half(
+                [a - b for a, b in zip(values, seconds[shape, "without a plugin"], strict=True)]
+            )
             cpu = statistics.median(cpus[shape, label])
             cpu_paired = paired_median(cpus[shape, label], cpus[shape, "without a plugin"])
             shown = ", ".join(f"{v:.2f}" for v in values)
-            wall = f"{median:.2f} s | {median - bare:+.2f} s | {paired:+.2f} s"
+            wall = f"{median:.2f} s | {median - bare:+.2f} s | {paired:+.2f} s | {low:+.2f} to {high:+.2f} s"
             figures = f"{wall} | {cpu:.2f} s | {cpu - bare_cpu:+.2f} s | {cpu_paired:+.2f} s"
             print(f"| {label} | {figures} | {shown} |")
     for copy in homes.values():
