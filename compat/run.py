@@ -420,11 +420,17 @@ def local_calls(work: Path, port: int) -> list[ScriptedCall]:
 
 def check_local(refusal: str) -> Callable[[Outcome], None]:
     def check(o: Outcome) -> None:
-        """Calls 1-4 reach the server, dsh refuses the 5th (the ask), then the breaker denies."""
+        """Calls 1-4 reach the server, dsh refuses the 5th (the ask) and the breaker's notice says
+        why it was not run, then the breaker denies."""
         if o.expect_attempts(7):
             o.expect_executed(range(1, 5))
             o.expect_denied(range(5, 6), f"Error: {refusal}")
             o.expect_denied(range(6, 8), BLOCKED)
+        texts = ["".join(part.get("text", "") for part in n.get("content", [])) for n in notices_of(o)]
+        o.expect(
+            [t.split(": it", 1)[0] for t in texts] == ["REPEAT_TOOL_NOTICE: the call above was not run"],
+            f"expected one notice saying why the asked call was not run, found {texts}",
+        )
         o.expect(o.health_hits == 4, f"the local server was hit {o.health_hits} times, expected 4")
 
     return check

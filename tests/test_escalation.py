@@ -351,3 +351,26 @@ def test_the_defaults_keep_the_seed_verdicts() -> None:
     for n in range(40):
         keys = (f"exact:{n % 3}", f"net:h{n % 2}/")
         assert type(run(seed, *keys, outcome=FAILED)[0]) is type(run(escalated_off, *keys, outcome=FAILED)[0])
+
+
+@pytest.mark.parametrize(("on_limit", "local"), [("deny", True), ("ask", False)])
+def test_a_declined_ask_tells_the_model_why_the_call_did_not_run(on_limit: str, local: bool) -> None:
+    """The harness words the result of a call whose ask was declined or had no one to answer (a
+    headless dsh: "no approval channel is available"), not why the breaker asked: a notice with
+    that result says it, what stays blocked and what to do."""
+    breaker = make(onLimit=on_limit)
+    for n in range(4):
+        run(breaker, f"exact:{n}" if local else "exact:a", "net:localhost/" if local else "net:h/")
+    asked = call("exact:4" if local else "exact:a", "net:localhost/" if local else "net:h/", local=local)
+    assert isinstance(breaker.preflight(1, asked), Ask)
+    unavailable = 'Error: tool "bash" requires approval, but no approval channel is available'
+    (notice,) = breaker.record_result(1, asked.call_id, unavailable, None)
+    assert notice.text.startswith(f"{NOTICE_PREFIX} the call above was not run")
+    assert ("localHosts: 'ask'" if local else "onLimit: 'ask'") in notice.text
+    assert "no one to ask" in notice.text and "until the next user message" in notice.text
+    assert local or "exact:a, net:h/" in notice.text
+
+
+def test_a_call_that_was_not_asked_about_gets_no_declined_ask_notice() -> None:
+    breaker = make(onLimit="ask")
+    assert run(breaker, "exact:a")[1] == ()

@@ -134,18 +134,32 @@ def stop_of_a_read() -> int:
     return _first_denied("loop A", [("read", {"file_path": "src/app.py"}, "1: def main():")] * 5)
 
 
-def render_ask() -> str:
-    """Five different commands against one local URL: only the local target repeats."""
-    breaker = Breaker(load_config(None))
+def _local_ask(breaker: Breaker) -> tuple[ToolCall, Ask]:
+    """Five different commands against one local URL: only the local target repeats; the fifth
+    call and the ask it gets."""
     tails = ("", " | head -c 100", " | wc -c", " | grep -c ok", " | tail -c 10")
     for n, tail in enumerate(tails):
         call = ToolCall("bash", {"command": f"curl -s http://127.0.0.1:8000/health{tail}"}, f"c{n}")
         check = breaker.preflight("agent", call)
         if isinstance(check, Ask):
-            return _text_block(check.reason)
+            return call, check
         breaker.decide("agent", call)
         breaker.record_result("agent", call.call_id, "ok")
     raise AssertionError("the fifth local call was not asked about")
+
+
+def render_ask() -> str:
+    """The ask the operator gets for five different commands against one local URL."""
+    return _text_block(_local_ask(Breaker(load_config(None)))[1].reason)
+
+
+def render_declined_ask() -> str:
+    """What the model reads after headless dsh's refusal of that ask (no approval channel)."""
+    breaker = Breaker(load_config(None))
+    call = _local_ask(breaker)[0]
+    refusal = 'Error: tool "bash" requires approval, but no approval channel is available'
+    (notice,) = breaker.record_result("agent", call.call_id, refusal)
+    return _text_block(notice.text)
 
 
 def render_notice() -> str:
@@ -293,6 +307,7 @@ QUOTES = {
     "presets": render_presets,
     "model-denial": render_denial,
     "model-ask": render_ask,
+    "declined-ask": render_declined_ask,
     "model-notice": render_notice,
 }
 
@@ -306,6 +321,7 @@ def _quoted_block(text: str, name: str) -> str:
 #: Quoted blocks that stand in a page of docs/, beside what they show, not in the README.
 QUOTED_IN = {
     "model-ask": ROOT / "docs" / "configuration.md",
+    "declined-ask": ROOT / "docs" / "configuration.md",
     "model-notice": ROOT / "docs" / "escalation.md",
 }
 

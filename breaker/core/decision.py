@@ -33,6 +33,7 @@ from breaker.core.history import (
 )
 from breaker.core.judging import Allow, Ask, Deny, Notice
 from breaker.core.reading import Fingerprint, ToolCall, counted_tools_pattern, fingerprint_call
+from breaker.core.wording import messages
 
 __all__ = [
     "ANALYSED_ARGS",
@@ -168,8 +169,9 @@ class Breaker:
         if state is None or not call_id:
             return ()
         state.changed()
-        if state.asks.ended(call_id):
-            return ()  # the local ask was declined (a declined limit ask needs nothing more)
+        declined = state.asks.ended(call_id)
+        if declined is not None:  # its result is the harness's refusal: the model is told why
+            return (messages.declined_ask_notice(declined, self.config),)
         if not state.results.arrived(call_id):
             return ()  # a denial's result
         return rules.returned(state, call_id, text, outcome, self.config)

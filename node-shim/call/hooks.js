@@ -51,6 +51,8 @@ export class CallHooks {
     });
     /** A call on a pass → what takes it back while it is not sent. */
     this.unsent = new WeakMap();
+    /** Calls the operator was asked about: the answer to their result may owe a notice. */
+    this.asked = new WeakSet();
     /** Whether any agent step or tool call came: then dsh has a frontend (frontend.js). */
     this.ran = false;
   }
@@ -188,6 +190,7 @@ export class CallHooks {
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
         return this.reportDenial(exec, agent, kept.deny);
       }
+      this.asked.delete(exec); // an asked call that reaches the guard was approved: no notice owed
       const { message, weight } = this.request('guard', exec, agent.id);
       const committed = ahead.committing(agent, 'guard');
       const answer = bridge.call(message, since);
@@ -247,6 +250,7 @@ export class CallHooks {
       journal.keepFrom(agent.id, answer.keepFrom);
       if (typeof answer.ask === 'string') {
         journal.asked(entry.message, entry.weight);
+        this.asked.add(exec);
         return { kind: 'ask', reason: answer.ask };
       }
     } catch (error) {
@@ -286,8 +290,9 @@ export class CallHooks {
     };
     ahead.resulted(agent, String(exec.name), message.text, message.outcome);
     const committed = agent.committed; // what the passes its answer brings count from
-    if (settings.notices) {
-      // Only when advisories are switched on does a result block for its reply.
+    if (settings.notices || this.asked.delete(exec)) {
+      // Only when advisories are switched on, or the call was asked about (a declined ask's
+      // result, worded by dsh, is told why by a notice), does a result block for its reply.
       const answer = bridge.call(message);
       if (!answer.ok) throw new Error(answer.error);
       journal.result(message, message.text.length + 64);

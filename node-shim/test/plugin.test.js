@@ -219,13 +219,17 @@ test('localHosts ask, approved: the fifth local call asks once, then local targe
 });
 
 for (const approval of ['rejected', 'unavailable']) {
-  test(`localHosts ask, ${approval}: the breaker denies local repeats until the next human turn`, async () => {
+  test(`localHosts ask, ${approval}: a notice says why, and the breaker denies local repeats until the next human turn`, async () => {
     const { dsh } = mount({ localHosts: 'ask' }, { approval, body: localAnswer });
     const agent = makeAgent(`ask-${approval}`);
     await verdicts(dsh, agent, [0, 1, 2, 3].map((n) => ['bash', localCall(n)]));
     const declined = await dsh.call(agent, 'bash', localCall(4));
     assert.ok(declined.asked);
     assert.match(declined.text, approval === 'rejected' ? /the user rejected tool "bash"/ : /no approval channel/);
+    // dsh words that result, not why it asked: a notice with it says so (notices are off).
+    const [told] = declined.post.additionalContexts;
+    assert.match(told.content[0].text, /^REPEAT_TOOL_NOTICE: the call above was not run: it repeated a local target, which localHosts: 'ask'/);
+    assert.equal(told.source.kind, 'plugin');
     const next = await dsh.call(agent, 'bash', localCall(5));
     assert.equal(next.asked, undefined);
     assert.match(next.denied, /^REPEAT_TOOL_BLOCKED:/);

@@ -87,13 +87,14 @@ class Asks:
             self._local(AskEvent.REACHED_GUARD)
         return True
 
-    def ended(self, call_id: str) -> bool:
-        """The result of ``call_id`` arrived: an ask still pending for it was declined. Whether it
-        was the local ask (then the result is the refusal, and says nothing else)."""
-        if self.pending.pop(call_id, None) != _LOCAL:
-            return False
-        self._local(AskEvent.ENDED)
-        return True
+    def ended(self, call_id: str) -> frozenset[str] | None:
+        """The result of ``call_id`` arrived: an ask still pending for it was declined (its result
+        is the refusal, and says nothing else). The ask it was: the measures a limit ask named,
+        empty for the local ask, None when none was pending."""
+        declined = self.pending.pop(call_id, None)
+        if declined == _LOCAL:
+            self._local(AskEvent.ENDED)
+        return declined
 
     def _local(self, event: AskEvent) -> None:
         self.local = LOCAL_ASK[self.local, event]

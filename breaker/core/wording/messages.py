@@ -45,6 +45,7 @@ __all__ = [
     "REDACTION_MARGIN",
     "RESPELLED",
     "ask_reason",
+    "declined_ask_notice",
     "denial",
     "failure_notice",
     "format_number",
@@ -183,6 +184,29 @@ def ask_reason(tool: str, hits: Sequence[Hit], config: BreakerConfig) -> str:
         "Approving lets local targets (net, site, sink, family, verb) repeat for the rest of this "
         "turn; identical repeats of the same call (exact:, cmd:) stay blocked."
     )
+
+
+def declined_ask_notice(measures: frozenset[str], config: BreakerConfig) -> Notice:
+    """What the model reads after a call the operator was asked about ended without running: the
+    harness words that result (a refusal, or no one to ask, as a headless dsh), not why it asked.
+    ``measures``: what a limit ask named; empty for the local ask."""
+    if measures:
+        named = ", ".join(quotable_inline(key, config.previewChars) for key in sorted(measures))
+        why = f"it reached a repeat limit ({named}), which onLimit: 'ask' puts to an operator"
+        stays = "Calls carrying these stay blocked"
+    else:
+        why = "it repeated a local target, which localHosts: 'ask' puts to an operator"
+        stays = "Repeats of local targets stay blocked"
+    text = "\n".join(
+        [
+            f"{NOTICE_PREFIX} the call above was not run: {why} before blocking it, and it was not "
+            "approved (the operator declined, or dsh has no one to ask, as when it runs headless). "
+            f"{stays} until the next user message; asking again will not run it.",
+            "Instead: work from the results you already have, or fix what keeps the target from "
+            "answering as you need; a call that does not repeat it is not blocked.",
+        ]
+    )
+    return Notice(text, "an asked call was not approved")
 
 
 def limit_ask_reason(
