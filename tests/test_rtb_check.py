@@ -11,6 +11,7 @@ import pytest
 from breaker.rtb.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROW = "repeat-tool-breaker"
 PATCH_HEAD = "- id: hmr\n  disabled: false\n  config: { root: [] }\n"
 
 
@@ -176,3 +177,22 @@ def test_a_config_key_beside_the_rows_config_is_a_configuration_error_naming_it(
         True,
         True,
     )
+
+
+def test_the_dsh_homes_patch_is_read_after_the_profiles_as_dsh_applies_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dsh applies ``<home>/cordis.patch.yml`` over every profile of that home: a bad value there
+    stops the boot, so checking the profile folder must find it (it read OK, "defaults apply")."""
+    profile = _profile(tmp_path)
+    home_patch = tmp_path / "cordis.patch.yml"
+    home_patch.write_text("- id: repeat-tool-breaker\n  config:\n    window: 2\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1
+    assert out.startswith(f"{home_patch}: repeat-tool-breaker: window must be a whole number >= 4, got 2.")
+    assert "the dsh home's" in out
+    row = "- id: repeat-tool-breaker\n  config:\n    window: {}\n"
+    home_patch.write_text(row.format(8))
+    (profile / "cordis.patch.yml").write_text(PATCH_HEAD + row.format(2))
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert (status, out) == (0, f"OK: {home_patch}: the {ROW} config is valid (keys set: window)\n")

@@ -157,3 +157,16 @@ def test_a_denial_quotes_the_tools_output_never_a_recorded_denial(
     quoted = first["message"].split("The earlier attempt returned", 1)[1]
     assert "NOTES-OUTPUT at 10:00:03" in quoted
     assert "REPEAT_TOOL_BLOCKED" not in quoted
+
+
+def test_a_profile_folder_replays_under_its_dsh_homes_patch_when_that_sets_the_config(
+    capsys: pytest.CaptureFixture[str], profile: Path, tmp_path: Path
+) -> None:
+    """dsh applies the home's ``cordis.patch.yml`` after the profile's: its config is the one the
+    live plugin ran under, so the replay names and uses it."""
+    home_patch = tmp_path / "cordis.patch.yml"
+    home_patch.write_text("- id: repeat-tool-breaker\n  config:\n    limits: {exact: 9, cmd: 9}\n")
+    _, out = _run(capsys, "replay", "--format", "json", str(tmp_path / "logs"))
+    document = json.loads(out)
+    assert document["config"]["source"] == str(home_patch)
+    assert document["sessions"][0]["stops"] == 0

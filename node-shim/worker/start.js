@@ -25,7 +25,7 @@ const START_TIMEOUT_BOUNDS = [1, 86_400_000];
 
 // The fix a configuration error needs, after the worker's "key must be …, got …".
 const CONFIG_FIX = 'correct it in the config: of the repeat-tool-breaker row (the profile\'s ' +
-  'cordis.patch.yml or your --patch file); `npx --no rtb check` in the profile folder checks it without booting';
+  'cordis.patch.yml, the dsh home\'s, or your --patch file); `npx --no rtb check` in the profile folder checks it without booting';
 
 // The worker is started as soon as dsh loads the plugin (startEarly): dsh imports its plugins well
 // before it applies them (0.6-1.2 s on a real boot of the pinned dsh), so when `apply` sends the

@@ -5,7 +5,9 @@ but applies no plugin), so a bad value is found at the first boot. This reads wh
 give the plugin and validates it with the same ``load_config`` the worker runs:
 
 * a profile folder: its ``cordis.patch.yml`` (the plugin's own bundle layer mounts the row with
-  no ``config:``, so the profile's patch is where a config comes from);
+  no ``config:``, so the profile's patch is where a config comes from), then the
+  ``cordis.patch.yml`` of the dsh home it is in (``<home>/profiles/<name>``), which dsh applies
+  over every profile of that home;
 * a file: a cordis patch (``--patch`` overlay) or a bare ``config:`` mapping, JSON or YAML.
 
 Several paths are layers in the order dsh applies them (the profile, then each ``--patch``).
@@ -32,7 +34,10 @@ from breaker.strayrows import ROW_FIELDS, ROW_ID, PatchRow, StrayRow, stray_rows
 PROFILE_PATCH = "cordis.patch.yml"
 
 #: What to do about an invalid value; the plugin's boot error says the same.
-FIX = f"correct it in the config: of the {ROW_ID} row (the profile's {PROFILE_PATCH} or your --patch file)"
+FIX = (
+    f"correct it in the config: of the {ROW_ID} row (the profile's {PROFILE_PATCH}, the dsh home's, "
+    "or your --patch file)"
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     profile = [dshhome.profile_folder(args.profile)] if args.profile else []
     paths: list[Path] = [*profile, *args.paths] or [Path(".")]
     try:
-        layers = [read_layer(path) for path in paths]
+        layers = [layer for path in paths for layer in read_layers(path)]
     except ConfigError as error:
         print(f"rtb check: {error}")
         return 2
@@ -101,6 +106,22 @@ def ended(text: str) -> str:
     """``text`` as a sentence: a full stop added unless it ends in one, or in ``?`` or ``!`` (a
     "did you mean 'exact'?" is not followed by a stray period)."""
     return text if text.endswith((".", "?", "!")) else f"{text}."
+
+
+def read_layers(path: Path) -> list[Layer]:
+    """The layers a path gives dsh: a file, or a profile folder's patch and then its home's."""
+    home = home_patch(path)
+    return [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
+
+
+def home_patch(folder: Path) -> Path | None:
+    """The ``cordis.patch.yml`` of the dsh home a profile folder is in (``<home>/profiles/<name>``),
+    when there is one: dsh applies it after the profile's own."""
+    if not folder.is_dir():
+        return None
+    profiles = folder.resolve().parent
+    patch = profiles.parent / PROFILE_PATCH
+    return patch if profiles.name == "profiles" and patch.is_file() else None
 
 
 def read_layer(path: Path) -> Layer:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.rtb.config.check import PROFILE_PATCH, read_layer
+from breaker.rtb.config.check import PROFILE_PATCH, read_layers
 from breaker.rtb.config.configfile import read_config_file
 from breaker.rtb.read import dshhome
 from breaker.strayrows import ROW_ID
@@ -71,9 +71,11 @@ def choose(config_file: Path | None, profile: str | None, folder: Path | None = 
 
 
 def _from_profile(folder: Path, origin: Origin) -> Chosen:
-    layer = read_layer(folder)
+    """The config the last of the profile's layers that sets one gives (``read_layers``: its patch,
+    then its dsh home's), as dsh applies them."""
+    layer = next((layer for layer in reversed(read_layers(folder)) if layer.sets), None)
     patch = folder / PROFILE_PATCH
-    if not layer.sets:
+    if layer is None:
         why = f"{folder} has no {PROFILE_PATCH}"
         if patch.is_file():
             why = f"{_shown_path(patch)} sets no config for {ROW_ID}"
@@ -81,8 +83,8 @@ def _from_profile(folder: Path, origin: Origin) -> Chosen:
     try:
         config = load_config(layer.config)  # type: ignore[arg-type]  # validated there, whatever it is
     except ConfigError as error:
-        raise ConfigError(f"{_shown_path(patch)}: {ROW_ID}: {error}") from None
-    return Chosen(config, origin, patch)
+        raise ConfigError(f"{_shown_path(layer.source)}: {ROW_ID}: {error}") from None
+    return Chosen(config, origin, layer.source)
 
 
 def _shown_path(path: Path) -> str:
