@@ -49,7 +49,7 @@ import { distrust, makePrivateFolder } from './trust.js';
 export { CACHE_FOLDER, cacheFolder, cacheHome, environmentName, environmentState, pruneEnvironments, removeCacheFolders } from './cache.js';
 export { isSupported, pythonVersion } from './interpreters.js';
 export { EnvironmentUnavailable, MINIMUM_PYTHON, PACKAGE_ROOT, dependencyDigest, packageIdentity, readDependencies } from './package.js';
-export { acceptedSettings, bytecodeFolder, decidingDigest, pythonEnvironment, rememberAccepted } from './package-digest.js';
+export { acceptedSettings, bytecodeFolder, decidingDigest, keptDigest, pythonEnvironment, rememberAccepted } from './package-digest.js';
 export { startupFailure } from './startup.js';
 
 /** Creating the venv and installing the dependencies may take this long before it counts as failed. */

@@ -9,6 +9,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +21,8 @@ import {
   environmentName,
   packageIdentity,
   bytecodeFolder,
+  decidingDigest,
+  keptDigest,
   pythonEnvironment,
   rememberAccepted,
 } from '../boot/environment.js';
@@ -45,6 +48,34 @@ test('bytecode is kept per content of the package: an upgrade in place never run
   assert.equal(later.status, 0, later.stderr);
   assert.notEqual(later.stdout.trim(), before);
   assert.equal(dirname(later.stdout.trim()), dirname(before));
+});
+
+test("the package's digest is kept by its files' stat signature: the contents' digest, and a rewrite in place that keeps a file's size and times is seen", async () => {
+  const root = fakePackage();
+  mkdirSync(join(root, 'breaker'), { recursive: true });
+  const module = join(root, 'breaker', 'urls.py');
+  const npmTime = new Date('1985-10-26T08:15:00Z'); // the time npm gives every file it unpacks
+  writeFileSync(module, 'FOLD = 1\n');
+  utimesSync(module, npmTime, npmTime);
+  const dir = scratch('kept-digest');
+  const settled = Date.now() + 60_000; // as if the files had been written long before
+  assert.equal(keptDigest(dir, root, settled), decidingDigest(root));
+  assert.equal(readdirSync(join(dir, 'digests')).length, 1, 'kept');
+  assert.equal(keptDigest(dir, root, settled), decidingDigest(root), 'read back');
+  await new Promise((resolve) => setTimeout(resolve, 50)); // past the file clock's tick
+  writeFileSync(module, 'FOLD = 2\n'); // the same size, and the same times, as npm leaves them
+  utimesSync(module, npmTime, npmTime);
+  const upgraded = decidingDigest(root);
+  assert.equal(keptDigest(dir, root, settled), upgraded, 'the rewrite changed the signature');
+});
+
+test('the digest of files changed just before a boot is worked out from their contents, not kept by their times', () => {
+  const root = fakePackage();
+  mkdirSync(join(root, 'breaker'), { recursive: true });
+  writeFileSync(join(root, 'breaker', 'urls.py'), 'FOLD = 1\n');
+  const dir = scratch('fresh-digest');
+  assert.equal(keptDigest(dir, root), decidingDigest(root));
+  assert.deepEqual(readdirSync(dir), [], 'a rewrite within the same tick of the file clock would keep their times');
 });
 
 test("the plugin's own environment keeps the bytecode of what it runs; another Python is left as it is", () => {

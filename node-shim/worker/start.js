@@ -6,7 +6,7 @@ import {
   EnvironmentUnavailable,
   PACKAGE_ROOT,
   acceptedSettings,
-  decidingDigest,
+  keptDigest,
   pythonEnvironment,
   rememberAccepted,
   startupFailure,
@@ -75,7 +75,7 @@ export function startEarly(log) {
     // setup, the tests) starts its worker at the boot, as the config key's always does.
     const python = workerInterpreter({ log: () => {}, prepare: false });
     if (python?.chosenBy !== 'environment') return;
-    const digest = decidingDigest();
+    const digest = keptDigest(python.dir);
     const bridge = new WorkerBridge({ ...workerOptions(python, PACKAGE_ROOT, digest), log });
     bridge.spawn();
     const timer = setTimeout(() => {
