@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from breaker import Breaker, Deny, ToolCall
 from breaker.core.config import load_config
 from breaker.core.history.streaks import Streak
 from breaker.core.judging.verdicts import FailureHit, Hit, Stall
@@ -134,6 +135,8 @@ SECRET_FORMATS = [
     ("assignment-across-a-line-continuation", "export DEPLOY_TOKEN=\\\n  cont-tok-16\nrun", "cont-tok-16"),
     ("mysql-password-attached", "mysql -h db -u root -pmysql-pw-17 app < dump.sql", "mysql-pw-17"),
     ("mysqldump-password-quoted", "mysqldump -uroot -p'dump pw 18' app", "dump pw 18"),
+    ("mysql-password-word-quoted", "mysql -u root '-pword pw!19' -e 'select 1'", "word pw!19"),
+    ("curl-user-word-quoted", "curl '--user=bob:curl-pw!20' https://h/", "curl-pw!20"),
 ]
 
 
@@ -482,3 +485,16 @@ def test_a_result_kept_raw_quotes_exactly_as_the_whole_text(text: str, limit: in
     """Results are kept as their quoted prefix and length, and made quotable only when a denial
     quotes them: that must read exactly as quoting the whole text would."""
     assert quotable(quoted_prefix(text, limit), limit, len(text)) == quotable(text, limit)
+
+
+def test_a_denials_cmd_key_quotes_no_password_its_shell_quoting_wraps() -> None:
+    """A `cmd:` key writes a word with a shell character quoted whole (``'-pHunter2!'``); the
+    password inside is redacted there as in the command as typed."""
+    breaker = Breaker(load_config(None))
+    command = "mysql -u root -pHunter2Secret! -e 'select 1'"
+    verdicts = [breaker.decide("a", ToolCall("bash", {"command": command}, f"c{n}")) for n in range(5)]
+    for n in range(4):
+        breaker.record_result("a", f"c{n}", "ERROR 1045 (28000): Access denied")
+    denial = verdicts[-1]
+    assert isinstance(denial, Deny) and "cmd:mysql:" in denial.message
+    assert "Hunter2Secret" not in denial.message

@@ -175,10 +175,11 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
     ),
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9\-._~+/]+=*"), r"\1 " + _REDACTED, ("bearer",)),
     # curl -u user:pass, -uuser:pass, -su user:pass (flags before it in one word), -U (the proxy
-    # user), --user user:pass, --user=user:pass, --proxy-user ...: the user stays.
+    # user), --user user:pass, --user=user:pass, --proxy-user ...: the user stays. The word may
+    # be quoted whole ('--user=user:pa!ss', as a `cmd:` key quotes it).
     (
         re.compile(
-            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t]"
+            r"(?i)(\bcurl\b[^\r\n|;&]{0,256}?[ \t]['\"]?"
             r"(?:-[a-z0-9#]{0,16}?u[ \t]*|(?:--user|--proxy-user)(?:[ \t]+|=))"
             r"['\"]?[^\s:'\"]{1,256}:)[^\s'\"]+"
         ),
@@ -191,6 +192,16 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
         re.compile(
             r"(\b(?i:mysql|mariadb)[a-z\-]{0,16}\b[^\r\n|;&]{0,256}?[ \t]-p)"
             r"(?:'[^'\r\n]*+'?|\"[^\"\r\n]*+\"?|[^\s'\"]+)"
+        ),
+        r"\1" + _REDACTED,
+        ("mysql", "mariadb"),
+    ),
+    # The same word quoted whole ('-pSECRET', "-pSECRET"; a `cmd:` key quotes it so): up to its
+    # closing quote.
+    (
+        re.compile(
+            r"(\b(?i:mysql|mariadb)[a-z\-]{0,16}\b[^\r\n|;&]{0,256}?[ \t](?P<q>['\"])-p)"
+            r"(?:(?!(?P=q))[^\r\n])+"
         ),
         r"\1" + _REDACTED,
         ("mysql", "mariadb"),
