@@ -83,8 +83,10 @@ _SECRET_ENDINGS = "|".join(
         "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
     ]
 )
-#: A whole name (taken possessively, so the scan is linear), then a look back at how it ends.
-_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}+(?:{_SECRET_ENDINGS})"
+#: A whole name (it must end where the name does, so a shorter try fails at once and the scan is
+#: linear), then a look back at how it ends. No possessive quantifier or atomic group anywhere:
+#: Python 3.10's re has neither (``tests/test_messages.py`` compiles these patterns as 3.10 does).
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}(?![A-Za-z0-9_.\-])(?:{_SECRET_ENDINGS})"
 #: ``=`` (not ``==``) or ``:``, spaced or not.
 _ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
 _URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
@@ -151,7 +153,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
     # Members of a JSON object, a Python dict repr (``print(os.environ)``) or a Ruby/PHP hash:
     # "password": "value", 'PASSWORD': 'value', "token" => 'value', "Authorization": "Bearer ...".
     (
-        re.compile(rf"(?i)([\"'])({_SECRET_NAME})\1(\s*(?::|=>)\s*)([\"'])(?:(?!\4)[^\\]|\\.)*+(?:\4|\\?\Z)"),
+        re.compile(rf"(?i)([\"'])({_SECRET_NAME})\1(\s*(?::|=>)\s*)([\"'])(?:(?!\4)[^\\]|\\.)*(?:\4|\\?\Z)"),
         r"\1\2\1\3\4" + _REDACTED + r"\4",
         _SECRET_HINTS,
     ),
@@ -165,8 +167,8 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
     (
         re.compile(
             rf"(?i)({_SECRET_NAME})(?:"
-            r"([ \t]*(?:=(?!=)|:)[ \t]*(?:(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*|(?:\\\r?\n[ \t]*+)++))\S[^\r\n]*"
-            rf"|({_ASSIGN})([\"'])(?:(?!\4)[^\\\r\n]|\\.){{0,1024}}+(?:\4|\\?(?=[\r\n]|\Z))"
+            r"([ \t]*(?:=(?!=)|:)[ \t]*(?:(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*|(?:\\\r?\n[ \t]*)+))\S[^\r\n]*"
+            rf"|({_ASSIGN})([\"'])(?:(?!\4)[^\\\r\n]|\\.){{0,1024}}(?:\4|\\?(?=[\r\n]|\Z))"
             r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
             r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
         ),
@@ -191,7 +193,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
     (
         re.compile(
             r"(\b(?i:mysql|mariadb)[a-z\-]{0,16}\b[^\r\n|;&]{0,256}?[ \t]-p)"
-            r"(?:'[^'\r\n]*+'?|\"[^\"\r\n]*+\"?|[^\s'\"]+)"
+            r"(?:'[^'\r\n]*'?|\"[^\"\r\n]*\"?|[^\s'\"]+)"
         ),
         r"\1" + _REDACTED,
         ("mysql", "mariadb"),
