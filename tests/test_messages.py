@@ -137,6 +137,7 @@ SECRET_FORMATS = [
     ("mysqldump-password-quoted", "mysqldump -uroot -p'dump pw 18' app", "dump pw 18"),
     ("mysql-password-word-quoted", "mysql -u root '-pword pw!19' -e 'select 1'", "word pw!19"),
     ("curl-user-word-quoted", "curl '--user=bob:curl-pw!20' https://h/", "curl-pw!20"),
+    ("value-in-escaped-quotes", '{"content": "db:\\n  password: \\"esc pw 21\\"\\n"}', "esc pw 21"),
 ]
 
 
@@ -498,3 +499,10 @@ def test_a_denials_cmd_key_quotes_no_password_its_shell_quoting_wraps() -> None:
     denial = verdicts[-1]
     assert isinstance(denial, Deny) and "cmd:mysql:" in denial.message
     assert "Hunter2Secret" not in denial.message
+
+
+def test_a_write_of_a_yaml_secret_is_redacted_in_the_exact_key_and_nothing_else() -> None:
+    """An `exact:` key holds a written file's text as a JSON string, its quotes escaped: the value
+    between them is redacted, the name, the quotes and the next line stay."""
+    text = '{"content":"db:\\n  password: \\"s3cret pw\\"\\n  user: bob\\n"}'
+    assert redact(text) == '{"content":"db:\\n  password: \\"[REDACTED]\\"\\n  user: bob\\n"}'

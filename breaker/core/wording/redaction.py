@@ -157,6 +157,15 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
         r"\1\2\1\3\4" + _REDACTED + r"\4",
         _SECRET_HINTS,
     ),
+    # A named value in escaped quotes, as a JSON string holds a file's text (an `exact:` key of a
+    # write: "password: \\"x\\""), up to the escaped quote that closes it.
+    (
+        re.compile(
+            rf"(?i)({_SECRET_NAME})({_ASSIGN})(\\[\"'])(?:(?!\3)[^\r\n]){{0,1024}}(?:\3|(?=[\r\n]|\Z))"
+        ),
+        r"\1\2\3" + _REDACTED + r"\3",
+        _SECRET_HINTS,
+    ),
     # Named values, in one pass: quoted (password='x', PASSWORD="x", secret: "x"; the quotes
     # stay), assignments, options, query and form values, connection strings (token=x,
     # PASSWORD = x, --password=x, &api_key=x, DB_PASS=x, SECRET_KEY=x, AccountKey=x;,
@@ -170,7 +179,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
             r"([ \t]*(?:=(?!=)|:)[ \t]*(?:(?:[|>][-+]?[ \t]*)?\r?\n[ \t]*|(?:\\\r?\n[ \t]*)+))\S[^\r\n]*"
             rf"|({_ASSIGN})([\"'])(?:(?!\4)[^\\\r\n]|\\.){{0,1024}}(?:\4|\\?(?=[\r\n]|\Z))"
             r"|([ \t]*=(?!=)[ \t]*)[^&\s'\"#;\\]+"
-            r"|([ \t]*:[ \t]*)[^\r\n'\"\\]+)"
+            r"|([ \t]*:[ \t]*)(?![ \t])[^\r\n'\"\\]+)"
         ),
         r"\1\2\3\4\5\6" + _REDACTED + r"\4",
         _SECRET_HINTS,
