@@ -137,6 +137,11 @@ SECRET_FORMATS = [
     ("mysqldump-password-quoted", "mysqldump -uroot -p'dump pw 18' app", "dump pw 18"),
     ("mysql-password-word-quoted", "mysql -u root '-pword pw!19' -e 'select 1'", "word pw!19"),
     ("curl-user-word-quoted", "curl '--user=bob:curl-pw!20' https://h/", "curl-pw!20"),
+    ("long-option-then-value", "vault login --token opt-tok-22 && app --api-key 'opt key 23'", "opt-tok-22"),
+    ("long-option-then-quoted-value", "app --client-secret 'opt key 23' --verbose", "opt key 23"),
+    ("docker-login-p", "docker login -u bob -p docker-pw-24 registry.example.com", "docker-pw-24"),
+    ("sshpass-p", "sshpass -psshpass-pw-25 ssh deploy@h", "sshpass-pw-25"),
+    ("redis-cli-a", "redis-cli -h cache -p 6379 -a redis-pw-26 ping", "redis-pw-26"),
     ("value-in-escaped-quotes", '{"content": "db:\\n  password: \\"esc pw 21\\"\\n"}', "esc pw 21"),
 ]
 
@@ -173,6 +178,8 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "if password == expected: return True",
         "The secretary filed the passport; the compass points north.",
         "mysql -h db -P 3306 -u root -p app && mkdir -p /tmp/out",
+        "docker run -p 8080:80 nginx && redis-cli -p 6379 ping && ssh -p 2222 h",
+        "app --token-file /run/tok --password-stdin --password --verbose",
     ],
     ids=[
         "http-response",
@@ -190,6 +197,8 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "comparison",
         "prose",
         "mysql-password-prompt",
+        "ports-after-p",
+        "secret-options-without-a-value",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
@@ -302,6 +311,9 @@ def test_quoted_text_is_bounded_and_free_of_tool_call_markup(text: str, limit: i
         "PASSWORD=" + "\\\n " * 30_000,
         "mysql -p" * 12_000,
         "mysql " + "-u " * 40_000,
+        "--password " * 20_000,
+        "docker login " + "-u " * 40_000,
+        "sshpass -p" * 12_000,
     ],
 )
 def test_every_pattern_runs_in_linear_time(hostile: str) -> None:

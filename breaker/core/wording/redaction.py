@@ -217,6 +217,29 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], 
         r"\1" + _REDACTED,
         ("mysql", "mariadb"),
     ),
+    # A long option named for a secret, its value the next word: --password X, --token X,
+    # --api-key 'X', --client-secret "X" (a value starting with "-" is the next option; the
+    # --password=X form is a named value above).
+    (
+        re.compile(
+            rf"(?i)((?<![^\s'\"])(?=--)({_SECRET_NAME})[ \t]+)(?!-)"
+            r"(?:'[^'\r\n]*'?|\"[^\"\r\n]*\"?|[^\s'\"]+)"
+        ),
+        r"\1" + _REDACTED,
+        _SECRET_HINTS,
+    ),
+    # A password given to -p of `docker login` (also podman, nerdctl, helm registry) or sshpass,
+    # or to -a of redis-cli: -p X, -pX; the command's other words stay (`docker run -p 80:80`
+    # and `redis-cli -p 6379` are ports).
+    (
+        re.compile(
+            r"(?i)((?:\b(?:(?:docker|podman|nerdctl|registry)[ \t]+login|sshpass)\b[^\r\n|;&]{0,256}?[ \t]-p"
+            r"|\bredis-cli\b[^\r\n|;&]{0,256}?[ \t]-a)[ \t]*)(?!-)"
+            r"(?:'[^'\r\n]*'?|\"[^\"\r\n]*\"?|[^\s'\"]+)"
+        ),
+        r"\1" + _REDACTED,
+        ("login", "sshpass", "redis-cli"),
+    ),
     # netrc entries: machine host login user password secret (on one line or several).
     (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + _REDACTED, ("password",)),
     # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
