@@ -180,6 +180,7 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "mysql -h db -P 3306 -u root -p app && mkdir -p /tmp/out",
         "docker run -p 8080:80 nginx && redis-cli -p 6379 ping && ssh -p 2222 h",
         "app --token-file /run/tok --password-stdin --password --verbose",
+        "grep: /etc/passwd: Permission denied\ncat: /run/secrets/db_password: No such file or directory",
     ],
     ids=[
         "http-response",
@@ -199,6 +200,7 @@ def test_the_security_page_counts_the_secret_formats_as_this_file_lists_them() -
         "mysql-password-prompt",
         "ports-after-p",
         "secret-options-without-a-value",
+        "a-file-named-for-a-secret-in-an-error",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:

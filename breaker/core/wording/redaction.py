@@ -83,10 +83,11 @@ _SECRET_ENDINGS = "|".join(
         "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
     ]
 )
-#: A whole name (it must end where the name does, so a shorter try fails at once and the scan is
-#: linear), then a look back at how it ends. No possessive quantifier or atomic group anywhere:
-#: Python 3.10's re has neither (``tests/test_messages.py`` compiles these patterns as 3.10 does).
-_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{{1,64}}(?![A-Za-z0-9_.\-])(?:{_SECRET_ENDINGS})"
+#: A whole name, never a file's (one after a "/": `/etc/passwd: Permission denied` is an error the
+#: model must read); it must end where the name does, so a shorter try fails at once and the scan
+#: is linear; then a look back at how it ends. No possessive quantifier or atomic group anywhere:
+#: Python 3.10's re has neither (``tests/test_oldest_python.py``).
+_SECRET_NAME = rf"(?<![A-Za-z0-9_.\-/])[A-Za-z0-9_.\-]{{1,64}}(?![A-Za-z0-9_.\-])(?:{_SECRET_ENDINGS})"
 #: ``=`` (not ``==``) or ``:``, spaced or not.
 _ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
 _URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
