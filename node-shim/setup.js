@@ -38,6 +38,11 @@ if (unknown.length > 0) {
   log(`unknown option ${unknown.join(' ')}: nothing was done\n${USAGE}`);
   process.exit(2);
 }
+if (new Set(flags).size > 1) {
+  // --force --remove: which one was meant? Neither is done rather than the wrong one.
+  log(`${[...new Set(flags)].join(' ')}: give one option at a time; nothing was done\n${USAGE}`);
+  process.exit(2);
+}
 try {
   if (flags.includes('--remove')) {
     const folders = removeCacheFolders();

@@ -84,13 +84,18 @@ test('the prune and remove commands: `node setup.js --prune`, `--remove`', () =>
   assert.deepEqual(removeCacheFolders(env), []);
 });
 
-test('setup.js refuses an option it does not know, doing nothing, and --help shows its options', () => {
+test('setup.js refuses an option it does not know, or two options at once, doing nothing, and --help shows its options', () => {
   const env = offline();
   const setup = (...flags) => spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname, ...flags], { env, encoding: 'utf8' });
   const mistyped = setup('--remve');
   assert.equal(mistyped.status, 2);
   assert.equal(mistyped.stdout, '', 'no interpreter printed: none was prepared');
   assert.match(mistyped.stderr, /^repeat-tool-breaker setup: unknown option --remve: nothing was done\nusage: .*--remove/s);
+  assert.ok(!existsSync(folderOf(env)), 'no environment prepared');
+  const both = setup('--force', '--remove');
+  assert.equal(both.status, 2);
+  assert.equal(both.stdout, '', 'no interpreter printed: none was prepared');
+  assert.match(both.stderr, /^repeat-tool-breaker setup: --force --remove: give one option at a time; nothing was done\nusage: /);
   assert.ok(!existsSync(folderOf(env)), 'no environment prepared');
   const help = setup('--help');
   assert.equal(help.status, 0);
