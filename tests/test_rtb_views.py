@@ -301,3 +301,12 @@ def test_a_stopped_call_shows_the_count_that_stopped_it_in_every_view(
                 assert count == stopped[key][0] and _same_on(on, stopped[key][1]), (name, key, count, on)
             else:  # a call that ran, listed by --calls
                 assert any(count == figure and _same_on(on, what) for figure, what in ran[key]), (name, key)
+
+
+@pytest.mark.parametrize("around", ["-1", "two"])
+def test_around_refuses_what_is_not_a_count(around: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--around -1`` read as 0 without a word; it is refused naming what is wanted (exit 2)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["replay", "--calls", "--around", around, "."])
+    assert stopped.value.code == 2
+    assert f"argument --around: expected a whole number >= 0, got '{around}'" in capsys.readouterr().err

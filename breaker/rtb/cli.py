@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--around",
-        type=int,
+        type=_count,
         metavar="N",
         help="with --calls: how many calls before a stop (default: the window)",
     )
@@ -149,6 +149,17 @@ def _add_profile(parser: argparse.ArgumentParser) -> None:
         help="use the config of dsh profile NAME ($DSH_HOME/profiles/NAME); without it and --config, "
         "the config of the profile folder rtb runs in, else the defaults",
     )
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 (``--around``): a negative one read as 0 without a word."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
 
 
 def _numbers(text: str) -> list[int]:
