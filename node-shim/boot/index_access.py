@@ -159,8 +159,13 @@ def certificates(settings: dict[str, str]) -> ssl.SSLContext:
     pip's HTTP library is pointed at, else the system's."""
     cert = settings.get("cert") or os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if cert and os.path.isdir(cert):
-        return ssl.create_default_context(capath=cert)
-    return ssl.create_default_context(cafile=cert or None)
+        context = ssl.create_default_context(capath=cert)
+    else:
+        context = ssl.create_default_context(cafile=cert or None)
+    # Python 3.13's default trusts a server's own certificate given as cert (a partial chain);
+    # pip's HTTP library does not, so neither does this.
+    context.verify_flags &= ~getattr(ssl, "VERIFY_X509_PARTIAL_CHAIN", 0)
+    return context
 
 
 def opener(settings: dict[str, str], url: str) -> urllib.request.OpenerDirector:
