@@ -193,7 +193,7 @@ def declined_ask_notice(measures: frozenset[str], config: BreakerConfig) -> Noti
     if measures:
         named = ", ".join(quotable_inline(key, config.previewChars) for key in sorted(measures))
         why = f"it reached a repeat limit ({named}), which onLimit: 'ask' puts to an operator"
-        stays = "Calls carrying these stay blocked"
+        stays = "Calls carrying what it reached stay blocked"
     else:
         why = "it repeated a local target, which localHosts: 'ask' puts to an operator"
         stays = "Repeats of local targets stay blocked"
