@@ -395,6 +395,22 @@ def test_fingerprints_are_invariant_under_host_spelling(
         )
 
 
+@pytest.mark.parametrize("spelled", ["bücher.de", "BÜCHER.DE", "www.bücher.de", "xn--bcher-kva.de"])
+def test_an_internationalised_host_and_its_ascii_form_are_one_host(spelled: str) -> None:
+    """``bücher.de`` and ``xn--bcher-kva.de`` name one host (the second is what DNS is asked): a
+    model alternating the two spellings repeats one fetch, as with upper case or ``www.``."""
+    assert of_kind(bash(f"curl -s https://{spelled}/katalog"), "net") == {"net:xn--bcher-kva.de/katalog"}
+    config = load_config({"hostAliases": {"bücher.de": "books.example"}})
+    assert of_kind(keys("bash", {"command": f"curl -s https://{spelled}/k"}, config), "net") == {
+        "net:books.example/k"
+    }
+
+
+def test_a_host_with_no_ascii_form_is_kept_as_written() -> None:
+    too_long = "ü" * 70 + ".de"  # a label past 63 characters has none
+    assert of_kind(bash(f"curl -s https://{too_long}/x"), "net") == {f"net:{too_long}/x"}
+
+
 @given(tool_names, json_values)
 def test_fingerprint_call_never_raises_on_json_ish_arguments(tool: str, arguments: object) -> None:
     result = fingerprints(tool, arguments)

@@ -4,10 +4,17 @@ every spelling of its host."""
 
 from __future__ import annotations
 
+import contextlib
+
 
 def fold_host_name(spelled: str) -> str:
     """A host name as hosts are compared (URLs and ``hostAliases`` alike): lowercase, no trailing
-    dot, no ``www.`` in front of a name that still has a dot (``www.example.org`` is
-    ``example.org``, while ``www.org`` is a name of its own, not the bare label ``org``)."""
+    dot, an internationalised name in its ASCII form (``bücher.de`` is ``xn--bcher-kva.de``, the
+    name DNS asks for; one that has none stays as written), no ``www.`` in front of a name that
+    still has a dot (``www.example.org`` is ``example.org``, while ``www.org`` is a name of its
+    own, not the bare label ``org``)."""
     name = spelled.lower().rstrip(".")
+    if not name.isascii():
+        with contextlib.suppress(UnicodeError):  # no ASCII form (a label too long): kept
+            name = name.encode("idna").decode("ascii")
     return name[4:] if name.startswith("www.") and "." in name[4:] else name
