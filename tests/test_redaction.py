@@ -17,7 +17,7 @@ from breaker.core.history.streaks import Streak
 from breaker.core.judging.verdicts import Deny, FailureHit, Hit, Stall
 from breaker.core.reading.fingerprints import Fingerprint, ToolCall
 from breaker.core.reading.outcomes import Failure
-from breaker.core.wording import redaction
+from breaker.core.wording import secretformats
 from breaker.core.wording.messages import (
     ask_reason,
     denial,
@@ -275,12 +275,12 @@ def test_ordinary_text_with_visible_unicode_is_kept() -> None:
 
 def _every_pattern_run(text: str) -> str:
     """Redaction as it would be with every pattern run on every text, hints aside."""
-    hinted = redaction._REDACTIONS
-    redaction._REDACTIONS = tuple((pattern, replacement, None) for pattern, replacement, _ in hinted)
+    hinted = secretformats.REDACTIONS
+    secretformats.REDACTIONS = tuple((pattern, replacement, None) for pattern, replacement, _ in hinted)
     try:
         return redact(text)
     finally:
-        redaction._REDACTIONS = hinted
+        secretformats.REDACTIONS = hinted
 
 
 #: Pieces of texts that hold secrets, spelled in every case the patterns read alike (the letters

@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from breaker.core.wording import secretformats
 from breaker.core.wording.escapes import Unescaped
 from breaker.core.wording.secretformats import FOLD_BEYOND_ASCII as _FOLD_BEYOND_ASCII
-from breaker.core.wording.secretformats import REDACTIONS as _REDACTIONS
 
 #: How much more of a result than can be quoted is redacted before the cut, so that a secret
 #: straddling the cut is still recognised whole.
@@ -88,7 +88,7 @@ def redact(text: str) -> str:
     is redacted to the end: the text may have been cut inside it.
     """
     folded = None
-    for pattern, replacement, hints in _REDACTIONS:
+    for pattern, replacement, hints in secretformats.REDACTIONS:
         if hints is not None:
             folded = _folded(text) if folded is None else folded
             if not any(hint in folded for hint in hints):
@@ -114,7 +114,7 @@ def _through_escapes(text: str) -> str:
         if levels is None:
             break
         folded = None
-        for pattern, replacement, hints in _REDACTIONS:
+        for pattern, replacement, hints in secretformats.REDACTIONS:
             if hints is not None:
                 folded = _folded(levels[-1].text) if folded is None else folded
                 if not any(hint in folded for hint in hints):
