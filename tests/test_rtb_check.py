@@ -77,6 +77,18 @@ def test_a_row_without_config_keeps_the_one_before(
     assert status == 1 and "did you mean 'window'" in out
 
 
+def test_a_disabled_row_says_dsh_does_not_load_the_plugin_until_a_later_layer_enables_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  disabled: true\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 0 and "row is disabled" in out and "defaults apply" not in out
+    enabled = tmp_path / "enable.yml"
+    enabled.write_text("- id: repeat-tool-breaker\n  disabled: false\n  config:\n    window: 2\n")
+    status, out, _ = _run(capsys, "check", str(profile), str(enabled))
+    assert status == 1 and "window must be a whole number" in out
+
+
 def test_a_bare_config_file_and_an_unreadable_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

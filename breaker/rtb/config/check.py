@@ -42,13 +42,15 @@ FIX = (
 
 @dataclass(frozen=True)
 class Layer:
-    """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), and its
-    rows meant for the plugin under another id."""
+    """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), its
+    rows meant for the plugin under another id, and whether its last row for the plugin that says
+    so disables the row (``disabled``; None when none says)."""
 
     source: Path
     sets: bool
     config: object = None
     strays: tuple[StrayRow, ...] = ()
+    disabled: bool | None = None
 
 
 def add_subcommand(commands: Any) -> None:
@@ -90,6 +92,12 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
     stray = next(((layer, stray) for layer in layers for stray in layer.strays), None)
     if stray is not None:
         return 1, f"{stray[0].source}: {ROW_ID}: {stray[1].line}"
+    switch = next((layer for layer in reversed(layers) if layer.disabled is not None), None)
+    if switch is not None and switch.disabled:
+        return 0, (
+            f"OK: {switch.source}: the {ROW_ID} row is disabled (disabled: true), so dsh does not "
+            "load the plugin and reads no config for it"
+        )
     setting = next((layer for layer in reversed(layers) if layer.sets), None)
     if setting is None:
         where = ", ".join(str(layer.source) for layer in layers)
@@ -135,8 +143,16 @@ def read_layer(path: Path) -> Layer:
     if isinstance(document, list):
         every = _rows(document)
         strays = tuple(stray_rows(_patch_row(row) for row in every if isinstance(row.get("id"), str)))
-        rows = [row for row in every if row.get("id") == ROW_ID and "config" in row]
-        return Layer(path, sets=bool(rows), config=rows[-1]["config"] if rows else None, strays=strays)
+        mine = [row for row in every if row.get("id") == ROW_ID]
+        rows = [row for row in mine if "config" in row]
+        switches = [row["disabled"] for row in mine if isinstance(row.get("disabled"), bool)]
+        return Layer(
+            path,
+            sets=bool(rows),
+            config=rows[-1]["config"] if rows else None,
+            strays=strays,
+            disabled=switches[-1] if switches else None,
+        )
     try:
         return Layer(path, sets=True, config=config_mapping(document))
     except ConfigError as error:
