@@ -155,6 +155,11 @@ def test_canonical_json_agrees_with_json_dumps_on_json_values(value: object) -> 
         ("http://[::1]:8080/", "[::1]:8080/"),
         ("http://[0:0:0:0:0:0:0:1]/", "[::1]/"),
         ("http://[fe80::1%25eth0]/", "[fe80::1]/"),
+        ("http://127.1:8080/", "127.0.0.1:8080/"),
+        ("http://0x7f.0.0.1:8080/", "127.0.0.1:8080/"),
+        ("http://2130706433:8080/", "127.0.0.1:8080/"),
+        ("http://0177.0.0.01:8080/", "127.0.0.1:8080/"),
+        ("https://1.2.3.4.5/", "1.2.3.4.5/"),
         ("https://x.org/@user/a@b", "x.org/@user/a@b"),
     ],
 )
@@ -228,6 +233,12 @@ def test_site_is_the_registrable_part_and_ip_literals_stand_alone(url: str, site
         "[fd00::1]",
         "[::ffff:127.0.0.1]",
         "[::ffff:192.168.1.1]",
+        "127.1",
+        "0x7f.1",
+        "2130706433",
+        "0177.0.0.1",
+        "10.1",
+        "192.168.257",
     ],
 )
 def test_local_hosts_are_recognised_without_dns(host: str) -> None:
@@ -245,6 +256,9 @@ def test_local_hosts_are_recognised_without_dns(host: str) -> None:
         "[2001:db8::1]",
         "[::ffff:8.8.8.8]",
         "localhost.example.com",
+        "8.8.2056",
+        "134744072",
+        "256.1.1.1",
     ],
 )
 def test_public_hosts_are_not_local(host: str) -> None:

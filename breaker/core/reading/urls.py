@@ -46,7 +46,9 @@ URL_IN_TEXT = re.compile(r"https?://[^\s'\"<>\\`{}|^]+", re.IGNORECASE)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 _AUTHORITY_END = re.compile(r"[/?#]")
 _BAD_HOST_CHAR = re.compile(r"[^\w.-]")
-_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+#: An IPv4 address's parts as HTTP clients read them (WHATWG URL, inet_aton): 1 to 4 numbers,
+#: each decimal, ``0x`` hex or ``0`` octal, the last filling the bytes left (``127.1`` is 127.0.0.1).
+_IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*")
 _TRAILING_PROSE = ".,;:!?*'"
 _DEFAULT_PORTS = (80, 443)
 #: One percent-encoded octet; the unreserved characters an escape of one is the character itself.
@@ -164,12 +166,25 @@ def _host_facts(spelled: str) -> _Host | None:
 
 
 def _ipv4_of(name: str) -> ipaddress.IPv4Address | None:
-    if not _IPV4.fullmatch(name):
+    """The IPv4 address a host spells, in any form an HTTP client reads as one (``127.1``,
+    ``0x7f.0.0.1``, ``2130706433``, ``0177.0.0.1``), or None for a name."""
+    parts = name.split(".")
+    if len(parts) > 4 or not all(_IPV4_PART.fullmatch(part) for part in parts):
         return None
-    try:
-        return ipaddress.IPv4Address(name)
-    except ValueError:
+    numbers = [_ipv4_number(part) for part in parts]
+    last = numbers.pop()
+    if any(number > 255 for number in numbers) or last >= 256 ** (4 - len(numbers)):
         return None
+    for place, number in enumerate(numbers):
+        last += number << (8 * (3 - place))
+    return ipaddress.IPv4Address(last)
+
+
+def _ipv4_number(part: str) -> int:
+    """One part of an IPv4 address (``_IPV4_PART``) as its number."""
+    if part[:2] in ("0x", "0X"):
+        return int(part[2:] or "0", 16)
+    return int(part, 8) if part.startswith("0") else int(part)
 
 
 def _is_local_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
