@@ -106,6 +106,23 @@ def test_config_wins_over_the_profile_folder_and_says_where_it_came_from(
     assert document["sessions"][0]["stops"] == 0
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["replay", "{logs}"], ["explain", "make test"], ["sweep", "{logs}"]],
+    ids=["replay", "explain", "sweep"],
+)
+def test_an_invalid_config_file_is_named_with_its_fix(
+    capsys: pytest.CaptureFixture[str], profile: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"window": 3}), encoding="utf-8")
+    logs = str(tmp_path / "logs")
+    status = main([argv[0], "--config", str(bad), *(arg.format(logs=logs) for arg in argv[1:])])
+    assert status == 2
+    named = f"rtb: {bad}: repeat-tool-breaker: window must be a whole number >= 4, got 3. Fix: "
+    assert capsys.readouterr().err.startswith(named)
+
+
 def test_profile_names_a_profile_of_dsh_home(
     capsys: pytest.CaptureFixture[str], profile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

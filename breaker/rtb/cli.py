@@ -21,7 +21,7 @@ from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 from breaker.rtb import replayrun
 from breaker.rtb.config import check
 from breaker.rtb.config.configfile import read_config_file
-from breaker.rtb.config.whichconfig import choose
+from breaker.rtb.config.whichconfig import choose, loaded
 from breaker.rtb.inputs import load_sessions, read_labels, replay_sources
 from breaker.rtb.read import dshhome
 from breaker.rtb.read.events import UsageError
@@ -281,7 +281,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     base = read_config_file(args.config)
-    load_config(base)  # a broken base config fails before any replay
+    if args.config is not None:  # a broken base config fails before any replay
+        loaded(base, args.config, "correct it in that file")
     labels, loop_starts = read_labels(args.labels) if args.labels is not None else (None, None)
     sessions, problems = load_sessions(args.paths)
     if labels is not None:

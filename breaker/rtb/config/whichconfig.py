@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.rtb.config.check import PROFILE_PATCH, read_layers
+from breaker.rtb.config.check import FIX, PROFILE_PATCH, ended, read_layers
 from breaker.rtb.config.configfile import read_config_file
 from breaker.rtb.read import dshhome
 from breaker.strayrows import ROW_ID
@@ -58,7 +58,8 @@ def choose(config_file: Path | None, profile: str | None, folder: Path | None = 
     """The configuration to use (see the module docstring); ``folder`` defaults to the current one.
     A file that cannot be read or holds an invalid config raises ``ConfigError``."""
     if config_file is not None:
-        return Chosen(load_config(read_config_file(config_file)), "--config", config_file)
+        raw = read_config_file(config_file)
+        return Chosen(loaded(raw, config_file, "correct it in that file"), "--config", config_file)
     if profile is not None:
         where = dshhome.profile_folder(profile)
         if not where.is_dir():
@@ -80,11 +81,16 @@ def _from_profile(folder: Path, origin: Origin) -> Chosen:
         if patch.is_file():
             why = f"{_shown_path(patch)} sets no config for {ROW_ID}"
         return Chosen(load_config(None), "defaults", why=why)
+    return Chosen(loaded(layer.config, layer.source, FIX), origin, layer.source)
+
+
+def loaded(raw: object, source: Path, fix: str) -> BreakerConfig:
+    """``raw`` loaded over the defaults; an invalid value is the ``ConfigError`` ``rtb check``
+    prints: the file, the row, what is wrong and ``fix``."""
     try:
-        config = load_config(layer.config)  # type: ignore[arg-type]  # validated there, whatever it is
+        return load_config(raw)  # type: ignore[arg-type]  # validated there, whatever it is
     except ConfigError as error:
-        raise ConfigError(f"{_shown_path(layer.source)}: {ROW_ID}: {error}") from None
-    return Chosen(config, origin, layer.source)
+        raise ConfigError(f"{_shown_path(source)}: {ROW_ID}: {ended(str(error))} Fix: {fix}") from None
 
 
 def _shown_path(path: Path) -> str:
