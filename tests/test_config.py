@@ -7,9 +7,13 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from breaker import ToolCall
 from breaker.core.config import DEFAULTS, BreakerConfig, ConfigError, default_config, load_config
 from breaker.core.reading.counted import counted_tools_pattern
+from breaker.core.reading.fingerprints import fingerprint_call
 
 
 def test_no_config_gives_the_documented_defaults() -> None:
@@ -243,6 +247,51 @@ def test_an_exact_limit_without_its_arguments_as_json_fails_loud_with_the_form()
         load_config({"limits": {"exact:bash:ls": 3}})
     for key in ('exact:bash:{"command":"ls"}', 'exact:mcp:server:{"id":1}', "exact"):
         assert load_config({"limits": {key: 3}}).limits[key] == 3
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        (
+            "exact:bash:{command:ls}",
+            "its arguments are not JSON (Expecting property name enclosed in double quotes",
+        ),
+        ('exact:bash:{"command":"ls -la /srv/da…', "its arguments are not JSON (Unterminated string"),
+        ('exact:bash:{"command": "ls"}', 'did you mean \'exact:bash:{"command":"ls"}\'?'),
+        ('exact:read:{"path":"a","offset":2}', 'did you mean \'exact:read:{"offset":2,"path":"a"}\'?'),
+    ],
+)
+def test_an_exact_limit_no_call_could_carry_is_refused_with_its_spelling(key: str, says: str) -> None:
+    """An exact: key is matched as written: one whose JSON has a space, keys in another order or
+    was cut short (copied from a wrapped denial) would cap nothing, without a word."""
+    with pytest.raises(ConfigError) as raised:
+        load_config({"limits": {key: 3}})
+    assert str(raised.value).startswith(f"limits has the key {key!r}, which no call can carry: ")
+    assert says in str(raised.value)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.from_regex(r"[a-z_:1-9-]{1,12}", fullmatch=True),
+    arguments=st.dictionaries(st.text(max_size=10), _JSON, max_size=5),
+)
+def test_every_exact_key_a_call_carries_is_a_valid_limit(name: str, arguments: dict[str, object]) -> None:
+    """The check of an exact: key's spelling refuses no key a call's fingerprint has, whatever the
+    tool's name (a colon in it too) and arguments; a key cut to a head and a digest is taken as is."""
+    key = fingerprint_call(ToolCall(name, arguments), load_config(None)).fingerprints[0].key
+    assert key.startswith(f"exact:{name}:")
+    assert load_config({"limits": {key: 3}}).limits[key] == 3
 
 
 def test_host_aliases_fold_to_the_end_of_a_chain() -> None:

@@ -14,12 +14,20 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, get_args
 
 from breaker.core.config.hosts import fold_host_name
-from breaker.core.config.messages import ConfigError, choice_message, got, shown, unknown_limit_message
+from breaker.core.config.messages import (
+    ConfigError,
+    choice_message,
+    exact_key_message,
+    got,
+    shown,
+    unknown_limit_message,
+)
 from breaker.core.config.settings import BreakerConfig
 from breaker.core.config.tables import (
     FAMILIES,
     FINGERPRINT_KINDS,
     NUMBER_BOUNDS,
+    SHORTENED_KEY_MARK,
     IdentityMode,
     LocalHostsPolicy,
     OnLimitPolicy,
@@ -198,6 +206,8 @@ def _limits(value: Mapping[str, Any]) -> dict[str, float | None]:
     for key, cap in value.items():
         if not isinstance(key, str) or not _is_limit_key(key):
             raise ConfigError(unknown_limit_message(key))
+        if key.startswith("exact:"):
+            _exact_key_spelling(key)
         result[key] = _cap(f"limits.{key}", cap, "a cap below 2 would deny the first call")
     return result
 
@@ -229,3 +239,30 @@ def _is_limit_key(key: str) -> bool:
     if kind == "exact" and rest:  # the tool, then its arguments as JSON (as a denial shows the key)
         return _EXACT_ARGUMENTS.search(rest) is not None
     return kind in FINGERPRINT_KINDS and (rest != "" or ":" not in key)
+
+
+def _exact_key_spelling(key: str) -> None:
+    """Raise when an ``exact:`` key is not written as its fingerprint is (``json_key``: the tool,
+    then its arguments as compact JSON with keys sorted), so that no call could ever carry it: its
+    arguments not JSON, or JSON spelled otherwise (a space, keys in another order). A key cut to
+    a head and a digest (``SHORTENED_KEY_MARK``), as a denial shows a long one, is taken as is.
+    A tool's name may hold a colon: each place the arguments may start is tried."""
+    if SHORTENED_KEY_MARK in key:
+        return
+    import json  # only for a configuration that caps one exact call
+
+    meant, why = None, ""
+    for found in _EXACT_ARGUMENTS.finditer(key, len("exact:")):
+        head, text = key[: found.start() + 1], key[found.start() + 1 :]
+        try:
+            arguments = json.loads(text)
+        except ValueError as error:
+            why = why or f"its arguments are not JSON ({error})"
+            continue
+        written = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if written == text:
+            return
+        meant = meant or head + written
+    if meant is not None:
+        raise ConfigError(exact_key_message(key, "its JSON is spelled otherwise than a fingerprint's", meant))
+    raise ConfigError(exact_key_message(key, why))

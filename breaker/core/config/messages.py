@@ -49,6 +49,18 @@ def unknown_limit_message(key: object) -> str:
     return message
 
 
+def exact_key_message(key: str, why: str, meant: str | None = None) -> str:
+    """``limits`` holds the ``exact:`` key ``key``, which no call carries for ``why``; the
+    fingerprint it was meant to be when it is known."""
+    message = f"limits has the key {key!r}, which no call can carry: {why}; "
+    if meant is not None:
+        return message + f"did you mean {meant!r}?"
+    return (
+        message
+        + 'copy the key as a denial or `rtb explain --json` shows it, such as \'exact:bash:{"command":"ls"}\''
+    )
+
+
 def unknown_key_message(key: str, valid: list[str]) -> str:
     """``key`` is no key of the configuration: the closest one (or the one spelled in another
     case) suggested, then every valid key."""

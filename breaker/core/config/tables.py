@@ -26,6 +26,11 @@ FINGERPRINT_KINDS = ("exact", "cmd", "net", "host", "site", "sink", "family", "v
 HTTP_FETCH = "family:http-fetch"
 FAMILIES = (HTTP_FETCH,)
 
+#: What stands between the head of a fingerprint key too long to keep whole and the digest of the
+#: whole (``breaker.core.reading.canonical.bounded_key``): a ``limits`` key holding it is taken as
+#: such a key, copied from a denial, and not read as JSON.
+SHORTENED_KEY_MARK = "…#"
+
 DEFAULTS: dict[str, Any] = {
     # A named set of settings the other keys start from (PRESETS); null: these defaults.
     "preset": None,

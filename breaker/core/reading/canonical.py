@@ -15,6 +15,7 @@ import json
 from json.encoder import encode_basestring
 from typing import Literal
 
+from breaker.core.config.tables import SHORTENED_KEY_MARK
 from breaker.core.reading.sent import CONDENSED_CHARS as CONDENSED_CHARS
 
 try:
@@ -25,7 +26,7 @@ except ImportError:  # an interpreter without json's C accelerator
 #: The longest fingerprint key kept verbatim; longer keys keep a head plus a digest of the whole.
 MAX_KEY_CHARS = 512
 _DIGEST_BYTES = 16
-_DIGEST_MARK = "…#"
+_DIGEST_MARK = SHORTENED_KEY_MARK
 _KEY_HEAD_CHARS = MAX_KEY_CHARS - len(_DIGEST_MARK) - 2 * _DIGEST_BYTES
 _CONDENSED_HEAD_CHARS = 64
 
