@@ -12,6 +12,10 @@ composed) and by ``rtb check`` (which reads the patch files):
 * this plugin's own row with keys of its config beside ``config:`` (``window: 8`` not indented
   under it), which dsh passes to no one.
 
+And one more mistake of the same kind: a second row that inserts this plugin (an overlay's or a
+profile's ``- insert:`` beside the bundle's own row), so dsh runs it twice, each on its own row's
+``config:``, and the one on the defaults stops calls whatever the other says.
+
 Sans-I/O: rows in, the strays found out.
 """
 
@@ -48,13 +52,15 @@ ROW_FIELDS = frozenset(
 
 class PatchRow(NamedTuple):
     """A row of a cordis patch, as far as telling a stray goes: its id, the keys of its
-    ``config:``, the module it names (``name:``, absent on a row that reconfigures one) and the
-    row's own keys beside those of cordis (``ROW_FIELDS``)."""
+    ``config:``, the module it names (``name:``, absent on a row that reconfigures one), the
+    row's own keys beside those of cordis (``ROW_FIELDS``) and whether it is a row of an
+    ``insert:`` list (one that mounts its module, not one that reconfigures a row)."""
 
     id: str
     keys: tuple[str, ...] = ()
     name: str | None = None
     beside: tuple[str, ...] = ()
+    inserted: bool = False
 
 
 def _names(keys: object) -> tuple[str, ...]:
@@ -72,7 +78,13 @@ def patch_rows(rows: object) -> list[PatchRow]:
             name = row.get("name")
             beside = tuple(key for key in _names(row.get("beside")) if key not in ROW_FIELDS)
             found.append(
-                PatchRow(row["id"], _names(row.get("keys")), name if isinstance(name, str) else None, beside)
+                PatchRow(
+                    row["id"],
+                    _names(row.get("keys")),
+                    name if isinstance(name, str) else None,
+                    beside,
+                    row.get("inserted") is True,
+                )
             )
     return found
 
@@ -128,7 +140,8 @@ def stray_rows(rows: Iterable[PatchRow]) -> list[StrayRow]:
     """The strays among ``rows``, in patch order, each told once (cordis applies a row's keys to
     the row a bundle inserted too, so the same keys come twice)."""
     found: list[StrayRow] = []
-    for row_id, keys, name, beside in rows:
+    rows = list(rows)
+    for row_id, keys, name, beside, _ in rows:
         if row_id == ROW_ID or mounts_this_plugin(name):
             misplaced = [key for key in beside if key in OWN_KEYS]
             if misplaced:
@@ -162,4 +175,22 @@ def stray_rows(rows: Iterable[PatchRow]) -> list[StrayRow]:
                     f"move them into the config: of the {ROW_ID} row",
                 )
             )
+    found.extend(_mounted_twice(rows))
     return list({stray.line: stray for stray in found}.values())
+
+
+def _mounted_twice(rows: list[PatchRow]) -> list[StrayRow]:
+    """The second row (and any after it) that inserts this plugin: dsh runs one plugin per row."""
+    mounts = [row for row in rows if row.inserted and mounts_this_plugin(row.name)]
+    if len(mounts) < 2:
+        return []
+    named = ", ".join(f"{row.id!r} ({row.name})" for row in mounts)
+    return [
+        StrayRow(
+            mounts[-1].id,
+            f"{len(mounts)} rows insert this plugin ({named}), so dsh runs it {len(mounts)} times, "
+            "each on its own row's config:, and any of them stops a call",
+            f"keep one: give the bundle's row its config with a flat `- id: {ROW_ID}` row holding "
+            "config: (no insert:), or drop the other insert",
+        )
+    ]

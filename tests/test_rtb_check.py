@@ -169,6 +169,30 @@ def test_a_row_that_mounts_this_plugin_under_another_id_is_its_own(
     assert status == 0 and out.startswith("OK:")
 
 
+def test_a_profile_inserting_the_plugin_beside_its_bundle_runs_it_twice_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A profile that lists the bundle (which inserts the row) and inserts another row of the
+    plugin gets two of it: the bundle's on the defaults stops calls whatever the other says."""
+    inserted = "- insert:\n    - id: repeat-tool-breaker\n      name: dsh-repeat-tool-breaker\n"
+    profile = _profile(tmp_path, inserted + "      config: { limits: { exact: 9 } }\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 0 and out.startswith("OK:")  # no bundle listed: the overlay route, one plugin
+    (profile / "package.json").write_text(
+        '{"dsh": {"profile": {"bundles": ["@deepseek-ai/dsh-base", "dsh-repeat-tool-breaker"]}}}'
+    )
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and out.startswith(
+        f"{profile / 'cordis.patch.yml'}: repeat-tool-breaker: 2 rows insert"
+    )
+    assert "so dsh runs it 2 times" in out and "Fix: keep one" in out
+    (profile / "cordis.patch.yml").write_text(
+        PATCH_HEAD + "- id: repeat-tool-breaker\n  config: { window: 8 }\n"
+    )
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 0 and out.startswith("OK:")
+
+
 def test_a_suggestion_ending_in_a_question_mark_takes_no_stray_period(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

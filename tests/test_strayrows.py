@@ -96,3 +96,32 @@ def test_the_rows_the_shim_sends_carry_their_own_keys() -> None:
     sent = [{"id": ROW_ID, "keys": [], "beside": ["id", "name", "window"], "name": "dsh-repeat-tool-breaker"}]
     assert patch_rows(sent) == [PatchRow(ROW_ID, (), "dsh-repeat-tool-breaker", ("window",))]
     assert patch_rows([{"id": ROW_ID, "keys": [], "beside": "window"}]) == [PatchRow(ROW_ID)]
+
+
+def test_a_second_row_inserting_this_plugin_is_named_as_running_it_twice() -> None:
+    """The bundle inserts the row; an overlay or a profile inserting another makes dsh run the
+    plugin twice, and the one on the defaults stops calls whatever the other's config says."""
+    bundle = PatchRow(ROW_ID, (), "dsh-repeat-tool-breaker", ("id", "name"), inserted=True)
+    overlay = PatchRow(
+        ROW_ID, ("window",), "/abs/dsh-repeat-tool-breaker/node-shim/index.js", (), inserted=True
+    )
+    (stray,) = stray_rows([bundle, overlay])
+    assert stray.line == (
+        "2 rows insert this plugin ('repeat-tool-breaker' (dsh-repeat-tool-breaker), "
+        "'repeat-tool-breaker' (/abs/dsh-repeat-tool-breaker/node-shim/index.js)), so dsh runs it 2 "
+        "times, each on its own row's config:, and any of them stops a call. Fix: keep one: give the "
+        "bundle's row its config with a flat `- id: repeat-tool-breaker` row holding config: (no "
+        "insert:), or drop the other insert"
+    )
+    # one insert, reconfigured by id (a name beside it too): one plugin
+    reconfigured = PatchRow(ROW_ID, ("window",), "dsh-repeat-tool-breaker", ())
+    assert stray_rows([bundle, reconfigured]) == [] == stray_rows([overlay])
+    assert stray_rows([bundle, PatchRow("other", (), "some-plugin", (), inserted=True)]) == []
+
+
+def test_the_shim_marks_the_rows_of_an_insert_list() -> None:
+    sent = [
+        {"id": ROW_ID, "keys": [], "beside": [], "name": "dsh-repeat-tool-breaker", "inserted": True},
+        {"id": ROW_ID, "keys": [], "beside": [], "inserted": "yes"},
+    ]
+    assert [row.inserted for row in patch_rows(sent)] == [True, False]

@@ -143,6 +143,16 @@ test('a config key beside the row\'s config: instead of under it is named at boo
   });
 });
 
+test('a second row inserting the plugin beside the bundle\'s is named at boot: dsh runs it twice', async () => {
+  await withStderr('[repeat-tool-breaker] 2 rows insert', async (lines) => {
+    const dsh = new FakeDsh({ body: () => 'the same answer' });
+    const row = (name) => ({ insert: [{ id: 'repeat-tool-breaker', name }] });
+    dsh.ctx.fiber = { entry: { parent: { tree: { config: { patches: [row('dsh-repeat-tool-breaker'), row('/abs/node-shim/index.js')] } } } } };
+    disposers.push(await apply(dsh.ctx, undefined));
+    assert.match(lines.join(''), /^\[repeat-tool-breaker\] 2 rows insert this plugin \('repeat-tool-breaker' \(dsh-repeat-tool-breaker\), .*\. Fix: keep one: [^\n]*\n$/);
+  });
+});
+
 test('.inf and .nan in the config are refused as written, not taken for null (no cap)', async () => {
   await assert.rejects(() => apply(new FakeDsh().ctx, { limits: { exact: Infinity } }), /limits\.exact must be null or a finite number >= 2, got \.inf\. Fix:/);
   await assert.rejects(() => apply(new FakeDsh().ctx, { failLimit: NaN }), /failLimit must be null or a finite number >= 2, got \.nan\. Fix:/);

@@ -29,7 +29,7 @@ from typing import Any
 from breaker.core.config import ConfigError, load_config
 from breaker.rtb.config.configfile import config_mapping, read_document
 from breaker.rtb.read import dshhome
-from breaker.strayrows import ROW_FIELDS, ROW_ID, PatchRow, StrayRow, stray_rows
+from breaker.strayrows import PACKAGE, ROW_FIELDS, ROW_ID, PatchRow, stray_rows
 
 PROFILE_PATCH = "cordis.patch.yml"
 
@@ -43,13 +43,13 @@ FIX = (
 @dataclass(frozen=True)
 class Layer:
     """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), its
-    rows meant for the plugin under another id, and whether its last row for the plugin that says
-    so disables the row (``disabled``; None when none says)."""
+    rows as far as telling a stray goes (``breaker.strayrows``: all layers' together), and whether
+    its last row for the plugin that says so disables the row (``disabled``; None when none says)."""
 
     source: Path
     sets: bool
     config: object = None
-    strays: tuple[StrayRow, ...] = ()
+    rows: tuple[PatchRow, ...] = ()
     disabled: bool | None = None
 
 
@@ -89,9 +89,13 @@ def run(args: argparse.Namespace) -> int:
 def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
     """(exit status, the line to print) for the config the last layer that sets one gives; a row
     meant for the plugin under another id, in any layer, first."""
-    stray = next(((layer, stray) for layer in layers for stray in layer.strays), None)
-    if stray is not None:
-        return 1, f"{stray[0].source}: {ROW_ID}: {stray[1].line}"
+    strays = stray_rows(row for layer in layers for row in layer.rows)
+    if strays:
+        stray = strays[0]
+        source = next(
+            layer.source for layer in reversed(layers) if any(row.id == stray.id for row in layer.rows)
+        )
+        return 1, f"{source}: {ROW_ID}: {stray.line}"
     switch = next((layer for layer in reversed(layers) if layer.disabled is not None), None)
     if switch is not None and switch.disabled:
         return 0, (
@@ -117,9 +121,28 @@ def ended(text: str) -> str:
 
 
 def read_layers(path: Path) -> list[Layer]:
-    """The layers a path gives dsh: a file, or a profile folder's patch and then its home's."""
+    """The layers a path gives dsh: a file, or a profile folder's patch and then its home's (after
+    the plugin's bundle layer, when the profile lists it)."""
     home = home_patch(path)
-    return [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
+    layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
+    return [*bundle_layer(path), *layers]
+
+
+def bundle_layer(folder: Path) -> list[Layer]:
+    """The row the plugin's own bundle inserts (no ``config:``), when ``folder`` is a profile
+    whose ``package.json`` lists the package among its bundles; dsh applies it first."""
+    manifest = folder / "package.json"
+    if not folder.is_dir() or not manifest.is_file():
+        return []
+    try:
+        bundles = read_document(manifest, str(manifest))
+    except ConfigError:
+        return []  # not a manifest dsh reads a profile from: no bundle layer
+    for key in ("dsh", "profile", "bundles"):
+        bundles = bundles.get(key) if isinstance(bundles, dict) else None
+    if not isinstance(bundles, list) or PACKAGE not in bundles:
+        return []
+    return [Layer(manifest, sets=False, rows=(PatchRow(ROW_ID, name=PACKAGE, inserted=True),))]
 
 
 def home_patch(folder: Path) -> Path | None:
@@ -141,16 +164,18 @@ def read_layer(path: Path) -> Layer:
         path = patch
     document = read_document(path, str(path))
     if isinstance(document, list):
-        every = _rows(document)
-        strays = tuple(stray_rows(_patch_row(row) for row in every if isinstance(row.get("id"), str)))
-        mine = [row for row in every if row.get("id") == ROW_ID]
+        every = _rows(document, inserted=False)
+        patch_rows = tuple(
+            _patch_row(row, inserted) for row, inserted in every if isinstance(row.get("id"), str)
+        )
+        mine = [row for row, _ in every if row.get("id") == ROW_ID]
         rows = [row for row in mine if "config" in row]
         switches = [row["disabled"] for row in mine if isinstance(row.get("disabled"), bool)]
         return Layer(
             path,
             sets=bool(rows),
             config=rows[-1]["config"] if rows else None,
-            strays=strays,
+            rows=patch_rows,
             disabled=switches[-1] if switches else None,
         )
     try:
@@ -159,22 +184,23 @@ def read_layer(path: Path) -> Layer:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def _patch_row(row: dict[str, Any]) -> PatchRow:
-    """A row's id, the keys of its ``config:`` (none when it is not a mapping), its ``name`` and
-    its own keys beside cordis's."""
+def _patch_row(row: dict[str, Any], inserted: bool) -> PatchRow:
+    """A row's id, the keys of its ``config:`` (none when it is not a mapping), its ``name``, its
+    own keys beside cordis's, and whether an ``insert:`` list holds it."""
     config, name = row.get("config"), row.get("name")
     keys = tuple(key for key in config if isinstance(key, str)) if isinstance(config, dict) else ()
     beside = tuple(key for key in row if isinstance(key, str) and key not in ROW_FIELDS)
-    return PatchRow(row["id"], keys, name if isinstance(name, str) else None, beside)
+    return PatchRow(row["id"], keys, name if isinstance(name, str) else None, beside, inserted)
 
 
-def _rows(rows: list[Any]) -> list[dict[str, Any]]:
-    """A patch's rows in order, the rows of its ``insert:`` blocks in their place."""
-    found: list[dict[str, Any]] = []
+def _rows(rows: list[Any], inserted: bool) -> list[tuple[dict[str, Any], bool]]:
+    """A patch's rows in order, the rows of its ``insert:`` blocks in their place, each with
+    whether an ``insert:`` list holds it."""
+    found: list[tuple[dict[str, Any], bool]] = []
     for row in rows:
         if isinstance(row, dict):
-            inserted = row.get("insert")
-            if isinstance(inserted, list):
-                found.extend(_rows(inserted))
-            found.append(row)
+            block = row.get("insert")
+            if isinstance(block, list):
+                found.extend(_rows(block, inserted=True))
+            found.append((row, inserted))
     return found
