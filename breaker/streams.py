@@ -8,7 +8,8 @@ other (it does so on that byte). Then its stdout pipe is closed (the helper then
 stdin FIFO has a reader), and what the helper wrote to its stdin pipe before the switch (the
 ``configure`` request, as a rule) is read to the pipe's end, which the helper closes once the
 FIFOs take over: every request comes in the order it was sent. Where the FIFOs cannot be made
-nothing is said and the pipes stay; the helper takes a first byte other than ``F`` for a frame.
+an empty file ``pipes`` says so in the folder and the byte ``P`` on its stdout pipe, and the pipes
+stay.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import NamedTuple
 
 #: The byte the worker writes on its stdout pipe once its FIFOs are made (bridge-thread.js reads it).
 FIFOS_MADE = b"F"
+#: The byte it writes there first when it was given a folder but keeps its pipes (owner.js reads it).
+PIPES_KEPT = b"P"
 #: The pipe buffer asked for, where Linux allows it, on stdin (a 64 KB call then fits in one write
 #: of the shim's main thread) and on the second reply stream (its reader is an event loop that may
 #: be busy for a while, and a full pipe would stall the worker).
@@ -27,6 +30,9 @@ PIPE_BYTES = 1 << 20
 #: The FIFOs' names in the folder, in the order they are opened: requests in, replies out, and the
 #: replies the shim's event loop reads (``reply: "later"``; see breaker/protocol.py).
 FIFO_NAMES = ("stdin", "stdout", "later")
+#: An empty file the worker leaves in the folder when it cannot make its FIFOs there and keeps its
+#: pipes: a shim thread that waits for the FIFOs without its event loop reads it (owner.js).
+PIPES_MARK = "pipes"
 
 
 #: The worker's command line (no argparse: it and what it imports cost the boot a few ms).
@@ -74,7 +80,10 @@ def open_streams(folder: str | None, later_fd: int | None) -> Streams:
 def _opened(folder: str | None, later_fd: int | None) -> Streams:
     """Frames get a private copy of stdout either way; fd 1 itself becomes stderr, so nothing else
     (a print, a C library) can write into the frame stream."""
-    if folder is not None and _made(folder):
+    if folder is not None and not _made(folder):
+        _mark_pipes(folder)
+        os.write(1, PIPES_KEPT)
+    elif folder is not None:
         os.write(1, FIFOS_MADE)
         paths = [os.path.join(folder, name) for name in FIFO_NAMES]
         input_fd = os.open(paths[0], os.O_RDONLY)  # each returns once the helper has opened its end
@@ -104,6 +113,11 @@ def _made(folder: str) -> bool:
                 os.unlink(path)
         return False
     return True
+
+
+def _mark_pipes(folder: str) -> None:
+    with contextlib.suppress(OSError):  # the folder takes nothing: the shim learns it from the first byte
+        os.close(os.open(os.path.join(folder, PIPES_MARK), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def _to_end(fd: int) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 import msgpack  # type: ignore[import-untyped]  # no stubs published
 import pytest
 
-from breaker.streams import FIFO_NAMES, FIFOS_MADE, stream_options
+from breaker.streams import FIFO_NAMES, FIFOS_MADE, PIPES_KEPT, PIPES_MARK, stream_options
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,13 +82,31 @@ def test_the_worker_makes_its_fifos_and_every_request_comes_in_the_order_sent(tm
     os.close(later_reader)
 
 
-def test_where_the_fifos_cannot_be_made_the_worker_keeps_its_pipes(tmp_path: Path) -> None:
+def test_where_the_fifos_cannot_be_made_the_worker_keeps_its_pipes_and_says_so(
+    tmp_path: Path,
+) -> None:
     (tmp_path / FIFO_NAMES[1]).write_text("in the way")  # the second cannot be made
     worker = start("--fifos", str(tmp_path))
     out, err = worker.communicate(frame(CONFIGURE) + frame(STATS), timeout=30)
     assert worker.returncode == 0, err
-    assert [reply["id"] for reply in replies(out)] == [1, 2]
-    assert sorted(path.name for path in tmp_path.iterdir()) == [FIFO_NAMES[1]], "none left behind"
+    assert out[:1] == PIPES_KEPT, "it says so first"
+    assert [reply["id"] for reply in replies(out[1:])] == [1, 2]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([FIFO_NAMES[1], PIPES_MARK]), (
+        "no FIFO left behind"
+    )
+    assert (tmp_path / PIPES_MARK).stat().st_size == 0
+
+
+def test_the_shim_names_the_fifos_the_pipes_mark_and_the_first_bytes_as_the_worker_does() -> None:
+    shim = (ROOT / "node-shim" / "worker" / "fifo-folder.js").read_text()
+    names = ", ".join(f"'{name}'" for name in FIFO_NAMES)
+    assert f"export const FIFO_NAMES = [{names}];" in shim
+    assert f"export const PIPES_MARK = '{PIPES_MARK}';" in shim
+    for part in ("bridge-thread.js", "owner.js"):
+        code = (ROOT / "node-shim" / "worker" / part).read_text()
+        for name, byte in (("FIFOS_MADE", FIFOS_MADE), ("PIPES_KEPT", PIPES_KEPT)):
+            if name in code:
+                assert f"const {name} = {byte[0]:#x}; // '{byte.decode()}'" in code, (part, name)
 
 
 @pytest.mark.parametrize(

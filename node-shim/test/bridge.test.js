@@ -28,7 +28,7 @@ import { Journal } from '../call/journal.js';
 import { decode } from '../worker/msgpack.js';
 import { pidNamespace } from '../shared/owners.js';
 import { SLOT } from '../worker/slots.js';
-import { isAlive, waitUntil, workerSettings } from './processes.js';
+import { isAlive, testBridge, waitUntil, workerSettings } from './processes.js';
 
 const { operations } = workerSettings();
 
@@ -41,20 +41,7 @@ after(() => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-function bridgeWith({ command = PYTHON, journal, restartPolicy } = {}) {
-  const lines = [];
-  const bridge = new WorkerBridge({
-    command,
-    args: ['-m', 'breaker.worker'],
-    cwd: PACKAGE_ROOT,
-    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
-    log: (line) => lines.push(line),
-    replay: journal ? (agent) => journal.of(agent) : undefined,
-    restartPolicy,
-  });
-  closers.push(() => bridge.close());
-  return { bridge, lines };
-}
+const bridgeWith = (options = {}) => testBridge(closers, options);
 
 // Runs `body` with process.env changed, so a helper thread started meanwhile sees the change.
 function withEnvironment(changes, body) {

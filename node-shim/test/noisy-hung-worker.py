@@ -9,14 +9,18 @@ import sys
 import time
 
 from breaker.protocol import FrameDecoder, Guard, encode_frame_parts
+from breaker.streams import open_streams, stream_options
 from breaker.worker import RequestHandler
 
 handler = RequestHandler()
 decoder = FrameDecoder()
-while chunk := os.read(0, 1 << 16):
-    for request in decoder.feed(chunk):
+streams = open_streams(*stream_options(sys.argv[1:]))  # its FIFOs, as the worker makes them
+chunk = streams.first
+while chunk := chunk or os.read(streams.input_fd, 1 << 16):
+    requests, chunk = decoder.feed(chunk), b""
+    for request in requests:
         if isinstance(request, Guard):
             sys.stderr.write("worker noise\n" * 160_000)
             sys.stderr.flush()
             time.sleep(600)
-        os.write(1, b"".join(encode_frame_parts(handler.handle(request))))
+        os.write(streams.output_fd, b"".join(encode_frame_parts(handler.handle(request))))

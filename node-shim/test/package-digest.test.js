@@ -92,7 +92,9 @@ test("the plugin's own environment keeps the bytecode of what it runs; another P
 });
 
 test('a configuration accepted before is sent known, and still waited for: a worker that cannot start fails the boot (issue 32)', { skip: !process.env.RTB_PYTHON && 'needs RTB_PYTHON: a Python with the worker\'s packages' }, () => {
-  const env = offline();
+  // No private folder for FIFOs (a temporary folder that is not there): the worker keeps its stdio
+  // pipes, so every request it is sent goes through its stdin, which the script below copies.
+  const env = offline({ TMPDIR: join(scratch('tmp'), 'missing'), XDG_RUNTIME_DIR: '' });
   // A ready environment of the plugin's own whose interpreter is the given script.
   const folder = folderOf(env);
   mkdirSync(folder, { recursive: true, mode: 0o700 });

@@ -5,7 +5,31 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { WorkerBridge } from '../worker/bridge.js';
+
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const PYTHON = process.env.RTB_PYTHON || 'python3';
+
+/**
+ * A bridge to a worker of `command` (this checkout's, on the tests' Python by default), its closer
+ * pushed to `closers`, and the lines it logs.
+ * @param {(() => void)[]} closers
+ */
+export function testBridge(closers, { command = PYTHON, journal = undefined, restartPolicy = undefined } = {}) {
+  /** @type {string[]} */
+  const lines = [];
+  const bridge = new WorkerBridge({
+    command,
+    args: ['-m', 'breaker.worker'],
+    cwd: PACKAGE_ROOT,
+    env: { ...process.env, PYTHONPATH: PACKAGE_ROOT },
+    log: (line) => lines.push(line),
+    replay: journal ? (agent) => journal.of(agent) : undefined,
+    restartPolicy,
+  });
+  closers.push(() => bridge.close());
+  return { bridge, lines };
+}
 
 /** Direct children of this process (Linux: every thread's children list; threads come and go). */
 export function childPids() {

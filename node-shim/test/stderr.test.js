@@ -19,7 +19,8 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 // call took once the worker it talks to fills stderr and hangs.
 function guardLatencyWithUnreadStderr() {
   const interpreter = join(folder, 'python');
-  writeFileSync(interpreter, `#!/bin/sh\nexec '${PYTHON}' '${join(HERE, 'noisy-hung-worker.py')}'\n`, { mode: 0o755 });
+  // Its arguments (`-m breaker.worker`) give way to the noisy worker's; its options are kept.
+  writeFileSync(interpreter, `#!/bin/sh\nshift 2\nexec '${PYTHON}' '${join(HERE, 'noisy-hung-worker.py')}' "$@"\n`, { mode: 0o755 });
   const program = `
     import { apply } from ${JSON.stringify(join(dirname(HERE), 'index.js'))};
     const guards = [];

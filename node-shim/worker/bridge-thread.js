@@ -28,16 +28,16 @@
 //   (could not spawn) | {exited: {code, signal, stderr}}.
 // The thread ends by itself once its worker has exited and been reaped.
 import { spawn } from 'node:child_process';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { FIFO_NAMES, makeFifoFolder, removeFifoFolder } from './fifo-folder.js';
-import { SLOT, msUntil } from './slots.js';
+import { makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
+import { SLOT } from './slots.js';
+import { nudge, watchDeadlines } from './watchdog.js';
 import { boundedWriter } from '../shared/stderr.js';
 
-const { command, args, cwd, env, stateBuffer, replies, clockBase } = workerData;
+const { command, args, cwd, env, stateBuffer, replies, clockBase, pipes } = workerData;
 // `stateBuffer`: the slots shared with the main thread, named in slots.js.
 const state = new Int32Array(stateBuffer);
 const STDERR_KEPT_BYTES = 16 * 1024;
@@ -51,14 +51,15 @@ function deliver(message, transfer) {
 // The worker is spawned at once with plain stdio pipes and, where a private folder can be had
 // (fifo-folder.js), `--fifos <folder>`: it makes its three FIFOs there itself (no mkfifo process
 // on the boot's path), says so with the byte FIFOS_MADE on its stdout pipe, and opens its ends,
-// each open returning once this thread has opened the other (breaker/streams.py). A first byte
-// other than that one is a frame's: the worker kept its pipes.
+// each open returning once this thread has opened the other (breaker/streams.py). Any other first
+// byte: the worker kept its pipes (PIPES_KEPT where it was given a folder, else a frame's).
 const FIFOS_MADE = 0x46; // 'F', breaker/streams.py
-const folder = process.platform === 'win32' ? null : fifoFolder();
+const PIPES_KEPT = 0x50; // 'P', breaker/streams.py
+const folder = process.platform === 'win32' || pipes ? null : fifoFolder();
 const child = spawn(command, folder ? [...args, '--fifos', folder] : args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
 /** Where request frames from the main thread go: the stdin pipe, then the stdin FIFO once it takes over. */
 let stdin = child.stdin;
-/** @type {ReturnType<typeof openFifos> | null} The FIFO ends this thread keeps, once the worker has made its FIFOs. */
+/** @type {ReturnType<typeof openFifoEnds> | null} The FIFO ends this thread keeps, once the worker has made its FIFOs. */
 let fifo = null;
 /** Whether the worker's first stdout byte has said which way its replies come. */
 let told = false;
@@ -85,48 +86,13 @@ function wake() {
   Atomics.notify(state, SLOT.WAKE);
 }
 
-// The ends of the worker's FIFOs this thread opens, none of them waiting: {queued: a blocking stdin
-// write end for this thread, direct: a non-blocking one for the main thread, reader: a blocking
-// stdout read end for the main thread, drainer: a non-blocking one, nudge: a non-blocking stdout
-// write end for the watchdog, laterReader: a non-blocking read end of the worker's second reply
-// stream for the main thread's event loop, keeper: a read end of stdin held until the worker has
-// opened its own, so that a request written before then waits in the FIFO instead of failing}.
-// Once the worker has opened its ends too, the FIFOs are unlinked: no one else can open them.
-function openFifos() {
-  const opened = [];
-  const open = (name, flags) => {
-    opened.push(openSync(join(folder, name), flags));
-    return opened.at(-1);
-  };
-  const [stdinName, stdoutName, laterName] = FIFO_NAMES;
-  try {
-    // Opening a FIFO blocks until the other side is open, except when it already is: a
-    // non-blocking reader makes room for the writers, which then let the blocking reader open.
-    const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
-    const keeper = open(stdinName, O_RDONLY | O_NONBLOCK);
-    const drainer = open(stdoutName, O_RDONLY | O_NONBLOCK);
-    return {
-      keeper,
-      drainer,
-      queued: open(stdinName, O_WRONLY),
-      direct: open(stdinName, O_WRONLY | O_NONBLOCK),
-      nudge: open(stdoutName, O_WRONLY | O_NONBLOCK),
-      reader: open(stdoutName, O_RDONLY),
-      laterReader: open(laterName, O_RDONLY | O_NONBLOCK),
-    };
-  } catch (error) {
-    opened.forEach(closeSync);
-    throw error;
-  }
-}
-
 // The worker made its FIFOs: open this side's ends, send what comes next through them (what was
 // queued for the stdin pipe is written first, then the pipe ends), and hand the main thread its
 // ends. Where they cannot be opened, the worker, waiting in its own opens, is killed.
 function useFifos() {
   told = true;
   try {
-    fifo = openFifos();
+    fifo = openFifoEnds(folder);
   } catch (error) {
     stderrKept += `the bridge could not open the worker's FIFOs: ${error.message}\n`;
     child.kill('SIGKILL');
@@ -155,33 +121,12 @@ let passStderrThrough = false;
 // process.stderr (to the main thread), never by a synchronous write to a fd 2 that may be full.
 const passOn = boundedWriter();
 
-// The watchdog of the main thread's blocking reads. It sleeps until the deadline in SLOT.DEADLINE and
-// says so in SLOT.WATCHED; the main thread wakes it only for a deadline earlier than that, so calls
-// in quick succession never wake it: a later deadline only moves its next look. At a passed
-// deadline it kills the worker, and a byte in the stdout FIFO ends the read even if something the
-// worker started still holds the FIFO open.
-async function watch() {
-  for (;;) {
-    const deadline = Atomics.load(state, SLOT.DEADLINE);
-    Atomics.store(state, SLOT.WATCHED, deadline);
-    if (deadline === 0) {
-      await Atomics.waitAsync(state, SLOT.DEADLINE, 0).value;
-      continue;
-    }
-    const [seconds, nanoseconds] = process.hrtime();
-    const left = msUntil(deadline, seconds * 1e3 + nanoseconds / 1e6, clockBase);
-    if (left <= 0) {
-      child.kill('SIGKILL');
-      try {
-        writeSync(fifo.nudge, new Uint8Array(1));
-      } catch {
-        // the FIFO is full (the main thread is not blocked then) or the main thread closed it
-      }
-      return;
-    }
-    await Atomics.waitAsync(state, SLOT.DEADLINE, deadline, left).value;
-  }
-}
+// At a passed deadline of the main thread's blocking read (watchdog.js) the worker is killed.
+const watch = () =>
+  watchDeadlines(state, clockBase, () => {
+    child.kill('SIGKILL');
+    nudge(fifo.nudge);
+  });
 
 child.on('spawn', () => deliver({ spawned: child.pid }));
 // Messages already posted stay queued for the main thread; only this thread ends.
@@ -219,6 +164,7 @@ child.stdout.on('data', (chunk) => {
       return; // nothing else comes this way
     }
     usePipes();
+    if (chunk[0] === PIPES_KEPT) chunk = chunk.subarray(1); // it was given a folder but keeps its pipes
   }
   pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
   let start = 0;

@@ -1,9 +1,9 @@
 // @ts-check
 // The synchronous bridge to the Python worker, as seen from the main thread.
 //
-// dsh calls guards synchronously, so a verdict must come back without returning to the event loop. A helper thread
-// (bridge-thread.js) owns the worker process; the main thread writes request frames and blocks for a reply itself
-// (transport.js), every wait bounded by a deadline (deadlines.js). A request need not block at all: `ask` sends
+// dsh calls guards synchronously, so a verdict must come back without returning to the event loop. The main thread
+// starts the worker (owner.js; a helper thread where there are no FIFOs), writes request frames and blocks for a reply
+// itself (transport.js), every wait bounded by a deadline (deadlines.js) that a helper thread watches. A request need not block at all: `ask` sends
 // one whose reply the worker writes to a third FIFO (its fd 3) that the event loop reads (replies.js), and returns
 // a promise of it (awaited.js); where there is no FIFO, `ask` is a blocking `call`. A lost worker is replaced
 // (crash-loop.js) and each agent's journal replayed into its successor before its next request.
@@ -14,7 +14,7 @@
 // where there is none); other replies come in order on their stream and are matched by id. What no call waits on
 // can wait for the event loop to be idle (`idle`, idle.js): every request made after it goes after it.
 import { closeSync } from 'node:fs';
-import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 
 import { CrashLoop, RESTART_POLICY } from './crash-loop.js';
 import { Awaited } from './awaited.js';
@@ -27,13 +27,12 @@ import { Outbox } from './outbox.js';
 import { Inbox, frameReader } from './replies.js';
 import { waitForReply, writeFrames } from './transport.js';
 import { SLOT, SLOTS_BYTES } from './slots.js';
+import { MainOwner, startOwner } from './owner.js';
 import { WorkerUnavailable, exitError } from './worker-errors.js';
 
 export { clock } from './clock.js';
 export { RESTART_POLICY } from './crash-loop.js';
 export { WorkerUnavailable } from './worker-errors.js';
-
-const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
 
 /** For a flush of the idle sends right before a request, which carries the events they left. */
 const CARRIED = () => {};
@@ -65,6 +64,7 @@ export class WorkerBridge {
     this.replay = replay;
     this.crashes = new CrashLoop(restartPolicy);
     this.nextId = 1;
+    /** @type {import('node:worker_threads').Worker | MainOwner | null} who owns the current worker (owner.js) */
     this.helper = null;
     this.pid = null;
     this.exited = null; // set when the current worker is known to be gone
@@ -342,7 +342,7 @@ export class WorkerBridge {
     const { port1, port2 } = new MessageChannel();
     this.state = new Int32Array(stateBuffer);
     this.drained = -1; // the SLOT.WAKE of the last look that took every message (drain)
-    for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD]) this.state[slot] = -1;
+    for (const slot of [SLOT.STDIN_FD, SLOT.STDOUT_FD, SLOT.DRAIN_FD, SLOT.LATER_FD, SLOT.NUDGE_FD]) this.state[slot] = -1;
     this.restored = new Set();
     this.backlog = new Backlog(this.nextId - 1); // nothing is queued at a new worker yet
     this.generation++;
@@ -352,14 +352,10 @@ export class WorkerBridge {
     this.replies.unref();
     this.pid = null;
     this.exited = null;
-    this.helper = new Worker(HELPER_URL, {
-      workerData: { ...this.spawnOptions, env: workerEnvironment(this.spawnOptions.env), stateBuffer, replies: port2, clockBase: this.clockBase },
-      transferList: [port2],
-      execArgv: [], // the host's flags (--input-type, --inspect, loaders) are not the helper's business
-      trackUnmanagedFds: false, // the FIFO fds it opens for this thread must outlive it (see stop)
-    });
-    this.helper.on('error', (error) => this.log(`bridge thread failed: ${error.stack ?? error}`));
-    this.helper.unref(); // an idle dsh must be able to exit; the worker then sees EOF and exits
+    const [spawn, state, clockBase, log] = [{ ...this.spawnOptions, env: workerEnvironment(this.spawnOptions.env) }, this.state, this.clockBase, this.log];
+    const exited = (owner, how) => this.helper === owner && ((this.exited = how), Atomics.add(state, SLOT.WAKE, 1));
+    this.helper = startOwner({ spawn, state, clockBase, replies: port2, exited, log });
+    if (this.helper instanceof MainOwner) this.pid = this.helper.pid;
   }
 
   /** Where a new worker's clock starts: now (a test ages the worker by giving an earlier one). */

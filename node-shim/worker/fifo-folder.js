@@ -8,14 +8,16 @@
 // the next start removes such leftovers. It looks only in this private folder: what other users
 // put in the shared temporary folder (a million names, say) is never read, so it costs a start
 // nothing and cannot make it miss its deadline. With no private folder usable the bridge uses pipes.
-import { lstatSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 
 import { mayBeAtWork, ownerTag } from '../shared/owners.js';
 import { privateFolder, temporaryBase } from '../shared/private-folder.js';
 
-/** What a start's folder ever holds: these three FIFOs, nothing else. */
+/** What a start's folder ever holds: these three FIFOs, or the empty file PIPES_MARK. */
 export const FIFO_NAMES = ['stdin', 'stdout', 'later'];
+/** Left by a worker that could not make its FIFOs and keeps its pipes (breaker/streams.py). */
+export const PIPES_MARK = 'pipes';
 /** A start's folder lives for milliseconds: one another PID namespace left idle this long is abandoned. */
 const STALE_MS = 10 * 60_000;
 
@@ -62,6 +64,8 @@ export function removeFifoFolder(folder) {
       const path = join(folder, name);
       if (ownedBy(path, (stats) => stats.isFIFO())) unlinkSync(path);
     }
+    const mark = join(folder, PIPES_MARK);
+    if (ownedBy(mark, (stats) => stats.isFile() && stats.size === 0)) unlinkSync(mark);
     rmdirSync(folder); // fails, and leaves it, when it holds anything else
   } catch {
     // gone already, not empty, or not ours to remove
@@ -75,5 +79,43 @@ function ownedBy(path, kind) {
     return kind(stats) && stats.uid === process.getuid?.();
   } catch {
     return false;
+  }
+}
+
+/**
+ * The bridge's ends of the worker's FIFOs in `folder`, none of them waiting: {keeper: a read end
+ * of stdin held until the worker has opened its own, so that a request written before then waits
+ * in the FIFO instead of failing; drainer: a non-blocking stdout read end; queued: a blocking stdin
+ * write end (for what does not fit a direct write); direct: a non-blocking one; nudge: a
+ * non-blocking stdout write end (it lets the blocking reader open at once, and the watchdog ends a
+ * blocking read with a byte); reader: a blocking stdout read end; laterReader: a non-blocking read
+ * end of the worker's second reply stream}. Throws (with every end opened closed) when one cannot
+ * be opened.
+ */
+export function openFifoEnds(folder) {
+  const opened = [];
+  const open = (name, flags) => {
+    opened.push(openSync(join(folder, name), flags));
+    return opened.at(-1);
+  };
+  const [stdinName, stdoutName, laterName] = FIFO_NAMES;
+  try {
+    // Opening a FIFO blocks until the other side is open, except when it already is: a
+    // non-blocking reader makes room for the writers, which then let the blocking reader open.
+    const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
+    const keeper = open(stdinName, O_RDONLY | O_NONBLOCK);
+    const drainer = open(stdoutName, O_RDONLY | O_NONBLOCK);
+    return {
+      keeper,
+      drainer,
+      queued: open(stdinName, O_WRONLY),
+      direct: open(stdinName, O_WRONLY | O_NONBLOCK),
+      nudge: open(stdoutName, O_WRONLY | O_NONBLOCK),
+      reader: open(stdoutName, O_RDONLY),
+      laterReader: open(laterName, O_RDONLY | O_NONBLOCK),
+    };
+  } catch (error) {
+    opened.forEach(closeSync);
+    throw error;
   }
 }

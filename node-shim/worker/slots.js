@@ -20,6 +20,9 @@ export const SLOT = Object.freeze({
   DRAIN_FD: 6,
   /** The non-blocking read end of the worker's fd 3, where it writes replies nobody blocks for. */
   LATER_FD: 7,
+  /** A write end of the worker's stdout FIFO that the watchdog of a worker the main thread owns
+   * writes a byte into at a passed deadline (adopted-thread.js); whoever takes it closes it. */
+  NUDGE_FD: 8,
 });
 
 /** The shared buffer's size: one 4-byte slot each. */

@@ -8,6 +8,7 @@
 import { writeSync } from 'node:fs';
 
 import { clock } from './clock.js';
+import { MainOwner } from './owner.js';
 import { SLOT, dueBefore, dueSlot } from './slots.js';
 import { exitError, timeoutError } from './worker-errors.js';
 
@@ -50,6 +51,13 @@ export function waitForReply(bridge, id, deadline, timeoutMs) {
     const reader = Atomics.load(bridge.state, SLOT.STDOUT_FD);
     // Before any exit is believed: replies the worker wrote before exiting may still be unread.
     if (reader >= 0) return readReply(bridge, reader, id, deadline, timeoutMs);
+    const owner = bridge.helper;
+    if (owner instanceof MainOwner && !owner.replaced) {
+      // No event loop turns while this thread waits: the FIFOs are looked for here (owner.js).
+      const ended = owner.fifosNow(deadline);
+      if (ended) throw exitError(ended, bridge.spawnOptions.command);
+      if (Atomics.load(bridge.state, SLOT.STDOUT_FD) >= 0) continue;
+    }
     const reply = bridge.drain(id);
     if (reply) return reply;
     if (bridge.exited) throw exitError(bridge.exited, bridge.spawnOptions.command);
@@ -64,6 +72,8 @@ export function waitForReply(bridge, id, deadline, timeoutMs) {
  * @param {import('./bridge.js').WorkerBridge} bridge
  */
 function readReply(bridge, reader, id, deadline, timeoutMs) {
+  const owner = bridge.helper instanceof MainOwner ? bridge.helper : null;
+  owner?.watched();
   const due = dueSlot(deadline, bridge.clockBase);
   Atomics.store(bridge.state, SLOT.DEADLINE, due);
   const watched = Atomics.load(bridge.state, SLOT.WATCHED);
@@ -74,9 +84,16 @@ function readReply(bridge, reader, id, deadline, timeoutMs) {
       if (reply) return reply;
       if (clock() >= deadline) throw timeoutError(timeoutMs);
       if (bridge.inbox.fill(reader) === 0) break; // the worker is gone
+      owner?.heardFrom();
     }
   } finally {
     Atomics.store(bridge.state, SLOT.DEADLINE, 0);
+  }
+  // A worker this thread owns: killed by the watchdog at the deadline, or how it ended is read
+  // now, the event loop not turning meanwhile.
+  if (owner && !owner.replaced) {
+    if (clock() >= deadline) throw timeoutError(timeoutMs);
+    throw exitError(bridge.exited ?? owner.gone(), bridge.spawnOptions.command);
   }
   // Its exit is reported by the helper once the process is reaped.
   for (;;) {

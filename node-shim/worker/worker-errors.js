@@ -18,11 +18,13 @@ export function timeoutError(timeoutMs) {
 
 /**
  * The worker `command` started is not running: `exited` is how it ended, as the helper thread
- * reported it (`{failed}`: it could not start; `{code, signal, stderr}`).
+ * reported it (`{failed}`: it could not start; `{code, signal, stderr}`; `ended`: its output ended
+ * and its status is not known yet).
  */
 export function exitError(exited, command) {
-  const { failed, code, signal, stderr } = exited;
-  const note = failed ? ` (could not start ${command}: ${failed.message})` : signal ? ` (killed by ${signal})` : ` (exited with code ${code})`;
+  const { failed, code, signal, stderr, ended } = exited;
+  const how = signal ? ` (killed by ${signal})` : ended ? ' (its output ended)' : ` (exited with code ${code})`;
+  const note = failed ? ` (could not start ${command}: ${failed.message})` : how;
   return new WorkerUnavailable(`the worker is not running${note}`, {
     code: failed ? failed.code : 'EXITED',
     stderr: stderr ?? '',
