@@ -4,6 +4,7 @@ dsh's own sessions folder, wherever it is run from."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,41 @@ def test_a_profile_inserting_the_plugin_beside_its_bundle_runs_it_twice_and_fail
     )
     status, out, _ = _run(capsys, "check", str(profile))
     assert status == 0 and out.startswith("OK:")
+
+
+@pytest.mark.parametrize(
+    ("python", "why"),
+    [
+        ("/nonexistent/bin/python3", "no such file"),
+        ("/", "not an executable file"),
+        ("no-such-python-rtb-check", "not found on PATH"),
+    ],
+)
+def test_a_python_key_no_boot_could_run_fails_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], python: str, why: str
+) -> None:
+    """The boot stops on an interpreter it cannot run; rtb check said OK."""
+    profile = _profile(tmp_path, f"- id: repeat-tool-breaker\n  config:\n    python: {python}\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and out.count("\n") == 1
+    said = f"cannot run the Python interpreter {python!r} from the `python` config key: {why}"
+    assert f"repeat-tool-breaker: {said}" in out
+    assert out.rstrip().endswith(
+        "Fix: point the `python` config key at an installed Python, or unset it to let the plugin "
+        "prepare its own environment"
+    )
+
+
+def test_a_python_key_naming_an_interpreter_that_is_there_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for python in (sys.executable, "python3", "./venv/bin/python"):  # a relative path: from where dsh runs
+        profile = _profile(
+            tmp_path / python.replace("/", "_"),
+            f"- id: repeat-tool-breaker\n  config:\n    python: {python}\n",
+        )
+        status, out, _ = _run(capsys, "check", str(profile))
+        assert (status, out.startswith("OK:")) == (0, True), out
 
 
 def test_a_suggestion_ending_in_a_question_mark_takes_no_stray_period(

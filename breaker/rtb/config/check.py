@@ -21,6 +21,8 @@ Exit status: 0 valid, 1 invalid, 2 when a path cannot be read.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,11 +109,32 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
         where = ", ".join(str(layer.source) for layer in layers)
         return 0, f"OK: {where}: no config for {ROW_ID}, so the defaults apply"
     try:
-        load_config(setting.config)  # type: ignore[arg-type]  # validated there, whatever it is
+        config = load_config(setting.config)  # type: ignore[arg-type]  # validated there, whatever it is
     except ConfigError as error:
         return 1, f"{setting.source}: {ROW_ID}: {ended(str(error))} Fix: {FIX}"
+    unrunnable = None if config.python is None else interpreter_problem(config.python)
+    if unrunnable is not None:
+        return 1, (
+            f"{setting.source}: {ROW_ID}: cannot run the Python interpreter {config.python!r} from the "
+            f"`python` config key: {unrunnable}. Fix: point the `python` config key at an installed "
+            "Python, or unset it to let the plugin prepare its own environment"
+        )
     keys = ", ".join(sorted(setting.config or {})) or "none"  # type: ignore[call-overload]
     return 0, f"OK: {setting.source}: the {ROW_ID} config is valid (keys set: {keys})"
+
+
+def interpreter_problem(command: str) -> str | None:
+    """Why a boot could not run ``command`` as the worker's interpreter, as far as telling needs
+    no run of it: an absolute path that is no executable file, or a bare name not on PATH (a
+    relative path is taken from where dsh runs, unknown here). None: nothing found wrong."""
+    if "/" not in command:
+        return None if shutil.which(command) is not None else "not found on PATH"
+    path = Path(command)
+    if not path.is_absolute():
+        return None
+    if not path.exists():
+        return "no such file"
+    return None if path.is_file() and os.access(path, os.X_OK) else "not an executable file"
 
 
 def ended(text: str) -> str:
