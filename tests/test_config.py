@@ -223,6 +223,24 @@ def test_log_denials_is_off_by_default_and_a_flag() -> None:
 @pytest.mark.parametrize(
     ("config", "said"),
     [
+        ({"window": 3.0}, "window must be a whole number >= 4, got 3"),
+        ({"guardTimeoutMs": 1e12}, "up to 86,400,000 (what the shim holds), got 1000000000000"),
+        ({"limits": {"net": 1.0}}, "limits.net must be null or a finite number >= 2, got 1 ("),
+        ({"window": 2.5}, "window must be a whole number >= 4, got 2.5"),
+        ({"window": -1e300}, "got -1e+300"),
+    ],
+)
+def test_a_number_is_shown_as_the_boot_shows_it(config: dict[str, object], said: str) -> None:
+    """`window: 3.0` or `1e12` reaches the boot's worker through JavaScript as 3 and 1000000000000:
+    `rtb check`, which reads the YAML as it is, names the value as the boot does (it said 3.0)."""
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert said in str(raised.value) and ".0" not in str(raised.value).replace("86,400,000", "")
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
         (
             {"window": "16"},
             "window must be a whole number >= 4, got '16', a string (write it without quotes)",

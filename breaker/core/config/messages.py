@@ -77,13 +77,18 @@ def unknown_key_message(key: str, valid: list[str]) -> str:
 
 def shown(value: object) -> str:
     """``value`` as a profile's YAML or JSON writes it: ``null``, ``true``, ``false``, ``.inf``,
-    ``-.inf``, ``.nan``; else its repr."""
+    ``-.inf``, ``.nan``, a whole number without a fraction (``rtb check`` and a boot name it
+    alike); else its repr."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
         return ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(
+            int(value)
+        )  # as JavaScript writes it: `3.0` and `1e12` reach a boot as 3 and 1000000000000
     return repr(value)
 
 
