@@ -302,3 +302,16 @@ def test_replay_html_where_no_page_can_be_written_stops_first_in_one_line(
     assert (status, out) == (2, "")
     assert err.startswith("rtb: --html ") and said in err and err.count("\n") == 1, err
     assert "Traceback" not in err
+
+
+def test_rtb_help_prints_rtbs_help_or_a_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """`npx --no rtb --help` is npx's own help: `rtb help` is the one npx leaves to rtb."""
+    assert main(["help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: rtb [-h] COMMAND ...") and "explain" in out and "check" in out
+    assert main(["help", "replay"]) == 0
+    assert capsys.readouterr().out.startswith("usage: rtb replay [-h] [--show-denials]")
+    with pytest.raises(SystemExit) as stopped:
+        main(["help", "nosuch"])
+    assert stopped.value.code == 2
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err

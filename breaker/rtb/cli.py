@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
@@ -132,7 +133,23 @@ def _parser() -> argparse.ArgumentParser:
     grid.set_defaults(command=_sweep)
 
     check.add_subcommand(commands)
+    _add_help(parser, commands)
     return parser
+
+
+def _add_help(parser: argparse.ArgumentParser, commands: Any) -> None:
+    """``rtb help [COMMAND]``: ``npx --no rtb --help`` prints npx's own help, not this one."""
+    named: dict[str, argparse.ArgumentParser] = dict(commands.choices)
+
+    def show(args: argparse.Namespace) -> int:
+        (parser if args.topic is None else named[args.topic]).print_help()
+        return 0
+
+    helper = commands.add_parser(
+        "help", help="this help, or a command's (`npx --no rtb help replay`: npx takes --help for itself)"
+    )
+    helper.add_argument("topic", nargs="?", choices=list(named), metavar="COMMAND")
+    helper.set_defaults(command=show)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
