@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +169,16 @@ def test_a_missing_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     files, problems = find_session_files([tmp_path / "nope"])
     assert files == []
     assert [str(problem) for problem in problems] == [f"{tmp_path / 'nope'}: no such file or folder"]
+
+
+def test_a_pipe_or_a_device_is_named_as_such_not_as_missing(tmp_path: Path) -> None:
+    """`rtb replay <(zstdcat log)` names a pipe: a log is read twice, so a pipe cannot be one."""
+    pipe = tmp_path / "fifo"
+    os.mkfifo(pipe)
+    files, problems = find_session_files([pipe, Path("/dev/null")])
+    assert files == []
+    said = "not a file or folder (a pipe or a device): rtb reads a log twice, so save it to a file first"
+    assert [str(problem) for problem in problems] == [f"{pipe}: {said}", f"/dev/null: {said}"]
 
 
 def test_a_folder_is_searched_recursively_for_logs_only(tmp_path: Path) -> None:

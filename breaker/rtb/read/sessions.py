@@ -95,6 +95,11 @@ def find_session_files(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProb
             )
         elif path.is_file():
             found.append(path)
+        elif path.exists():
+            why = (
+                "not a file or folder (a pipe or a device): rtb reads a log twice, so save it to a file first"
+            )
+            problems.append(ReadProblem(path, None, why))
         else:
             problems.append(ReadProblem(path, None, "no such file or folder"))
     return found, problems
