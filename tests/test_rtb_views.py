@@ -86,6 +86,20 @@ def test_session_and_agent_filters(capsys: pytest.CaptureFixture[str], folder: P
     assert _run(capsys, "replay", "--session", "nothing-like-it", str(folder))[0] == 2
 
 
+@pytest.mark.parametrize("page", [False, True], ids=["text", "html"])
+def test_an_agent_filter_matching_no_agent_is_an_error_not_an_empty_report(
+    capsys: pytest.CaptureFixture[str], folder: Path, tmp_path: Path, page: bool
+) -> None:
+    """As --session: a mistyped --agent printed "0 sessions, 0 calls" and exit 0."""
+    html = ["--html", str(tmp_path / "page.html")] if page else []
+    status, out, err = _run(capsys, "replay", "--agent", "zzzz", *html, str(folder))
+    assert (status, out) == (2, "")
+    assert (
+        err == "rtb: no call of an agent matches --agent zzzz (a session's or subagent's id, or its start)\n"
+    )
+    assert not (tmp_path / "page.html").exists()
+
+
 def test_calls_lists_the_run_up_to_each_stop(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
     seed = ("--config", str(Path(__file__).parent / "fixtures" / "seed-config.yml"))  # its counting
     _, stops_only, _ = _run(capsys, "replay", "--session", "bbbb", *seed, str(folder))

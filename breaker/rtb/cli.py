@@ -276,6 +276,11 @@ def _replay(args: argparse.Namespace) -> int:
     )
     problems.extend(unread)
     listed = sorted((digest for digest in digests if digest.calls), key=lambda digest: digest.sort_key)
+    if agents and not listed:
+        wanted = ", ".join(agents)
+        raise UsageError(
+            f"no call of an agent matches --agent {wanted} (a session's or subagent's id, or its start)"
+        )
     empty = 0 if agents else len(digests) - len(listed)
     if isinstance(report, TimelineReport):
         try:
