@@ -86,6 +86,24 @@ def test_explain_json_carries_the_same_facts(capsys: pytest.CaptureFixture[str])
     assert net == {"kind": "net", "key": "net:localhost:8080/health", "cap": 5, "local": True}
 
 
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ({"include": ["bsh", "read"]}, "tool: bash (not counted: not in include: bsh, read)"),
+        ({"exclude": ["ba*"]}, "tool: bash (not counted: in exclude)"),
+        ({"include": ["bash"], "exclude": ["b*"]}, "tool: bash (not counted: in exclude)"),
+    ],
+)
+def test_explain_says_which_list_leaves_a_tool_uncounted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, list[str]], said: str
+) -> None:
+    """A tool outside a mistyped include list was said to be "excluded by config"."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    _, out, _ = _run(capsys, "explain", "--config", str(path), "ls")
+    assert said + "\n" in out
+
+
 def test_explain_reads_a_yaml_cordis_patch_and_a_json_mapping(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

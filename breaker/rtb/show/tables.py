@@ -7,6 +7,7 @@ to a terminal, so piped output stays clean.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -54,8 +55,7 @@ def explanation_text(
     ]
     table = markdown_table if markdown else _plain_table
     lines = [
-        f"tool: {shown.inline(call.name)}"
-        + ("" if _counted(config, call.name) else " (not counted: excluded by config)"),
+        f"tool: {shown.inline(call.name)}" + _uncounted(config, call.name),
         f"local call: {'yes' if explained.is_local else 'no'} (localHosts: {config.localHosts})",
         "",
         table(["KIND", "CAP", "FINGERPRINT"], rows).rstrip("\n"),
@@ -83,6 +83,16 @@ def _cap_text(config: BreakerConfig, kind: str, key: str) -> str:
 
 def _counted(config: BreakerConfig, tool: str) -> bool:
     return Breaker(config).is_counted(tool)
+
+
+def _uncounted(config: BreakerConfig, tool: str) -> str:
+    """Why ``tool`` is not counted (empty when it is): its ``exclude`` entry, or an ``include``
+    list that names it nowhere (a mistyped one leaves every tool out)."""
+    if _counted(config, tool):
+        return ""
+    if _counted(dataclasses.replace(config, include=()), tool):
+        return f" (not counted: not in include: {shown.inline(', '.join(config.include))})"
+    return " (not counted: in exclude)"
 
 
 #: The width the text report keeps to.
