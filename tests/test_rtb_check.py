@@ -90,6 +90,45 @@ def test_a_disabled_row_says_dsh_does_not_load_the_plugin_until_a_later_layer_en
     assert status == 1 and "window must be a whole number" in out
 
 
+@pytest.mark.parametrize(("written", "read"), [("'false'", "true"), ("'no'", "true"), ("''", "false")])
+def test_a_quoted_disabled_value_is_named_with_how_dsh_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str, read: str
+) -> None:
+    """dsh reads `disabled:` by JavaScript truthiness: `disabled: 'false'` switches the plugin off,
+    and rtb check said "the defaults apply"."""
+    profile = _profile(tmp_path, f"- id: repeat-tool-breaker\n  disabled: {written}\n")
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1 and out.count("\n") == 1
+    said = f"repeat-tool-breaker: the row's disabled: {written} is a string, which dsh reads as {read}"
+    assert said in out
+    assert out.rstrip().endswith("Fix: write disabled: true or disabled: false, without quotes")
+
+
+def test_a_disabled_number_is_read_as_dsh_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _run(
+        capsys, "check", str(_profile(tmp_path / "1", "- id: repeat-tool-breaker\n  disabled: 1\n"))
+    )
+    assert status == 0 and "row is disabled (disabled: 1)" in out
+    status, out, _ = _run(
+        capsys, "check", str(_profile(tmp_path / "0", "- id: repeat-tool-breaker\n  disabled: 0\n"))
+    )
+    assert status == 0 and "the defaults apply" in out
+
+
+def test_the_bundle_a_profile_lists_is_no_layer_named_in_the_ok_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path)
+    (profile / "package.json").write_text('{"dsh": {"profile": {"bundles": ["dsh-repeat-tool-breaker"]}}}')
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert (status, out) == (
+        0,
+        f"OK: {profile / 'cordis.patch.yml'}: no config for repeat-tool-breaker, so the defaults apply\n",
+    )
+
+
 def test_a_bare_config_file_and_an_unreadable_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

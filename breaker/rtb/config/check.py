@@ -21,6 +21,7 @@ Exit status: 0 valid, 1 invalid, 2 when a path cannot be read.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
+from breaker.core.config.messages import shown
 from breaker.rtb.config.configfile import config_mapping, read_document
 from breaker.rtb.read import dshhome
 from breaker.strayrows import PACKAGE, ROW_FIELDS, ROW_ID, PatchRow, stray_rows
@@ -45,14 +47,15 @@ FIX = (
 @dataclass(frozen=True)
 class Layer:
     """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), its
-    rows as far as telling a stray goes (``breaker.strayrows``: all layers' together), and whether
-    its last row for the plugin that says so disables the row (``disabled``; None when none says)."""
+    rows as far as telling a stray goes (``breaker.strayrows``: all layers' together), and the
+    ``disabled:`` its last row for the plugin that has one holds (``switch``: that value alone;
+    empty when no row has one)."""
 
     source: Path
     sets: bool
     config: object = None
     rows: tuple[PatchRow, ...] = ()
-    disabled: bool | None = None
+    switch: tuple[object, ...] = ()
 
 
 def add_subcommand(commands: Any) -> None:
@@ -98,12 +101,20 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
             layer.source for layer in reversed(layers) if any(row.id == stray.id for row in layer.rows)
         )
         return 1, f"{source}: {ROW_ID}: {stray.line}"
-    switch = next((layer for layer in reversed(layers) if layer.disabled is not None), None)
-    if switch is not None and switch.disabled:
-        return 0, (
-            f"OK: {switch.source}: the {ROW_ID} row is disabled (disabled: true), so dsh does not "
-            "load the plugin and reads no config for it"
-        )
+    switch = next((layer for layer in reversed(layers) if layer.switch), None)
+    if switch is not None:
+        (value,) = switch.switch
+        if isinstance(value, str):
+            return 1, (
+                f"{switch.source}: {ROW_ID}: the row's disabled: {shown(value)} is a string, which dsh "
+                f"reads as {'true' if value else 'false'} (any text but '' is true). Fix: write "
+                "disabled: true or disabled: false, without quotes"
+            )
+        if truthy(value):
+            return 0, (
+                f"OK: {switch.source}: the {ROW_ID} row is disabled (disabled: {shown(value)}), so dsh "
+                "does not load the plugin and reads no config for it"
+            )
     setting = next((layer for layer in reversed(layers) if layer.sets), None)
     if setting is None:
         where = ", ".join(str(layer.source) for layer in layers)
@@ -137,6 +148,15 @@ def interpreter_problem(command: str) -> str | None:
     return None if path.is_file() and os.access(path, os.X_OK) else "not an executable file"
 
 
+def truthy(value: object) -> bool:
+    """Whether JavaScript takes ``value`` for true, as cordis reads a row's ``disabled:``."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, (int, float)):
+        return value == value and value != 0  # NaN is false
+    return not isinstance(value, str) or value != ""
+
+
 def ended(text: str) -> str:
     """``text`` as a sentence: a full stop added unless it ends in one, or in ``?`` or ``!`` (a
     "did you mean 'exact'?" is not followed by a stray period)."""
@@ -148,10 +168,12 @@ def read_layers(path: Path) -> list[Layer]:
     the plugin's bundle layer, when the profile lists it)."""
     home = home_patch(path)
     layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
-    return [*bundle_layer(path), *layers]
+    first = layers[0]
+    layers[0] = dataclasses.replace(first, rows=(*bundle_rows(path), *first.rows))
+    return layers
 
 
-def bundle_layer(folder: Path) -> list[Layer]:
+def bundle_rows(folder: Path) -> list[PatchRow]:
     """The row the plugin's own bundle inserts (no ``config:``), when ``folder`` is a profile
     whose ``package.json`` lists the package among its bundles; dsh applies it first."""
     manifest = folder / "package.json"
@@ -165,7 +187,7 @@ def bundle_layer(folder: Path) -> list[Layer]:
         bundles = bundles.get(key) if isinstance(bundles, dict) else None
     if not isinstance(bundles, list) or PACKAGE not in bundles:
         return []
-    return [Layer(manifest, sets=False, rows=(PatchRow(ROW_ID, name=PACKAGE, inserted=True),))]
+    return [PatchRow(ROW_ID, name=PACKAGE, inserted=True)]
 
 
 def home_patch(folder: Path) -> Path | None:
@@ -193,13 +215,13 @@ def read_layer(path: Path) -> Layer:
         )
         mine = [row for row, _ in every if row.get("id") == ROW_ID]
         rows = [row for row in mine if "config" in row]
-        switches = [row["disabled"] for row in mine if isinstance(row.get("disabled"), bool)]
+        switches = [(row["disabled"],) for row in mine if "disabled" in row]
         return Layer(
             path,
             sets=bool(rows),
             config=rows[-1]["config"] if rows else None,
             rows=patch_rows,
-            disabled=switches[-1] if switches else None,
+            switch=switches[-1] if switches else (),
         )
     try:
         return Layer(path, sets=True, config=config_mapping(document))
