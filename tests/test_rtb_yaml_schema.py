@@ -105,3 +105,34 @@ def test_a_key_given_twice_is_refused_as_dsh_refuses_it(
     assert status == 2, "a file that does not load"
     assert "the key 'window' is given twice in one mapping (line 7)" in out, out  # dsh: (7:5)
     assert out.count("\n") == 1
+
+
+def test_a_key_is_text_as_dsh_reads_it() -> None:
+    """js-yaml writes every key of a mapping as a JavaScript object key: text."""
+    read = _read("1: a\n0x10: b\ntrue: c\nnull: d\n2.0: e\n1.5: f\n? [x, 1]\n: g\n? {y: 1}\n: h\n")
+    assert read == {
+        "1": "a",
+        "16": "b",
+        "true": "c",
+        "null": "d",
+        "2": "e",
+        "1.5": "f",
+        "x,1": "g",
+        "[object Object]": "h",
+    }
+
+
+def test_a_numeric_key_is_named_as_the_boot_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out = _check(tmp_path, capsys, "    1: 2\n")
+    assert status == 1 and "unknown config key '1'" in out, out  # it said: config keys must be strings
+    status, out = _check(tmp_path, capsys, "    limits: {5: 5}\n")
+    assert status == 1 and "limits has an unknown key '5':" in out, out
+
+
+def test_a_key_given_twice_as_a_number_and_as_text_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out = _check(tmp_path, capsys, "    limits: {5: 5, '5': 6}\n")
+    assert status == 2 and "the key '5' is given twice in one mapping" in out, out

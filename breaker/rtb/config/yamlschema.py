@@ -11,7 +11,8 @@ plain (unquoted) scalars the same way; with PyYAML's own rules it passed values 
   and no ``_`` or ``1:30``; one too large for a double is not an integer (one of more digits
   than Python converts is refused, as a JSON text's is);
 * floats: ``1.5``, ``2e1``, ``.5``, ``.inf``, ``.nan``;
-* no dates, no ``<<`` merge keys, and a key given twice in one mapping is an error.
+* no dates, no ``<<`` merge keys, and a key given twice in one mapping is an error;
+* a key is text, as a JavaScript object's keys are (``1:`` is the key ``'1'``).
 """
 
 from __future__ import annotations
@@ -71,6 +72,21 @@ def scalar_tag(text: str) -> str:
     return _TAG + "str"
 
 
+def key_text(key: object) -> str:
+    """A mapping key as js-yaml stores it, as a JavaScript object's key, ``String(key)``: ``1`` and
+    ``0x1`` are ``'1'``, ``2.0`` is ``'2'``, ``true`` is ``'true'``, ``null`` is ``'null'``, a list
+    its items joined by commas, a mapping ``'[object Object]'``."""
+    if key is None or isinstance(key, bool):
+        return "null" if key is None else ("true" if key else "false")
+    if isinstance(key, float) and not math.isfinite(key):
+        return "NaN" if math.isnan(key) else ("-Infinity" if key < 0 else "Infinity")
+    if isinstance(key, float) and key.is_integer() and abs(key) < 1e21:
+        return str(int(key))
+    if isinstance(key, list):
+        return ",".join("" if item is None else key_text(item) for item in key)
+    return "[object Object]" if isinstance(key, dict) else str(key)
+
+
 def dsh_loader(yaml: Any) -> Any:
     """A PyYAML loader class (``yaml`` is the module) that reads a text as dsh's js-yaml does."""
 
@@ -81,18 +97,17 @@ def dsh_loader(yaml: Any) -> Any:
             return super().resolve(kind, value, implicit)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                if isinstance(key, (str, int, float, bool)) or key is None:
-                    if key in seen:
-                        line = key_node.start_mark.line + 1
-                        raise ConfigError(
-                            f"the key {key!r} is given twice in one mapping (line {line}), which "
-                            "dsh refuses to load: keep one of them"
-                        )
-                    seen.add(key)
-            return super().construct_mapping(node, deep=deep)
+            mapping: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = key_text(self.construct_object(key_node, deep=True))
+                if key in mapping:
+                    line = key_node.start_mark.line + 1
+                    raise ConfigError(
+                        f"the key {key!r} is given twice in one mapping (line {line}), which "
+                        "dsh refuses to load: keep one of them"
+                    )
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
 
     DshLoader.add_constructor(_TAG + "int", lambda loader, node: _integer(node.value))
     DshLoader.add_constructor(_TAG + "float", lambda loader, node: _float(node.value))
