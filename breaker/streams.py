@@ -1,13 +1,13 @@
 """The worker's streams: the three FIFOs it makes in the folder the shim names, or its stdio pipes.
 
-The shim's helper thread (node-shim/worker/bridge-thread.js) starts the worker at once, with
+The shim (node-shim/worker/owner.js, or its helper thread: bridge-thread.js) starts the worker with
 plain stdio pipes and ``--fifos FOLDER``, a fresh private folder; the worker makes the FIFOs there
-itself (``os.mkfifo``: no ``mkfifo`` process on dsh's boot path), says so with the byte ``F``
-on its stdout pipe, and opens its ends, each ``open`` returning once the helper has opened the
-other (it does so on that byte). Then its stdout pipe is closed (the helper then knows its
-stdin FIFO has a reader), and what the helper wrote to its stdin pipe before the switch (the
-``configure`` request, as a rule) is read to the pipe's end, which the helper closes once the
-FIFOs take over: every request comes in the order it was sent. Where the FIFOs cannot be made
+itself (``os.mkfifo``: no ``mkfifo`` process on dsh's boot path) before its other imports
+(``announce``), says so with the byte ``F`` on its stdout pipe, and later opens its ends, each
+``open`` returning once the shim has opened the other (it does so on that byte). Then its stdout
+pipe is closed (the shim then knows its stdin FIFO has a reader), and what the shim wrote to its
+stdin pipe before the switch (if anything) is read to the pipe's end, which the shim closes once
+the FIFOs take over: every request comes in the order it was sent. Where the FIFOs cannot be made
 an empty file ``pipes`` says so in the folder and the byte ``P`` on its stdout pipe, and the pipes
 stay.
 """
@@ -77,19 +77,39 @@ def open_streams(folder: str | None, later_fd: int | None) -> Streams:
     return streams
 
 
+#: The folders ``announce`` made the FIFOs in (True) or could not (False).
+_announced: dict[str, bool] = {}
+
+
+def announce(argv: list[str]) -> None:
+    """Make the FIFOs in the folder ``--fifos`` names and say so on the stdout pipe (FIFOS_MADE),
+    or that the pipes stay (PIPES_KEPT), once. The worker does it first, before its imports: the
+    shim opens its ends meanwhile, and the opens in ``open_streams`` then return at once. A command
+    line it cannot read is left to ``stream_options`` to refuse."""
+    try:
+        folder, _ = stream_options(argv)
+    except ValueError:
+        return
+    if folder is None or folder in _announced:
+        return
+    made = _made(folder)
+    if not made:
+        _mark_pipes(folder)
+    _announced[folder] = made
+    os.write(1, FIFOS_MADE if made else PIPES_KEPT)
+
+
 def _opened(folder: str | None, later_fd: int | None) -> Streams:
     """Frames get a private copy of stdout either way; fd 1 itself becomes stderr, so nothing else
     (a print, a C library) can write into the frame stream."""
-    if folder is not None and not _made(folder):
-        _mark_pipes(folder)
-        os.write(1, PIPES_KEPT)
-    elif folder is not None:
-        os.write(1, FIFOS_MADE)
+    if folder is not None:
+        announce(["--fifos", folder])
+    if folder is not None and _announced[folder]:
         paths = [os.path.join(folder, name) for name in FIFO_NAMES]
-        input_fd = os.open(paths[0], os.O_RDONLY)  # each returns once the helper has opened its end
+        input_fd = os.open(paths[0], os.O_RDONLY)  # each returns once the shim has opened its end
         output_fd = os.open(paths[1], os.O_WRONLY)
         later = os.open(paths[2], os.O_WRONLY)
-        os.dup2(2, 1)  # the stdout pipe ends: the helper knows the stdin FIFO is read now
+        os.dup2(2, 1)  # the stdout pipe ends: the shim knows the stdin FIFO is read now
         first = _to_end(0)  # what came by the pipe before the FIFOs took over
         os.dup2(input_fd, 0)
         os.close(input_fd)

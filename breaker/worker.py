@@ -28,11 +28,17 @@ needs it or once idle for ``CORE_AFTER_IDLE_S``: a dsh run that makes no call ne
 
 from __future__ import annotations
 
+import sys
+
+from breaker.streams import announce
+
+if __name__ == "__main__":
+    announce(sys.argv[1:])  # the FIFOs first: the shim opens its ends while the rest is imported
+
 import contextlib
 import gc
 import os
 import select
-import sys
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
