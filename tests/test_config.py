@@ -312,6 +312,27 @@ def test_every_exact_key_a_call_carries_is_a_valid_limit(name: str, arguments: d
     assert load_config({"limits": {key: 3}}).limits[key] == 3
 
 
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ("window: 8", "config must be a mapping of keys to values, got a string"),
+        ([1, 2], "config must be a mapping of keys to values, got a list"),
+        (
+            {"ignoreArgs": ["description"]},
+            "ignoreArgs must be a mapping of tool names ('*': every tool) to lists of argument names, "
+            "such as {'*': [description]}, got a list",
+        ),
+        ({"limits": 5}, "limits must be a mapping of fingerprint kinds or fingerprints to caps, such as"),
+        ({"hostAliases": "a.com"}, "hostAliases must be a mapping of host spellings to the host each folds"),
+    ],
+)
+def test_a_value_that_is_not_a_mapping_names_the_mapping_due_in_yaml_terms(config: Any, said: str) -> None:
+    """It said `got list`, `got str` (Python's names) and not what mapping was due."""
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value).startswith(said)
+
+
 def test_host_aliases_fold_to_the_end_of_a_chain() -> None:
     """A user's ``open.canada.ca: canada.ca`` beside the default ``open-data.canada.ca:
     open.canada.ca`` folds all three spellings into one (folded once, the first two stayed apart)."""

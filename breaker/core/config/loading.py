@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from breaker.core.config.checks import validated
-from breaker.core.config.messages import ConfigError, choice_message, type_name, unknown_key_message
+from breaker.core.config.messages import (
+    MAPPING_SHAPES,
+    ConfigError,
+    choice_message,
+    type_name,
+    unknown_key_message,
+)
 from breaker.core.config.settings import BreakerConfig
 from breaker.core.config.tables import DEFAULTS, IGNORED_KEYS, MERGED_KEYS, PRESETS, REMOVED_KEYS
 
@@ -78,7 +84,7 @@ def _merge_one_level(key: str, default: Mapping[str, Any], value: Any) -> dict[s
     if value is None:
         return dict(default)
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{key} must be a mapping, got {type_name(value)}")
+        raise ConfigError(f"{key} must be a mapping of {MAPPING_SHAPES[key]}, got {type_name(value)}")
     merged = dict(default)
     merged.update(value)
     return merged

@@ -102,5 +102,22 @@ def got(value: object) -> str:
 
 
 def type_name(value: object) -> str:
-    """The name of ``value``'s type as a profile's author knows it (``null`` for None)."""
-    return "null" if value is None else type(value).__name__
+    """What ``value`` is, as a profile's YAML author knows it: ``null``, ``true``, ``false``, ``a
+    number``, ``a string``, ``a list``, ``a mapping``."""
+    if value is None or isinstance(value, bool):
+        return shown(value)
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return "a mapping" if isinstance(value, dict) else f"a {type(value).__name__}"
+
+
+#: What each key that merges over the defaults maps, said when it is given something else.
+MAPPING_SHAPES = {
+    "ignoreArgs": "tool names ('*': every tool) to lists of argument names, such as {'*': [description]}",
+    "hostAliases": "host spellings to the host each folds into, such as {www.a.org: a.org}",
+    "limits": "fingerprint kinds or fingerprints to caps, such as {net: 8, 'verb:curl': null}",
+}
