@@ -145,20 +145,21 @@ export class MainOwner {
   fifosNow(deadline) {
     while (!this.ends && !this.replaced && !this.closed) {
       if (this.how) return this.how;
-      if (lstatSync(join(this.folder, LAST_FIFO), { throwIfNoEntry: false })) {
-        this.openEnds();
-        return undefined;
-      }
-      if (lstatSync(join(this.folder, PIPES_MARK), { throwIfNoEntry: false })) {
-        this.replace();
-        return undefined;
-      }
+      if (this.madeYet()) return undefined;
       if (this.pid === null) return { failed: { code: null, message: 'it could not be started' } };
       if (this.zombie() !== undefined) return this.gone();
       if (clock() >= deadline) return undefined;
       sleep(1);
     }
     return undefined;
+  }
+
+  // Whether the worker has said which way it talks, read in its folder (its FIFOs made: opened
+  // now; its pipes kept: handed over), without waiting for the event loop to see its first byte.
+  madeYet() {
+    if (lstatSync(join(this.folder, LAST_FIFO), { throwIfNoEntry: false })) this.openEnds();
+    else if (lstatSync(join(this.folder, PIPES_MARK), { throwIfNoEntry: false })) this.replace();
+    return this.ends !== null || this.replaced;
   }
 
   // This side's ends, published; what waited goes out, and the stdin pipe is closed.
@@ -296,7 +297,13 @@ export class MainOwner {
       this.closed = true;
       this.release();
     } else if (this.ends) this.write(message);
-    else this.waiting.push(message);
+    else {
+      this.waiting.push(message);
+      // The worker makes its FIFOs first thing: they are there as a rule by the time dsh applies the
+      // plugin, whose main thread may not see the worker's first byte for a while (it loads its
+      // other plugins meanwhile). Opened now, the configuration goes out now.
+      if (!this.closed) this.madeYet();
+    }
   }
 
   // This side's ends closed (but those the bridge took from its slots), the folder removed and the
