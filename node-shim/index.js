@@ -11,6 +11,7 @@ import { patchRows } from './boot/patch-rows.js';
 import { boundedCopy } from './call/arguments.js';
 import { CallHooks } from './call/hooks.js';
 import { Journal } from './call/journal.js';
+import { printable } from './call/uncounted.js';
 import { boundedWriter } from './shared/stderr.js';
 import { startEarly, startWorker } from './worker/start.js';
 
@@ -55,6 +56,12 @@ function bootFailure(message) {
   return error;
 }
 
+/** The include and exclude a config gives, as a line quotes them (`include: [bsh]`). */
+function listed(config) {
+  const given = ['include', 'exclude'].filter((key) => Array.isArray(config?.[key]) && config[key].length > 0);
+  return given.map((key) => `${key}: [${config[key].slice(0, 8).map(printable).join(', ')}]`).join('; ') || 'no include given';
+}
+
 export async function apply(ctx, config) {
   // Every boot waits for the worker's answer to its configuration, so a worker that cannot start
   // (a package lost from its environment, the base Python of its venv replaced) or a bad
@@ -73,7 +80,9 @@ export async function apply(ctx, config) {
     if (hooks === undefined) {
       const settings = start.settings();
       journal = new Journal(settings);
-      hooks = new CallHooks({ bridge: start.bridge, journal, settings, plugin: name, log, logOnce });
+      const toolNames = (agent) => ctx.tools.schemas(agent).map((tool) => tool.name);
+      const lists = listed(config);
+      hooks = new CallHooks({ bridge: start.bridge, journal, settings, plugin: name, log, logOnce, toolNames, lists });
     }
     return hooks;
   };

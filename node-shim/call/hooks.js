@@ -11,6 +11,7 @@ import { Agents } from './agents.js';
 import { AheadVerdicts } from './ahead.js';
 import { callRequests, journaled } from './requests.js';
 import { outcomeOf, resultText } from './result-facts.js';
+import { UncountedWatch } from './uncounted.js';
 
 /** The line logDenials writes for one denial (see reportDenial). */
 export function denialLine(tool, agent, deny) {
@@ -29,8 +30,10 @@ export class CallHooks {
    * @param {string} parts.plugin the plugin's name, in what the model reads
    * @param {(text: string) => void} parts.log a line on stderr
    * @param {(text: string) => void} parts.logOnce a failure's line on stderr, once
+   * @param {(agent: any) => string[]} [parts.toolNames] the names of the tools dsh offers an agent
+   * @param {string} [parts.lists] the config's include and exclude, as a line quotes them
    */
-  constructor({ bridge, journal, settings, plugin, log, logOnce }) {
+  constructor({ bridge, journal, settings, plugin, log, logOnce, toolNames = () => [], lists = '' }) {
     this.bridge = bridge;
     this.journal = journal;
     this.settings = settings;
@@ -39,6 +42,7 @@ export class CallHooks {
     this.logOnce = logOnce;
     this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations, settings.breaks);
     this.counted = new RegExp(settings.countedTools);
+    this.uncounted = new UncountedWatch(this.counted, toolNames, lists, log);
     this.request = callRequests(settings.condensedChars);
     // a collected agent is forgotten by the worker too
     this.agents = new Agents((agent) => {
@@ -177,7 +181,11 @@ export class CallHooks {
     this.ran = true;
     try {
       const agent = this.countedAgent(exec, { create: true });
-      if (agent === undefined) return undefined;
+      if (agent === undefined) {
+        this.uncounted.sawUncounted(String(exec?.name), exec?.agent);
+        return undefined;
+      }
+      this.uncounted.sawCounted();
       this.toldTurn(agent);
       ahead.closed(exec, agent);
       if (ahead.usePass(exec)) return undefined; // surely allowed: committed at its pre-execute
