@@ -333,6 +333,17 @@ def test_a_value_that_is_not_a_mapping_names_the_mapping_due_in_yaml_terms(confi
     assert str(raised.value).startswith(said)
 
 
+@pytest.mark.parametrize(
+    ("config", "meant"),
+    [({"preset": "SEED"}, "seed"), ({"localHosts": "DENY"}, "deny"), ({"onWorkerFailure": "ALLOW"}, "allow")],
+)
+def test_a_choice_in_another_case_is_suggested(config: dict[str, str], meant: str) -> None:
+    """`preset: SEED` named no suggestion: the spellings share no letter in one case."""
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value).endswith(f"; did you mean {meant!r}?")
+
+
 def test_host_aliases_fold_to_the_end_of_a_chain() -> None:
     """A user's ``open.canada.ca: canada.ca`` beside the default ``open-data.canada.ca:
     open.canada.ca`` folds all three spellings into one (folded once, the first two stayed apart)."""

@@ -26,9 +26,12 @@ def close_matches(word: str, choices: Sequence[str], cutoff: float = 0.6) -> lis
 
 
 def choice_message(key: str, value: object, allowed: list[str]) -> str:
-    """``key`` holds ``value``, not one of ``allowed``; the closest choice suggested."""
+    """``key`` holds ``value``, not one of ``allowed``; the closest choice suggested (or the one
+    spelled in another case: ``SEED``, ``Deny``)."""
     message = f"{key} must be one of {' | '.join(allowed)}, got {shown(value)}"
     close = close_matches(value, allowed, 0.5) if isinstance(value, str) else []
+    if isinstance(value, str) and not close:
+        close = [choice for choice in allowed if choice.lower() == value.lower()]
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
