@@ -264,6 +264,18 @@ def test_sweep_names_a_grid_point_the_config_refuses(capsys: pytest.CaptureFixtu
     assert "window 12, cap 1: limits.exact must be null or a finite number >= 2" in err
 
 
+def test_sweep_with_a_labels_line_it_cannot_read_names_it_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As for a log: everything else still runs, and the exit status says a line was not read."""
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("loop-a\tlop\twhy\nloop-b\tloop\tthe same call\n")
+    status, out, err = _run(capsys, "sweep", str(SESSIONS), "--labels", str(labels), "--format", "json")
+    assert status == 1
+    assert f"rtb: {labels}:1: " in err
+    assert [problem.startswith(f"{labels}:1: ") for problem in json.loads(out)["problems"]] == [True]
+
+
 def test_progress_draws_on_a_terminal_only() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

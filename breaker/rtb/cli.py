@@ -305,8 +305,9 @@ def _sweep(args: argparse.Namespace) -> int:
     base = read_config_file(args.config)
     if args.config is not None:  # a broken base config fails before any replay
         loaded(base, args.config, "correct it in that file")
-    labels, loop_starts = read_labels(args.labels) if args.labels is not None else (None, None)
+    labels, loop_starts, unread = read_labels(args.labels) if args.labels is not None else (None, None, [])
     sessions, problems = load_sessions(args.paths)
+    problems = [*unread, *problems]
     if labels is not None:
         for session in sessions:
             if session.session_id not in labels:

@@ -82,13 +82,15 @@ def _check_unique_ids(sessions: Sequence[Session | SessionSource]) -> None:
         seen[session.session_id] = session.path
 
 
-def read_labels(path: Path) -> tuple[dict[str, Label], dict[str, int]]:
-    """The labels and loop starts in a labels file; a line that cannot be read is reported, not fatal."""
+def read_labels(path: Path) -> tuple[dict[str, Label], dict[str, int], list[ReadProblem]]:
+    """The labels and loop starts in a labels file, and its lines that could not be read (each
+    reported on stderr, not fatal: the exit status says so)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise UsageError(f"labels {path}: {error.strerror or error}") from None
-    labels, problems = parse_labels(text)
-    for line, reason in problems:
-        print(f"rtb: {path}:{line}: {reason}", file=sys.stderr)
-    return labels, parse_loop_starts(text)
+    labels, unread = parse_labels(text)
+    problems = [ReadProblem(path, line, reason) for line, reason in unread]
+    for problem in problems:
+        print(f"rtb: {problem}", file=sys.stderr)
+    return labels, parse_loop_starts(text), problems
