@@ -28,7 +28,7 @@ function named(names) {
 export function countsNothing(names, lists, called) {
   return `the config counts none of the ${names.length} tools this agent has (${named(names)}), so it stops no ` +
     `call: ${UNCOUNTED_CALLS} calls so far (${named(called)}), none counted (${lists}). Fix: list in include ` +
-    'the tools to count as dsh names them (`*` wildcards), or leave include empty to count every tool but the excluded';
+    'the tools to count as dsh names them (`*` wildcards; none: every tool), and in exclude only tools never to count';
 }
 
 export class UncountedWatch {

@@ -29,7 +29,7 @@ test('no tool the agent has is counted: one line at the UNCOUNTED_CALLS-th call,
     lines[0],
     'the config counts none of the 9 tools this agent has (bash, edit, glob, grep, read, subagent, todo_write, web_search, …), ' +
       `so it stops no call: ${UNCOUNTED_CALLS} calls so far (bash), none counted (include: [bsh]). Fix: list in include the ` +
-      'tools to count as dsh names them (`*` wildcards), or leave include empty to count every tool but the excluded',
+      'tools to count as dsh names them (`*` wildcards; none: every tool), and in exclude only tools never to count',
   );
 });
 
