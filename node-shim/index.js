@@ -80,7 +80,8 @@ export async function apply(ctx, config) {
     if (hooks === undefined) {
       const settings = start.settings();
       journal = new Journal(settings);
-      const toolNames = (agent) => ctx.tools.schemas(agent).map((tool) => tool.name);
+      // dsh's tools and the agent's own (a subagent may see fewer, a scope may add some)
+      const toolNames = (agent) => [...new Set([...ctx.tools.schemas(), ...ctx.tools.schemas(agent)].map((tool) => tool.name))];
       const lists = listed(config);
       hooks = new CallHooks({ bridge: start.bridge, journal, settings, plugin: name, log, logOnce, toolNames, lists });
     }

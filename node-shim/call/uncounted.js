@@ -1,13 +1,13 @@
 // @ts-check
-// One line on stderr when the configuration counts none of the tools an agent has. An `include`
+// One line on stderr when the configuration counts none of the tools dsh has. An `include`
 // list whose entries are all mistyped (`include: [bsh]`) leaves the breaker stopping nothing,
 // without a word; so does an `exclude` of `*`. Which tools count is the worker's pattern
 // (`settings.countedTools`, breaker/core/reading/counted.py): this only applies it to the names of
-// the tools dsh offers the agent, once, when the agents have made UNCOUNTED_CALLS calls and not
+// the tools dsh has and offers the calling agent, once, when the agents have made UNCOUNTED_CALLS calls and not
 // one was counted. By then every plugin has registered its tools (an MCP server's too), so a
 // configuration that counts one of them, called or not yet, is never named.
 
-/** The calls, none counted, after which the tools the calling agent has are looked at. */
+/** The calls, none counted, after which the tools dsh has (and offers the calling agent) are looked at. */
 export const UNCOUNTED_CALLS = 16;
 /** At most this many of the agent's tools are named in the line. */
 const NAMED_TOOLS = 8;
@@ -22,11 +22,11 @@ function named(names) {
 }
 
 /**
- * The line for a configuration that counts none of `names` (the agent's tools), `lists` being its
+ * The line for a configuration that counts none of `names` (dsh's tools), `lists` being its
  * include and exclude and `called` the tools of the calls not counted.
  */
 export function countsNothing(names, lists, called) {
-  return `the config counts none of the ${names.length} tools this agent has (${named(names)}), so it stops no ` +
+  return `the config counts none of the ${names.length} tools dsh has (${named(names)}), so it stops no ` +
     `call: ${UNCOUNTED_CALLS} calls so far (${named(called)}), none counted (${lists}). Fix: list in include ` +
     'the tools to count as dsh names them (`*` wildcards; none: every tool), and in exclude only tools never to count';
 }
@@ -34,7 +34,7 @@ export function countsNothing(names, lists, called) {
 export class UncountedWatch {
   /**
    * @param {RegExp} counted the worker's pattern of the counted tool names
-   * @param {(agent: any) => string[]} toolNames the names of the tools dsh offers an agent
+   * @param {(agent: any) => string[]} toolNames the names of dsh's tools and of those it offers an agent
    * @param {string} lists the config's include and exclude, as the line quotes them
    * @param {(text: string) => void} log a line on stderr
    */

@@ -1,4 +1,4 @@
-// A configuration that counts none of the tools an agent has (an include list all mistyped) is
+// A configuration that counts none of the tools dsh has (an include list all mistyped) is
 // named once, after UNCOUNTED_CALLS calls none of which was counted; one that counts any of them,
 // called or not, never is.
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ function watching(pattern, names = TOOLS) {
   return { watch, lines, asked };
 }
 
-test('no tool the agent has is counted: one line at the UNCOUNTED_CALLS-th call, naming the lists and the fix', () => {
+test('no tool dsh has is counted: one line at the UNCOUNTED_CALLS-th call, naming the lists and the fix', () => {
   const { watch, lines, asked } = watching('^(?:bsh)$');
   for (let call = 1; call < UNCOUNTED_CALLS; call++) watch.sawUncounted('bash', 'agent-1');
   assert.deepEqual(lines, [], 'not before');
@@ -27,7 +27,7 @@ test('no tool the agent has is counted: one line at the UNCOUNTED_CALLS-th call,
   assert.deepEqual(asked, ['agent-1'], "the calling agent's tools, looked at once");
   assert.equal(
     lines[0],
-    'the config counts none of the 9 tools this agent has (bash, edit, glob, grep, read, subagent, todo_write, web_search, …), ' +
+    'the config counts none of the 9 tools dsh has (bash, edit, glob, grep, read, subagent, todo_write, web_search, …), ' +
       `so it stops no call: ${UNCOUNTED_CALLS} calls so far (bash), none counted (include: [bsh]). Fix: list in include the ` +
       'tools to count as dsh names them (`*` wildcards; none: every tool), and in exclude only tools never to count',
   );
@@ -69,7 +69,7 @@ test('through the plugin: include: [bsh] names the tools dsh offers the agent, o
       assert.equal(outcome.denied, undefined, 'not counted: never denied');
     }
     assert.equal(lines.length, 1);
-    assert.match(lines[0], /^\[repeat-tool-breaker\] the config counts none of the 9 tools this agent has \(bash, edit, .* so far \(bash\), none counted \(include: \[bsh\]\)\. Fix: /);
+    assert.match(lines[0], /^\[repeat-tool-breaker\] the config counts none of the 9 tools dsh has \(bash, edit, .* so far \(bash\), none counted \(include: \[bsh\]\)\. Fix: /);
   } finally {
     process.stderr.write = write;
   }
@@ -80,4 +80,25 @@ test('a name is shown with its word characters only: no control or escape reache
   for (let call = 0; call < UNCOUNTED_CALLS; call++) watch.sawUncounted('ba\rsh', 'agent-1');
   assert.equal(lines.length, 1);
   assert.match(lines[0], /\(bash\?\?31m, read\?x\), so it stops no call: 16 calls so far \(ba\?sh\)/);
+});
+
+test("through the plugin: a tool only the calling agent's scope has, or only dsh's global view, is one of dsh's tools", async () => {
+  const lines = [];
+  const write = process.stderr.write;
+  process.stderr.write = function capture(text, ...rest) {
+    if (String(text).includes('counts none of')) lines.push(String(text));
+    return write.call(this, text, ...rest);
+  };
+  try {
+    for (const [include, global, scoped] of [[['scoped_tool'], ['bash'], ['bash', 'scoped_tool']], [['web_search'], ['bash', 'web_search'], ['bash']]]) {
+      const dsh = new FakeDsh({ body: () => 'the same answer' });
+      dsh.ctx.tools.schemas = (scope) => (scope === undefined ? global : scoped).map((name) => ({ name }));
+      disposers.push(await apply(dsh.ctx, { include }));
+      const agent = makeAgent(include[0]);
+      for (let call = 0; call < UNCOUNTED_CALLS + 2; call++) await dsh.call(agent, 'bash', { command: 'ls' });
+    }
+    assert.deepEqual(lines, []);
+  } finally {
+    process.stderr.write = write;
+  }
 });
