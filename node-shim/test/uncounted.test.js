@@ -52,7 +52,8 @@ after(async () => {
   for (const dispose of disposers) (await dispose)();
 });
 
-test('through the plugin: include: [bsh] names the tools dsh offers the agent, once, and counts nothing', async () => {
+/** The lines on stderr that say a config counts no tool, while `body` runs the plugin. */
+async function countsNothingLines(body) {
   const lines = [];
   const write = process.stderr.write;
   process.stderr.write = function capture(text, ...rest) {
@@ -60,6 +61,15 @@ test('through the plugin: include: [bsh] names the tools dsh offers the agent, o
     return write.call(this, text, ...rest);
   };
   try {
+    await body();
+  } finally {
+    process.stderr.write = write;
+  }
+  return lines;
+}
+
+test('through the plugin: include: [bsh] names the tools dsh offers the agent, once, and counts nothing', async () => {
+  const lines = await countsNothingLines(async () => {
     const dsh = new FakeDsh({ body: () => 'the same answer' });
     dsh.ctx.tools.schemas = () => TOOLS.map((name) => ({ name, description: '' }));
     disposers.push(await apply(dsh.ctx, { include: ['bsh'] }));
@@ -68,11 +78,9 @@ test('through the plugin: include: [bsh] names the tools dsh offers the agent, o
       const outcome = await dsh.call(agent, 'bash', { command: 'cat notes.txt' });
       assert.equal(outcome.denied, undefined, 'not counted: never denied');
     }
-    assert.equal(lines.length, 1);
-    assert.match(lines[0], /^\[repeat-tool-breaker\] the config counts none of the 9 tools dsh has \(bash, edit, .* so far \(bash\), none counted \(include: \[bsh\]\)\. Fix: /);
-  } finally {
-    process.stderr.write = write;
-  }
+  });
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /^\[repeat-tool-breaker\] the config counts none of the 9 tools dsh has \(bash, edit, .* so far \(bash\), none counted \(include: \[bsh\]\)\. Fix: /);
 });
 
 test('a name is shown with its word characters only: no control or escape reaches stderr', () => {
@@ -83,13 +91,7 @@ test('a name is shown with its word characters only: no control or escape reache
 });
 
 test("through the plugin: a tool only the calling agent's scope has, or only dsh's global view, is one of dsh's tools", async () => {
-  const lines = [];
-  const write = process.stderr.write;
-  process.stderr.write = function capture(text, ...rest) {
-    if (String(text).includes('counts none of')) lines.push(String(text));
-    return write.call(this, text, ...rest);
-  };
-  try {
+  const lines = await countsNothingLines(async () => {
     for (const [include, global, scoped] of [[['scoped_tool'], ['bash'], ['bash', 'scoped_tool']], [['web_search'], ['bash', 'web_search'], ['bash']]]) {
       const dsh = new FakeDsh({ body: () => 'the same answer' });
       dsh.ctx.tools.schemas = (scope) => (scope === undefined ? global : scoped).map((name) => ({ name }));
@@ -97,8 +99,6 @@ test("through the plugin: a tool only the calling agent's scope has, or only dsh
       const agent = makeAgent(include[0]);
       for (let call = 0; call < UNCOUNTED_CALLS + 2; call++) await dsh.call(agent, 'bash', { command: 'ls' });
     }
-    assert.deepEqual(lines, []);
-  } finally {
-    process.stderr.write = write;
-  }
+  });
+  assert.deepEqual(lines, []);
 });
