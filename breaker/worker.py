@@ -13,17 +13,14 @@ and error replies never carry raw arguments or results: any text that could deri
 goes through ``messages.redact`` and is cut short.
 
 Latency is the point of the I/O loop: one thread, no event loop; stdin is non-blocking and read
-directly (``os.read``, sleeping in ``select`` only when the pipe has stayed empty for
-``POLL_BEFORE_SLEEP_S`` after the last batch), so a request costs no thread hop, and one that
-follows another closely does not have to wake the worker; the replies to every request decoded
-from one read go out in one ``writev`` per stream: stdout, and the second stream, the ``later``
-FIFO (or the fd ``--later-replies FD`` names; replies the shim reads on its event loop; see
-``breaker/protocol.py``).
+directly, sleeping in ``select`` only once empty for ``POLL_BEFORE_SLEEP_S``; the replies to the
+requests of one read go out in one ``writev`` per stream (stdout, and the ``later`` FIFO or the fd
+``--later-replies FD`` names, which the shim reads on its event loop: ``breaker/protocol.py``).
 
-Starting is on dsh's boot path (dsh's boot waits for the answer to ``configure``), so the worker
-answers it having imported only what that needs (the protocol, the configuration model; pydantic
-only for a configuration not ``known``), and imports the decision core at the first request that
-needs it or once idle for ``CORE_AFTER_IDLE_S``: a dsh run that makes no call never pays for it.
+Starting is on dsh's boot path (dsh's boot waits for the answer to ``configure``): the worker makes
+its FIFOs first (``streams.announce``), answers having imported only what that needs (pydantic only
+for a configuration not ``known``), and imports the decision core at the first request that needs
+it or once idle for ``CORE_AFTER_IDLE_S``: a dsh run that makes no call never pays for it.
 """
 
 from __future__ import annotations
