@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-import { WorkerUnavailable } from '../worker/bridge.js';
+import { WorkerUnavailable, clock } from '../worker/bridge.js';
 import { answered, begin, booted } from '../worker/first-answer.js';
 import { MainOwner } from '../worker/owner.js';
 import { SLOT } from '../worker/slots.js';
@@ -42,6 +42,18 @@ test('the main thread starts the worker itself: no helper thread until a blockin
   assert.equal(owner.thread, null);
   assert.equal(bridge.call({ op: 'stats' }).ok, true, 'a blocking call');
   assert.notEqual(owner.thread, null, 'its watchdog started for the blocking read');
+});
+
+test("a worker let go before its stdout pipe ended: the pipe's late end closes nothing twice and throws nothing", () => {
+  const { bridge } = bridgeWith();
+  bridge.spawn();
+  const owner = bridge.helper;
+  assert.ok(owner instanceof MainOwner);
+  assert.equal(owner.fifosNow(clock() + 10_000), undefined);
+  assert.ok(owner.ends && !owner.heard, 'its FIFOs open, nothing read from them yet');
+  bridge.close(); // a refused configuration: the boot lets the worker go
+  assert.doesNotThrow(() => owner.settled(), 'as when dsh sees the end of the stdout pipe after the close');
+  assert.equal(owner.ends.keeper, -1);
 });
 
 test('a thread that waits before the FIFOs are made opens them itself and gets its answer', () => {

@@ -111,6 +111,7 @@ export class MainOwner {
     this.closed = false;
     this.heard = false; // a reply was read from the stdout FIFO: the worker's write end is open
     this.how = null; // how the worker ended, once the event loop has seen it
+    this.unopened = false; // its FIFOs could not be opened: it was killed, its end is awaited
     this.errorListener = (/** @type {Error} */ error) => log(`bridge thread failed: ${error.stack ?? error}`);
     const child = spawn(how.command, [...how.args, '--fifos', folder], { cwd: how.cwd, env: how.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
@@ -134,7 +135,7 @@ export class MainOwner {
 
   // The worker's first stdout byte: FIFOS_MADE, or another (it keeps its pipes).
   spoke(chunk) {
-    if (this.ends || this.replaced || this.closed) return;
+    if (this.ends || this.replaced || this.closed || this.unopened) return;
     if (chunk[0] === FIFOS_MADE) this.openEnds();
     else this.replace();
   }
@@ -157,6 +158,7 @@ export class MainOwner {
   // Whether the worker has said which way it talks, read in its folder (its FIFOs made: opened
   // now; its pipes kept: handed over), without waiting for the event loop to see its first byte.
   madeYet() {
+    if (this.unopened) return false;
     if (lstatSync(join(this.folder, LAST_FIFO), { throwIfNoEntry: false })) this.openEnds();
     else if (lstatSync(join(this.folder, PIPES_MARK), { throwIfNoEntry: false })) this.replace();
     return this.ends !== null || this.replaced;
@@ -168,6 +170,7 @@ export class MainOwner {
       this.ends = openFifoEnds(this.folder);
     } catch (error) {
       this.stderrKept += `the bridge could not open the worker's FIFOs: ${error.message}\n`;
+      this.unopened = true;
       this.kill();
       return;
     }
@@ -232,7 +235,7 @@ export class MainOwner {
     this.heard = true;
     const fd = Atomics.exchange(this.state, SLOT.NUDGE_FD, -2);
     if (fd >= 0) closeSync(fd);
-    closeSync(this.ends.keeper);
+    if (this.ends.keeper >= 0) closeSync(this.ends.keeper); // else closed by release() already
     this.ends.keeper = -1;
     removeFifoFolder(this.folder);
   }
