@@ -30,3 +30,11 @@ export function boundedWriter(stream = process.stderr, limit = QUEUED_BYTES) {
     stream.write(text);
   };
 }
+
+/** How much of a starting worker's stderr is kept for the error that explains its failure. */
+export const STDERR_KEPT_BYTES = 16 * 1024;
+
+/** `kept` with `chunk` (bytes of the worker's stderr) added, its last STDERR_KEPT_BYTES. */
+export function keptTail(kept, chunk) {
+  return (kept + chunk.toString('utf8')).slice(-STDERR_KEPT_BYTES);
+}

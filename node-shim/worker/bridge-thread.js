@@ -32,15 +32,14 @@ import { closeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
+import { FIFOS_MADE, PIPES_KEPT, makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
 import { SLOT } from './slots.js';
 import { nudge, watchDeadlines } from './watchdog.js';
-import { boundedWriter } from '../shared/stderr.js';
+import { boundedWriter, keptTail } from '../shared/stderr.js';
 
 const { command, args, cwd, env, stateBuffer, replies, clockBase, pipes } = workerData;
 // `stateBuffer`: the slots shared with the main thread, named in slots.js.
 const state = new Int32Array(stateBuffer);
-const STDERR_KEPT_BYTES = 16 * 1024;
 
 function deliver(message, transfer) {
   replies.postMessage(message, transfer);
@@ -53,8 +52,6 @@ function deliver(message, transfer) {
 // on the boot's path), says so with the byte FIFOS_MADE on its stdout pipe, and opens its ends,
 // each open returning once this thread has opened the other (breaker/streams.py). Any other first
 // byte: the worker kept its pipes (PIPES_KEPT where it was given a folder, else a frame's).
-const FIFOS_MADE = 0x46; // 'F', breaker/streams.py
-const PIPES_KEPT = 0x50; // 'P', breaker/streams.py
 const folder = process.platform === 'win32' || pipes ? null : fifoFolder();
 const child = spawn(command, folder ? [...args, '--fifos', folder] : args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
 /** Where request frames from the main thread go: the stdin pipe, then the stdin FIFO once it takes over. */
@@ -153,7 +150,7 @@ child.stderr.on('data', (chunk) => {
     passOn(chunk);
     return;
   }
-  stderrKept = (stderrKept + chunk.toString('utf8')).slice(-STDERR_KEPT_BYTES);
+  stderrKept = keptTail(stderrKept, chunk);
 });
 
 let pending = Buffer.alloc(0);

@@ -18,6 +18,10 @@ import { privateFolder, temporaryBase } from '../shared/private-folder.js';
 export const FIFO_NAMES = ['stdin', 'stdout', 'later'];
 /** Left by a worker that could not make its FIFOs and keeps its pipes (breaker/streams.py). */
 export const PIPES_MARK = 'pipes';
+/** The worker's first byte on its stdout pipe once its FIFOs are made (breaker/streams.py). */
+export const FIFOS_MADE = 0x46; // 'F'
+/** Its first byte there when it was given a folder but keeps its pipes (breaker/streams.py). */
+export const PIPES_KEPT = 0x50; // 'P'
 /** A start's folder lives for milliseconds: one another PID namespace left idle this long is abandoned. */
 const STALE_MS = 10 * 60_000;
 

@@ -24,14 +24,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 import { clock } from './clock.js';
-import { FIFO_NAMES, PIPES_MARK, makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
+import { FIFOS_MADE, FIFO_NAMES, PIPES_MARK, makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
 import { SLOT } from './slots.js';
-import { boundedWriter } from '../shared/stderr.js';
+import { boundedWriter, keptTail } from '../shared/stderr.js';
 
 const ADOPTED_URL = new URL('./adopted-thread.js', import.meta.url);
 const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
-const FIFOS_MADE = 0x46; // 'F', breaker/streams.py (any other first byte: it keeps its pipes)
-const STDERR_KEPT_BYTES = 16 * 1024;
 /** The last FIFO the worker makes: once it is there, all are. */
 const LAST_FIFO = FIFO_NAMES[FIFO_NAMES.length - 1];
 /** How long a main thread that saw the worker's stream end looks for its exit status. */
@@ -127,7 +125,7 @@ export class MainOwner {
     child.stdout.on('end', () => this.settled());
     child.stderr.on('data', (chunk) => {
       if (this.passOn) this.passOn(chunk);
-      else this.stderrKept = (this.stderrKept + chunk.toString('utf8')).slice(-STDERR_KEPT_BYTES);
+      else this.stderrKept = keptTail(this.stderrKept, chunk);
     });
     child.unref(); // an idle dsh must be able to exit; the worker then sees its input end and exits
     for (const stream of [child.stdin, child.stdout, child.stderr]) /** @type {any} */ (stream).unref?.();
