@@ -5,7 +5,7 @@
 // successor; its end seen by a thread that waits without the event loop.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -18,6 +18,10 @@ import { testBridge, waitUntil } from './processes.js';
 
 const PYTHON = process.env.RTB_PYTHON || 'python3';
 const folder = mkdtempSync(join(tmpdir(), 'rtb-owner-test-'));
+// The FIFO folders of this file's workers go in its own temporary folder: a worker that keeps its
+// pipes (below) leaves the file in its way there, which no cleanup removes (it is not ours).
+mkdirSync(join(folder, 'tmp'));
+Object.assign(process.env, { TMPDIR: join(folder, 'tmp'), XDG_RUNTIME_DIR: '' });
 const closers = [];
 after(() => {
   closers.forEach((close) => close());
