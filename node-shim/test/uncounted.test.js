@@ -7,6 +7,7 @@ import { after, test } from 'node:test';
 import { UNCOUNTED_CALLS, UncountedWatch } from '../call/uncounted.js';
 import { apply } from '../index.js';
 import { FakeDsh, makeAgent } from './fake-dsh.js';
+import { captureStderr } from './processes.js';
 
 const TOOLS = ['bash', 'read', 'edit', 'glob', 'grep', 'web_search', 'todo_write', 'subagent', 'write'];
 
@@ -54,18 +55,7 @@ after(async () => {
 
 /** The lines on stderr that say a config counts no tool, while `body` runs the plugin. */
 async function countsNothingLines(body) {
-  const lines = [];
-  const write = process.stderr.write;
-  process.stderr.write = function capture(text, ...rest) {
-    if (String(text).includes('counts none of')) lines.push(String(text));
-    return write.call(this, text, ...rest);
-  };
-  try {
-    await body();
-  } finally {
-    process.stderr.write = write;
-  }
-  return lines;
+  return (await captureStderr(body)).filter((text) => text.includes('counts none of'));
 }
 
 test('through the plugin: include: [bsh] names the tools dsh offers the agent, once, and counts nothing', async () => {
