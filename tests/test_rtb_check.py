@@ -46,8 +46,9 @@ def test_a_valid_profile_and_a_profile_without_a_row_are_ok(
     valid = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    identity: state-aware\n")
     status, out, _ = _run(capsys, "check", str(valid))
     assert (status, out.startswith("OK:"), "keys set: identity" in out) == (0, True, True)
-    bare = tmp_path / "bare"
-    bare.mkdir()
+    bare = tmp_path / "bare" / "profiles" / "work"
+    bare.mkdir(parents=True)
+    (bare / "cordis.patch.yml").write_text("[]\n")
     status, out, _ = _run(capsys, "check", str(bare))
     assert status == 0 and "the defaults apply" in out
 
@@ -307,3 +308,55 @@ def test_the_dsh_homes_patch_is_read_after_the_profiles_as_dsh_applies_it(
     (profile / "cordis.patch.yml").write_text(PATCH_HEAD + row.format(2))
     status, out, _ = _run(capsys, "check", str(profile))
     assert (status, out) == (0, f"OK: {home_patch}: the {ROW} config is valid (keys set: window)\n")
+
+
+def test_a_folder_that_is_no_profile_is_named_with_where_profiles_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rtb check` run where there is no profile (npx --prefix from another folder) said "OK: .:
+    no config …, so the defaults apply", as if it had checked one."""
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = _run(capsys, "check")
+    assert status == 2
+    assert out == (
+        "rtb check: .: not a dsh profile folder (no cordis.patch.yml, no package.json). Fix: run it "
+        "in a profile's folder ($DSH_HOME/profiles/NAME, else ~/.dsh/profiles/NAME), or give "
+        "--profile NAME or the folder's path\n"
+    )
+
+
+def test_a_profile_name_that_names_none_lists_the_profiles_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    _profile(tmp_path)
+    (tmp_path / "profiles" / "node_modules").mkdir()
+    status, out, _ = _run(capsys, "check", "--profile", "wrok")
+    assert status == 2
+    wrong = tmp_path / "profiles" / "wrok"
+    assert out == f"rtb check: no dsh profile 'wrok' at {wrong} (profiles there: work)\n"
+    status, _, err = _run(capsys, "replay", "--profile", "wrok", str(tmp_path))
+    assert status == 2 and "(profiles there: work)" in err
+
+
+def test_a_profile_that_does_not_mount_the_plugin_fails_saying_dsh_does_not_load_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A profile whose package.json lists other bundles only: dsh never loads the plugin there, so
+    its config is read by no one (it said "the defaults apply")."""
+    profile = _profile(tmp_path, "- id: repeat-tool-breaker\n  config:\n    window: 8\n")
+    manifest = profile / "package.json"
+    manifest.write_text('{"dsh": {"profile": {"bundles": ["@deepseek-ai/dsh-base"]}}}')
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 1
+    assert out == (
+        f"{manifest}: lists no dsh-repeat-tool-breaker among its dsh.profile.bundles, and no row "
+        "inserts repeat-tool-breaker, so dsh does not load the plugin in this profile and reads no "
+        "config for it. Fix: dsh plugin --profile work add <this plugin's checkout, tarball or git URL>\n"
+    )
+    overlay = tmp_path / "overlay.yml"
+    overlay.write_text("- insert:\n    - id: repeat-tool-breaker\n      name: /p/node-shim/index.js\n")
+    status, out, _ = _run(capsys, "check", str(profile), str(overlay))
+    valid = f"OK: {profile / 'cordis.patch.yml'}: the {ROW} config is valid (keys set: window)\n"
+    assert (status, out) == (0, valid)

@@ -36,6 +36,7 @@ from breaker.rtb.read import dshhome
 from breaker.strayrows import PACKAGE, ROW_FIELDS, ROW_ID, PatchRow, stray_rows
 
 PROFILE_PATCH = "cordis.patch.yml"
+MANIFEST = "package.json"
 
 #: What to do about an invalid value; the plugin's boot error says the same.
 FIX = (
@@ -49,13 +50,15 @@ class Layer:
     """Where a config came from, the ``config:`` it sets (``sets``: whether it sets one), its
     rows as far as telling a stray goes (``breaker.strayrows``: all layers' together), and the
     ``disabled:`` its last row for the plugin that has one holds (``switch``: that value alone;
-    empty when no row has one)."""
+    empty when no row has one). ``unlisted``: the ``package.json`` of a profile folder that does
+    not list the plugin among its bundles (then only an inserted row loads it)."""
 
     source: Path
     sets: bool
     config: object = None
     rows: tuple[PatchRow, ...] = ()
     switch: tuple[object, ...] = ()
+    unlisted: Path | None = None
 
 
 def add_subcommand(commands: Any) -> None:
@@ -79,9 +82,16 @@ def add_subcommand(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = [dshhome.profile_folder(args.profile)] if args.profile else []
-    paths: list[Path] = [*profile, *args.paths] or [Path(".")]
     try:
+        profile = [profile_named(args.profile)] if args.profile else []
+        paths: list[Path] = [*profile, *args.paths] or [Path(".")]
+        for path in paths:
+            if path.is_dir() and not any((path / name).is_file() for name in (PROFILE_PATCH, MANIFEST)):
+                raise ConfigError(
+                    f"{path}: not a dsh profile folder (no {PROFILE_PATCH}, no {MANIFEST}). Fix: run it in a "
+                    "profile's folder ($DSH_HOME/profiles/NAME, else ~/.dsh/profiles/NAME), or give "
+                    "--profile NAME or the folder's path"
+                )
         layers = [layer for path in paths for layer in read_layers(path)]
     except ConfigError as error:
         print(f"rtb check: {error}")
@@ -101,6 +111,14 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
             layer.source for layer in reversed(layers) if any(row.id == stray.id for row in layer.rows)
         )
         return 1, f"{source}: {ROW_ID}: {stray.line}"
+    unlisted = next((layer.unlisted for layer in layers if layer.unlisted is not None), None)
+    mounted = any(row.id == ROW_ID and row.inserted for layer in layers for row in layer.rows)
+    if unlisted is not None and not mounted:
+        return 1, (
+            f"{unlisted}: lists no {PACKAGE} among its dsh.profile.bundles, and no row inserts {ROW_ID}, "
+            "so dsh does not load the plugin in this profile and reads no config for it. Fix: dsh plugin "
+            f"--profile {unlisted.parent.name} add <this plugin's checkout, tarball or git URL>"
+        )
     switch = next((layer for layer in reversed(layers) if layer.switch), None)
     if switch is not None:
         (value,) = switch.switch
@@ -132,6 +150,17 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
         )
     keys = ", ".join(sorted(setting.config or {})) or "none"  # type: ignore[call-overload]
     return 0, f"OK: {setting.source}: the {ROW_ID} config is valid (keys set: {keys})"
+
+
+def profile_named(name: str) -> Path:
+    """The folder of dsh's profile ``name`` (``--profile NAME``); a ``ConfigError`` naming the
+    profiles there when there is none of that name."""
+    folder = dshhome.profile_folder(name)
+    if folder.is_dir():
+        return folder
+    there = dshhome.profile_names()
+    listed = f" (profiles there: {', '.join(there)})" if there else ""
+    raise ConfigError(f"no dsh profile {name!r} at {folder}{listed}")
 
 
 def interpreter_problem(command: str) -> str | None:
@@ -169,25 +198,30 @@ def read_layers(path: Path) -> list[Layer]:
     home = home_patch(path)
     layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
     first = layers[0]
-    layers[0] = dataclasses.replace(first, rows=(*bundle_rows(path), *first.rows))
+    bundles = listed_bundles(path)
+    bundled = bundles is not None and PACKAGE in bundles
+    inserted = [PatchRow(ROW_ID, name=PACKAGE, inserted=True)] if bundled else []
+    unlisted = None if bundles is None or bundled else path / MANIFEST
+    layers[0] = dataclasses.replace(first, rows=(*inserted, *first.rows), unlisted=unlisted)
     return layers
 
 
-def bundle_rows(folder: Path) -> list[PatchRow]:
-    """The row the plugin's own bundle inserts (no ``config:``), when ``folder`` is a profile
-    whose ``package.json`` lists the package among its bundles; dsh applies it first."""
-    manifest = folder / "package.json"
+def listed_bundles(folder: Path) -> list[object] | None:
+    """The bundles a profile folder's ``package.json`` lists (``dsh.profile.bundles``; none listed:
+    empty); None when ``folder`` has no manifest dsh reads a profile from. A profile that lists the
+    package gets the row its bundle inserts (no ``config:``), which dsh applies first."""
+    manifest = folder / MANIFEST
     if not folder.is_dir() or not manifest.is_file():
-        return []
+        return None
     try:
         bundles = read_document(manifest, str(manifest))
     except ConfigError:
-        return []  # not a manifest dsh reads a profile from: no bundle layer
+        return None  # not a manifest dsh reads a profile from: no bundle layer
+    if not isinstance(bundles, dict):
+        return None
     for key in ("dsh", "profile", "bundles"):
         bundles = bundles.get(key) if isinstance(bundles, dict) else None
-    if not isinstance(bundles, list) or PACKAGE not in bundles:
-        return []
-    return [PatchRow(ROW_ID, name=PACKAGE, inserted=True)]
+    return bundles if isinstance(bundles, list) else []
 
 
 def home_patch(folder: Path) -> Path | None:

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from breaker.core.config import BreakerConfig, ConfigError, load_config
-from breaker.rtb.config.check import FIX, PROFILE_PATCH, ended, read_layers
+from breaker.rtb.config.check import FIX, PROFILE_PATCH, ended, profile_named, read_layers
 from breaker.rtb.config.configfile import read_config_file
-from breaker.rtb.read import dshhome
 from breaker.strayrows import ROW_ID
 
 #: Where a configuration came from.
@@ -61,10 +60,7 @@ def choose(config_file: Path | None, profile: str | None, folder: Path | None = 
         raw = read_config_file(config_file)
         return Chosen(loaded(raw, config_file, "correct it in that file"), "--config", config_file)
     if profile is not None:
-        where = dshhome.profile_folder(profile)
-        if not where.is_dir():
-            raise ConfigError(f"no dsh profile {profile!r} at {where}")
-        return _from_profile(where, "profile")
+        return _from_profile(profile_named(profile), "profile")
     here = Path(".") if folder is None else folder
     if (here / PROFILE_PATCH).is_file():
         return _from_profile(here, "profile folder")

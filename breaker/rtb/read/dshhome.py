@@ -29,6 +29,19 @@ def profile_folder(name: str) -> Path:
     return dsh_home() / "profiles" / name
 
 
+def profile_names() -> list[str]:
+    """The profiles of dsh's home, by name: the folders of ``<dsh home>/profiles`` but dsh's own
+    ``node_modules`` (its links to the install's packages)."""
+    folder = dsh_home() / "profiles"
+    if not folder.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.is_dir() and entry.name != "node_modules" and not entry.name.startswith(".")
+    )
+
+
 def default_session_paths() -> list[Path]:
     """What ``rtb replay`` reads when given no path: dsh's sessions folder, which must exist."""
     folder = sessions_folder()
