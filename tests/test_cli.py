@@ -86,6 +86,21 @@ def test_explain_json_carries_the_same_facts(capsys: pytest.CaptureFixture[str])
     assert net == {"kind": "net", "key": "net:localhost:8080/health", "cap": 5, "local": True}
 
 
+def test_explain_a_command_for_a_tool_that_takes_none_is_refused_naming_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`rtb explain --tool read a.py` showed exact:read:{"command":"a.py"}, a fingerprint no read
+    call has (a read's argument is file_path): COMMAND is a shell tool's command."""
+    status, out, err = _run(capsys, "explain", "--tool", "read", "a.py")
+    assert (status, out) == (2, "")
+    assert err == (
+        "rtb: --tool read takes no COMMAND: COMMAND is the command of a shell tool (bash, pwsh, shell); "
+        'give a read call whole: --json \'{"name": "read", "arguments": {...}}\'\n'
+    )
+    status, out, _ = _run(capsys, "explain", "--tool", "Shell", "ls ./src")
+    assert status == 0 and _fingerprint_lines(out)["cmd:ls:ls src"] == ("cmd", "5")
+
+
 @pytest.mark.parametrize(
     ("config", "said"),
     [

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from breaker.core.config import ConfigError, load_config
+from breaker.core.reading import SHELL_TOOLS
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 from breaker.rtb import replayrun
 from breaker.rtb.config import check
@@ -228,6 +229,12 @@ def _call_from_args(args: argparse.Namespace) -> ToolCall:
         return ToolCall(name=document["name"], arguments=arguments)
     if args.command_text is None:
         raise UsageError("give a COMMAND to explain, or a whole call with --json")
+    if args.tool.lower() not in SHELL_TOOLS:
+        raise UsageError(
+            f"--tool {args.tool} takes no COMMAND: COMMAND is the command of a shell tool "
+            f"({', '.join(sorted(SHELL_TOOLS))}); give a {args.tool} call whole: "
+            f'--json \'{{"name": "{args.tool}", "arguments": {{...}}}}\''
+        )
     return ToolCall(name=args.tool, arguments={"command": args.command_text})
 
 
