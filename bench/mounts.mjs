@@ -1,6 +1,6 @@
 // A mount of the dsh pipeline (node-shim/test/fake-dsh.js) driven through the call shapes of
 // bench/shapes.mjs, for bench/pipeline.mjs and bench/shim_ab.mjs: one agent back to back, or with
-// a pause before each call. Every call is distinct.
+// a pause before each call, or in model turns of a few calls. Every call is distinct.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
@@ -93,3 +93,25 @@ export async function paused(fake, shape) {
   return { paused: ((await callsInARow(fake, shape, agent, count, PAUSE_MS)) * 1000) / count };
 }
 
+
+/** Model turns of `size` calls back to back, PAUSE_MS before each turn (the model's time between
+ * them, not timed): wall µs per call, and the event loop's busy µs per call over the whole run
+ * (what a plugin leaves for an idle moment after a turn counts too). */
+export async function inTurns(fake, shape, size, turns) {
+  const agent = freshAgent(`turns-${size}`);
+  const loop = performance.eventLoopUtilization();
+  let spent = 0;
+  for (let turn = 0; turn < turns; turn++) {
+    await pause(PAUSE_MS);
+    spent += await callsInARow(fake, shape, agent, size);
+  }
+  await pause(PAUSE_MS);
+  const { active } = performance.eventLoopUtilization(loop);
+  const calls = size * turns;
+  return { wall: (spent * 1000) / calls, busy: (active * 1000) / calls };
+}
+
+/** How the benchmarks write a figure: µs or ms, an extra with its sign, a ratio. */
+export const us = (value) => (Math.abs(value) >= 1000 ? `${(value / 1000).toFixed(2)} ms` : `${value.toFixed(0)} µs`);
+export const plus = (value) => `${value >= 0 ? '+' : '−'}${us(Math.abs(value))}`;
+export const ratio = (a, b) => (b > 0 ? `${(a / b).toFixed(2)}×` : '–');

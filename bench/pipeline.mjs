@@ -25,7 +25,7 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 import * as ours from '../node-shim/index.js';
-import { PAUSE_MS, alone, callsInARow, freshAgent, mount, paused } from './mounts.mjs';
+import { PAUSE_MS, alone, callsInARow, freshAgent, median, mount, paused, plus, ratio, us } from './mounts.mjs';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
 import { SHAPES } from './shapes.mjs';
 
@@ -67,11 +67,6 @@ for (let run = 0; run <= RUNS; run++) {
 }
 for (const { dispose } of Object.values(mounts)) await dispose();
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const medians = samples.map((bySample) =>
   Object.fromEntries(
     names.map((name) => [
@@ -81,9 +76,6 @@ const medians = samples.map((bySample) =>
   ),
 );
 
-const us = (value) => (Math.abs(value) >= 1000 ? `${(value / 1000).toFixed(2)} ms` : `${value.toFixed(0)} µs`);
-const plus = (value) => `${value >= 0 ? '+' : '−'}${us(Math.abs(value))}`;
-const ratio = (a, b) => (b > 0 ? `${(a / b).toFixed(2)}×` : '–');
 const rate = (value) => Math.round(value).toLocaleString('en');
 
 console.log(

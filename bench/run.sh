@@ -52,6 +52,10 @@ echo; echo "## Through the pipeline: ours vs reference 0.5.2 vs no plugin"; echo
 node bench/pipeline.mjs "$reference" "${BENCH_RUNS:-5}"
 echo; node bench/fifo_floor.mjs
 
+echo; echo "## Calls of one model turn"; echo
+node bench/turns.mjs "$reference" "${BENCH_RUNS:-5}"
+echo; "$python" bench/turn_sizes.py
+
 echo; echo "## Decision cost in Python alone (no pipe)"; echo; echo '```'
 "$python" bench/decision.py --calls "$calls"
 echo '```'
