@@ -324,3 +324,31 @@ def test_around_refuses_what_is_not_a_count(around: str, capsys: pytest.CaptureF
         main(["replay", "--calls", "--around", around, "."])
     assert stopped.value.code == 2
     assert f"argument --around: expected a whole number >= 0, got '{around}'" in capsys.readouterr().err
+
+
+def test_beside_another_setting_each_text_on_the_page_names_its_setting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With --config the page shows a call's denial under both settings one after the other: it
+    did not say which text was whose (the window's 12 and 16 calls told them apart, if anything)."""
+    page = tmp_path / "page.html"
+    seed = Path(__file__).parent / "fixtures" / "seed-config.yml"
+    _run(capsys, "replay", "--config", str(seed), "--html", str(page), "--session", "loop-a", str(SESSIONS))
+    text = page.read_text(encoding="utf-8")
+    shown_rows = re.findall(r'<tr class="text[^"]*"><td colspan="\d+">(.*?)</td></tr>', text, re.S)
+    script = re.search(r'<script type="application/json" id="texts">(.*?)</script>', text, re.S)
+    assert script is not None
+    folded = json.loads(script[1])
+    blocks = [re.findall(r'<pre class="([a-z]+)">([^<]*)</pre>', row) for row in shown_rows]
+    blocks = [parts for parts in blocks if parts]  # the rest are folded
+    blocks += [[(kind, html.escape(said)) for kind, said in parts] for parts in folded]
+    under = f"under {seed}:"
+    assert [[said for kind, said in parts if kind == "setting"] for parts in blocks] == [
+        ["under defaults:"],  # #4: only the defaults stop it (sameResultLimit)
+        [under, "under defaults:"],  # #5 (folded): both, each its own text
+        [under, "under defaults:"],  # #6
+    ]
+    for parts in blocks:
+        kinds = [kind for kind, _ in parts]
+        assert kinds[0] == "setting" and kinds[-1] != "setting", "each text comes after its setting's name"
+        assert "setting" not in {kinds[i] for i in range(1, len(kinds)) if kinds[i - 1] == "setting"}

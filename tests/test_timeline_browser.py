@@ -152,6 +152,17 @@ def test_beside_another_setting_the_differences_are_marked(
     )
     assert "3:denied/ran" in differing and "4:denied/ran" in differing
     assert browser.evaluate("document.querySelectorAll('.settings td.differs').length") >= 2
+    # In a 1400-pixel window the two settings' columns left the arguments ~100 px ("echo …"),
+    # their heading running into the next one's: the table scrolls instead, the arguments kept.
+    narrowest = browser.evaluate(
+        "Math.min(...[...document.querySelectorAll('td.args')].map(c => c.clientWidth))"
+    )
+    assert narrowest >= 20 * 13, f"the arguments column is {narrowest} px wide"
+    cut = browser.evaluate(
+        "[...document.querySelectorAll('.calls th')]"
+        ".filter(h => h.scrollWidth > h.clientWidth).map(h => h.title)"
+    )
+    assert "" not in cut, "a heading cut short (none but a setting's name) has its whole text in its title"
     assert browser.problems() == []
 
 

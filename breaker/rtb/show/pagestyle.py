@@ -18,6 +18,19 @@ COLUMNS = (("c-n", "4em"), ("c-t", "7em"), ("c-a", "auto"), ("c-v", "7em"), ("c-
 COMPARED = (("c-d", "1.5em"), ("c-v", "7em"), ("c-k", "31em"))
 RECORDED = ("c-r", "10em")
 
+#: The least width of the arguments column (the others are fixed): past it the table scrolls.
+ARGUMENTS_LEAST_EM = 24
+
+
+def _least_em(columns: tuple[tuple[str, str], ...]) -> float:
+    """The width a call table needs to give the arguments ``ARGUMENTS_LEAST_EM``, in em."""
+    return ARGUMENTS_LEAST_EM + sum(float(width[:-2]) for _, width in columns if width.endswith("em"))
+
+
+_LEAST = (
+    f".calls table{{min-width:{_least_em((*COLUMNS, RECORDED)):g}em}}"
+    f".calls.compared table{{min-width:{_least_em((*COLUMNS, *COMPARED, RECORDED)):g}em}}"
+)
 _FILLS = "".join(f".f{percent}{{--f:{percent}%}}" for percent in range(0, 101, FILL_STEP))
 _WIDTHS = "".join(
     f"col.{name}{{width:{width}}}" for name, width in dict.fromkeys((*COLUMNS, *COMPARED, RECORDED))
@@ -43,7 +56,7 @@ table{border-collapse:collapse;width:100%}
 td{overflow:hidden;text-overflow:ellipsis}
 th,td{text-align:left;padding:2px 6px;border-bottom:1px solid var(--line);vertical-align:top;
 white-space:nowrap}
-th{font-weight:600;color:var(--muted);font-size:12px}
+th{font-weight:600;color:var(--muted);font-size:12px;overflow:hidden;text-overflow:ellipsis}
 td.args{max-width:520px;overflow:hidden;text-overflow:ellipsis;font-family:ui-monospace,Menlo,Consolas,monospace}
 .block{content-visibility:auto;contain-intrinsic-size:auto 4400px}
 table.head{margin-bottom:-1px}
@@ -67,6 +80,7 @@ pre{margin:4px 0;white-space:pre-wrap;word-break:break-word;
 font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;background:#fafafa;
 border-left:3px solid var(--stop);padding:6px 8px;max-width:1100px}
 pre.notice{border-left-color:var(--warn)}
+pre.setting{background:none;border-left:0;padding:6px 0 0;font:600 12px/1.35 system-ui,sans-serif}
 .settings td,.settings th{white-space:normal}
 .settings td.differs{background:#fff8e1}
 body.near-only tr.call:not(.near),body.near-only tr.text:not(.near){display:none}
@@ -75,6 +89,7 @@ nav table td{white-space:normal}
 """
     + _FILLS
     + _WIDTHS
+    + _LEAST
     + "\n"
 )
 

@@ -141,8 +141,8 @@ class TimelineReport:
     def head(self) -> str:
         return (
             "<thead><tr><th>#</th><th>tool</th><th>arguments</th>"
-            f"<th>{_e(shown.inline(self.setting, 24))}</th><th>window counts / caps</th>"
-            + (f"<th></th><th>{_e(self.other_setting)}</th><th>counts / caps</th>" if self.other else "")
+            f"{_heading(self.setting)}<th>window counts / caps</th>"
+            + (f"<th></th>{_heading(self.other_setting)}<th>counts / caps</th>" if self.other else "")
             + "<th>recorded</th></tr></thead>"
         )
 
@@ -225,9 +225,10 @@ class _AgentTable:
         self.stretch = _Stretch()
         self.block_rows = 0
         self.last_had_texts = False
+        compared = " compared" if page.other is not None else ""
         self.spool.write(
             f"<h3>agent {_e(shown.inline(agent))}</h3>"
-            f'<div class="calls"><table class="head">{page.columns()}{page.head()}</table>'
+            f'<div class="calls{compared}"><table class="head">{page.columns()}{page.head()}</table>'
         )
         self._open_block()
 
@@ -288,7 +289,9 @@ class _AgentTable:
         call, other = pair
         parts = _texts(call)
         if other is not None and other.message != call.message:
-            parts += _texts(other)
+            # Two settings' texts, one after the other: each under its setting's name.
+            mine, theirs = parts, _texts(other)
+            parts = [*_named(page.setting, mine), *_named(page.other_setting, theirs)]
         columns = page.columns_count()
         row = _row(call, other, near, columns, shut=self.last_had_texts and bool(parts))
         if parts:
@@ -386,6 +389,16 @@ def _strip(counts: Sequence[Reached], titled: bool) -> str:
         keys = "\n".join(f"{shown.counted(count, 300)}: {shown.figure(count)}" for count in counts)
         title = f' title="{_e(keys)}"'
     return f'<td class="counts"{title}>{"".join(parts)}</td>'
+
+
+def _heading(setting: str) -> str:
+    """A setting's verdict column heading, its whole name in its title (the column is narrow)."""
+    return f'<th title="{_e(shown.inline(setting, 200))}">{_e(shown.inline(setting, 24))}</th>'
+
+
+def _named(setting: str, parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A setting's texts of a call after its name (``under ./seed.yml:``); none: nothing."""
+    return [("setting", f"under {shown.inline(setting, 200)}:"), *parts] if parts else []
 
 
 def _texts(call: CallReplay) -> list[tuple[str, str]]:
