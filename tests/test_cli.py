@@ -360,3 +360,30 @@ def test_rtb_help_prints_rtbs_help_or_a_commands(capsys: pytest.CaptureFixture[s
         main(["help", "nosuch"])
     assert stopped.value.code == 2
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("module", "package"), [("pydantic", "pydantic"), ("pydantic_core", "pydantic")])
+def test_an_interpreter_without_a_dependency_is_named_with_the_fix_not_a_traceback(
+    module: str, package: str, tmp_path: Path
+) -> None:
+    """`RTB_PYTHON=/usr/bin/python3 npx --no rtb check` printed a ModuleNotFoundError traceback."""
+    config = tmp_path / "config.yml"
+    config.write_text("window: 8\n")
+    hidden = f"import sys; sys.modules[{module!r}] = None; from breaker.rtb.cli import main; "
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hidden + f"raise SystemExit(main(['explain', '--config', {str(config)!r}, 'ls']))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout, "Traceback" in run.stderr) == (2, "", False)
+    assert run.stderr == (
+        f"rtb: this Python ({sys.executable}) cannot import {module}, which rtb needs (the package "
+        f"{package}). Fix: `{sys.executable} -m pip install {package}`, or run `npx --no rtb` in a dsh "
+        "profile with the plugin and RTB_PYTHON unset (it prepares the plugin's own environment)\n"
+    )

@@ -37,6 +37,9 @@ from breaker.rtb.show.tables import Progress, explanation_json, explanation_text
 from breaker.rtb.show.timeline import TimelineReport
 
 FORMATS = ("table", "json", "markdown")
+#: What rtb imports only when a command needs it, by module, and the package that brings it (the
+#: package's dependencies; zstandard and pyyaml name themselves where they are read).
+_DEPENDENCIES = {"pydantic": "pydantic", "pydantic_core": "pydantic"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,6 +53,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command(args)
     except (ConfigError, UsageError, MissingZstandard) as error:
         print(f"rtb: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        package = _DEPENDENCIES.get((error.name or "").partition(".")[0])
+        if package is None:
+            raise
+        python = sys.executable
+        print(
+            f"rtb: this Python ({python}) cannot import {error.name}, which rtb needs (the package "
+            f"{package}). Fix: `{python} -m pip install {package}`, or run `npx --no rtb` in a dsh profile "
+            "with the plugin and RTB_PYTHON unset (it prepares the plugin's own environment)",
+            file=sys.stderr,
+        )
         return 2
     except BrokenPipeError:  # `rtb replay ... | head`: stop quietly, as other filters do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
