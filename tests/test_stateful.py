@@ -119,6 +119,32 @@ def test_a_poll_whose_only_change_is_its_clock_is_capped() -> None:
     assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 4 + [True, True]
 
 
+def test_a_poll_whose_answer_changed_once_in_content_is_not_capped() -> None:
+    # A log tailed while a build runs: a new line, then a silent stretch, then more (the first
+    # answer's content is read only once a second one differs, from what was kept of it).
+    agent = defaults()
+    answers = ["ok api", "ok api\nok store", "ok api\nok store", "ok api\nok store", "ok sync", "total 66%"]
+    verdicts = [agent.bash("sleep 20 && tail -n 2 /tmp/cov.log", answer) for answer in answers]
+    assert all(isinstance(verdict, Allow) for verdict in verdicts)
+
+
+def test_a_failure_then_the_same_answer_is_not_a_poll_that_moved() -> None:
+    agent = defaults()
+    line = {"command": "date +%d | awk '{print $1}'"}
+    failed = agent.run("bash", line, "Malformed command\n[exit code: 1]", {})
+    verdicts = [failed, *(agent.run("bash", line, "Number", {}) for _ in range(4))]
+    assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 4 + [True]
+
+
+def test_an_answer_quoting_its_own_respelled_path_is_not_a_poll_that_moved() -> None:
+    agent = defaults()
+    paths = ["src/app.py", "./src/app.py", "src//app.py", "././src/app.py", "src/./app.py", "./src//app.py"]
+    verdicts = [
+        agent.run("read", {"file_path": path}, f"<path>{path}</path>\n1: def main():") for path in paths
+    ]
+    assert any(isinstance(verdict, Deny) for verdict in verdicts)
+
+
 def test_the_variants_of_one_failing_call_are_stopped_after_sameresultlimit() -> None:
     agent = defaults()
     error = "Error during execution: book() missing 1 required positional argument: 'token'"

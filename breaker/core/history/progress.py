@@ -29,7 +29,7 @@ the same target after identical answers) is stopped. A change that lands in the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -51,7 +51,7 @@ from breaker.core.reading import (
     result_digest,
     says_nothing,
 )
-from breaker.core.reading.volatile import content_of, said
+from breaker.core.reading.volatile import Answer
 
 #: Calls (and results) remembered per agent since the last change; past this the oldest go.
 MAX_CALLS = 256
@@ -242,15 +242,7 @@ class Evidence:
             self.failed_any = False
             self.variants.ended()
         data = answers_data(ran.tool, failure, text)
-        read: list[bytes] = []
-
-        def answer() -> bytes:  # the answer's content, read once, and only when a record needs it
-            if not read:
-                read.append(
-                    result_digest(ran.tool, content_of(text, said(ran.asked.call) if ran.asked else []))
-                )
-            return read[0]
-
+        answer = Answer(ran.tool, text, ran.asked.call if ran.asked else None)
         for key in ran.keys | failing if failing else ran.keys:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -278,7 +270,7 @@ class Evidence:
         if failure is None or not may_change(ran.tool):  # a tool it reads: calls of their own
             self.variants.ended(ran.tool)
         else:
-            self.variants.failed(ran.tool, answer(), call_id, ran.round)
+            self.variants.failed(ran.tool, answer.content(), call_id, ran.round)
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""
             if not self.tool_run or result != self.tool_result:
@@ -296,7 +288,7 @@ class Evidence:
         result: bytes,
         sooner: int,
         call_id: str,
-        answer: Callable[[], bytes],
+        answer: Answer,
         failed: bool,
         data: bool,
     ) -> Seen:
@@ -311,14 +303,17 @@ class Evidence:
         recent = previous is not None and previous.serial > ran.serial - self.window
         if previous is None or not recent or previous.result != result:
             last = previous if previous is not None and recent else None
-            content = b"" if last is None else answer()  # read only for a call asked before
-            moved = last is not None and not key.startswith(FAILED_KEYS) and bool(last.content)
-            moved = moved and last is not None and (last.moved or content != last.content)
+            content = b"" if last is None else answer.content()  # read only for a call asked before
+            # A first answer's content is read only now, from its kept ends (none: it failed).
+            earlier = last.content or (last.kept.content() if last.kept else b"") if last else b""
+            moved = last is not None and not key.startswith(FAILED_KEYS) and bool(earlier)
+            moved = moved and last is not None and (last.moved or content != earlier)
             polled = moved or (last is not None and (last.polled or last.result != result))
             made, context = (call_id, ran.serial, ran.round), self.changes.context
             worst, polled = worst_sooner(sooner), polled and not failed
+            kept = None if content or failed else answer.keep()  # until its content is read
             return Seen(
-                result, 1, sooner, worst, *made, False, batched, call, content, moved, polled, context
+                result, 1, sooner, worst, *made, False, batched, call, content, moved, polled, context, kept
             )
         if together(previous.round, ran.round):
             return previous  # sent together, before either answer: not a repeat
@@ -332,7 +327,7 @@ class Evidence:
         elif not key.startswith(FAILED_KEYS) and data:
             sooner = max(sooner, 1)  # the same data again right after itself (``answers_data``)
         times, worst = previous.times + 1, worst_sooner(sooner)
-        made, content = (call_id, ran.serial, ran.round), previous.content or answer()
+        made, content = (call_id, ran.serial, ran.round), previous.content or answer.content()
         moved, polled, context = previous.moved, previous.polled, self.changes.context
         return Seen(
             result, times, sooner, worst, *made, apart, batched, call, content, moved, polled, context

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from breaker.core.history.asked import FAILED_KEYS
+from breaker.core.reading.volatile import Answer
 
 
 class Seen(NamedTuple):
@@ -28,6 +29,7 @@ class Seen(NamedTuple):
     moved: bool = False  # its answer changed in content between two of its runs in the window (a poll)
     polled: bool = False  # its answer changed at all between two of its runs (a clock, if nothing else)
     context: bytes = b""  # the last possible change when it returned (``Evidence.context``)
+    kept: Answer | None = None  # a first answer that worked, its content not read yet
 
 
 def failed_key(key: str) -> bool:

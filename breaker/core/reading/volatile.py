@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 from breaker.core.reading.fingerprints import ToolCall
+from breaker.core.reading.outcomes import result_digest
 
 #: How much of each end of a long answer is read.
 ENDS_CHARS = 2048
@@ -44,8 +45,17 @@ _VOLATILE = re.compile(
 def content_of(text: str, said: Iterable[str] = ()) -> str:
     """``text`` (its two ends) with its volatile parts and what the call ``said`` (its string
     arguments) masked: what two answers are compared by for news."""
+    return _content_of_ends(ends_of(text), said)
+
+
+def ends_of(text: str) -> str:
+    """The part of ``text`` its content is read from: its two ends (and its length) when it is long."""
     if len(text) > 2 * ENDS_CHARS:
-        text = f"{text[:ENDS_CHARS]}\x01{len(text)}\x01{text[-ENDS_CHARS:]}"
+        return f"{text[:ENDS_CHARS]}\x01{len(text)}\x01{text[-ENDS_CHARS:]}"
+    return text
+
+
+def _content_of_ends(text: str, said: Iterable[str]) -> str:
     for argument in said:
         if len(argument) >= _SAID_CHARS:
             text = text.replace(argument, "\x02")
@@ -64,3 +74,26 @@ def said(call: ToolCall) -> list[str]:
         if isinstance(value, str)
     }
     return sorted(said, key=len, reverse=True)
+
+
+class Answer:
+    """One answer of a call: its content (``content_of``, as a digest) read once and only when a
+    record needs it, even after it is kept (``keep``) for a later answer to be compared with."""
+
+    __slots__ = ("_call", "_content", "_ends", "_text", "_tool")
+
+    def __init__(self, tool: str, text: str, call: ToolCall | None) -> None:
+        self._tool, self._text, self._call, self._content, self._ends = tool, text, call, b"", ""
+
+    def keep(self) -> Answer:
+        """This answer, holding only what its content is read from from now on."""
+        if self._text:
+            self._ends, self._text = ends_of(self._text), ""
+        return self
+
+    def content(self) -> bytes:
+        if not self._content:
+            said_now = said(self._call) if self._call is not None else []
+            ends = self._ends or ends_of(self._text)
+            self._content = result_digest(self._tool, _content_of_ends(ends, said_now))
+        return self._content
