@@ -196,6 +196,29 @@ def test_notices_show_in_json_and_on_the_page(capsys: pytest.CaptureFixture[str]
     assert "REPEAT_TOOL_NOTICE:" in text
 
 
+@pytest.mark.parametrize("form", ["table", "markdown"])
+def test_show_denials_shows_the_notices_the_model_read_too(
+    capsys: pytest.CaptureFixture[str], folder: Path, form: str
+) -> None:
+    """Under warnAt the text report's --show-denials printed the denials only: the notice the
+    model read at the third call was in the JSON and on the page, not in the text."""
+    config = folder.parent / "warn.json"
+    config.write_text(json.dumps({"warnAt": 3}), encoding="utf-8")
+    argv = ["--config", str(config), "--session", "bbbb", "--format", form, str(folder)]
+    _, out, _ = _run(capsys, "replay", "--show-denials", *argv)
+    assert out.count("REPEAT_TOOL_NOTICE:") == 1
+    assert re.search(r"#3 bash \(\S+\) notice:", out)
+    assert out.index("REPEAT_TOOL_NOTICE:") < out.index("REPEAT_TOOL_BLOCKED:"), "in call order"
+    _, out, _ = _run(capsys, "replay", *argv)
+    assert "REPEAT_TOOL_NOTICE:" not in out, "only with --show-denials"
+    quiet = folder.parent / "quiet.json"
+    quiet.write_text(json.dumps({"warnAt": 2, "failLimit": None, "sameResultLimit": None}), encoding="utf-8")
+    quiet_log = Log("session-a0000000-0000-4000-8000-00000000000a", started_ms=None, cwd=None)
+    log = _loop(quiet_log, 3).write(folder.parent / "unstopped")
+    _, out, _ = _run(capsys, "replay", "--show-denials", "--config", str(quiet), "--format", form, str(log))
+    assert "no stop" in out and "REPEAT_TOOL_NOTICE:" in out, "a session with a notice and no stop"
+
+
 # --- one count for a stopped call in every view ---------------------------------------------------
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"

@@ -76,6 +76,9 @@ class TextReport:
         self._kept = bytearray()
         self._recent: dict[str, deque[int]] = {}
         self._after: dict[str, int] = {}
+        #: The sessions whose texts (``show_denials``) hold a notice: listed, stopped or not.
+        self.noticed: set[str] = set()
+        self._noticed = False
 
     def begin(self, digest: Digest) -> None:
         self.rows.begin()
@@ -83,15 +86,17 @@ class TextReport:
         self._kept = bytearray()
         self._recent = {}
         self._after = {}
+        self._noticed = False
 
     def call(self, call: CallReplay, other: CallReplay | None) -> None:
+        if self.show_denials and (call.stopped or call.notices):
+            self.denials.write(_denial_text(call, markdown=self.markdown))
+            self._noticed = self._noticed or bool(call.notices)
         if self.calls:
             self._mark(call)
         elif not call.stopped:
             return
         self.rows.write(json.dumps(_cells(call)) + "\n")
-        if self.show_denials and call.stopped:
-            self.denials.write(_denial_text(call, markdown=self.markdown))
 
     def _mark(self, call: CallReplay) -> None:
         index = len(self._kept)
@@ -110,6 +115,8 @@ class TextReport:
     def end(self, digest: Digest) -> None:
         self.rows.end(digest.session_id)
         self.denials.end(digest.session_id)
+        if self._noticed:
+            self.noticed.add(digest.session_id)
         if self.calls:
             self.kept[digest.session_id] = self._kept
 
@@ -130,7 +137,11 @@ class TextReport:
         ]
         out.write(f"config: {shown.inline(self.config)}\n\n")
         out.write(table(header, rows, flex={5: 24}))
-        detailed = [digest for digest in digests if digest.stops or (self.calls and digest.calls)]
+        detailed = [
+            digest
+            for digest in digests
+            if digest.stops or (self.calls and digest.calls) or digest.session_id in self.noticed
+        ]
         for digest in detailed:
             self._session(out, digest)
         if detailed:
@@ -255,8 +266,11 @@ def _stops_summary(digest: Digest) -> str:
 
 
 def _denial_text(call: CallReplay, *, markdown: bool) -> str:
-    heading = f"#{call.number} {shown.inline(call.tool)} ({shown.inline(call.call_id)}) {call.verdict}:"
-    message = shown.block(call.message)
+    """What the model read of a call the breaker stopped or gave a notice: its denial or ask
+    reason, then its notices."""
+    verdict = "notice" if call.verdict == "allowed" else call.verdict
+    heading = f"#{call.number} {shown.inline(call.tool)} ({shown.inline(call.call_id)}) {verdict}:"
+    message = "\n".join(shown.block(text) for text in (call.message, *call.notices) if text)
     if markdown:
         fenced = message.replace("```", "`\u02cb`")
         return f"\n{heading}\n\n```text\n{fenced}\n```\n"
