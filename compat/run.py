@@ -36,6 +36,7 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mock_model import MockModel, Script, ScriptedCall
+from worker_loss import Loss, watch
 
 BLOCKED = "Error: REPEAT_TOOL_BLOCKED"
 NO_APPROVAL_CHANNEL = 'tool "bash" requires approval, but no approval channel is available'
@@ -514,6 +515,58 @@ def check_escalation(o: Outcome) -> None:
     o.expect(any("summarise your progress" in t for t in texts), "no summary demand at summarizeAt")
 
 
+# --- the worker lost in the middle of loop A: the window survives it ------------------------
+
+#: Loop A's ticks around a call that waits while the worker is signalled (worker_loss.py); a
+#: `sleep` changes nothing, so the ticks after it are the same action as those before.
+PAUSE_AT = 3
+TICKS = (1, 2, 4, 5, 6, 7)
+#: Each lossy scenario's watcher, by its working folder.
+LOSSES: dict[Path, Loss] = {}
+
+
+def lost_worker_calls(signal_name: str) -> Callable[[Path, int], list[ScriptedCall]]:
+    """Two ticks of loop A, a `sleep 2` during which the worker of this dsh gets the signal
+    (from outside, as a crash or a hang would come), four ticks."""
+
+    def calls(work: Path, port: int) -> list[ScriptedCall]:
+        tick = identical_calls(work, port)[0]
+        loss = LOSSES[work] = Loss(signal_name, after_lines=2, delay_s=0.5)
+        watch(work, counter_lines, loss)
+        return [tick, tick, bash("sleep 2", "Wait for the build"), tick, tick, tick, tick]
+
+    return calls
+
+
+def check_window_kept(stops: tuple[int, ...], lost: str) -> Callable[[Outcome], None]:
+    """The worker was signalled, stderr says what was lost (``lost``), and the ticks ran up to
+    one of the attempts ``stops``, which and every tick after it were denied: the window the
+    replacement rebuilt from the journal (README: "keeps each agent's window across a worker
+    crash"); a window lost would let every tick after the signal run. The counter proves it."""
+
+    def check(o: Outcome) -> None:
+        loss = LOSSES.pop(o.work)
+        loss.done.wait(5)
+        o.expect(loss.signalled is not None, f"the worker was not signalled: {loss.problem or 'too late'}")
+        if not o.expect_attempts(len(TICKS) + 1):
+            return
+        stop = next((n for n in TICKS if o.attempts[n - 1].text.startswith(BLOCKED)), None)
+        o.expect(stop in stops, f"the ticks were stopped at attempt {stop}, expected one of {stops}")
+        if stop is None:
+            return
+        o.expect_executed(range(PAUSE_AT, PAUSE_AT + 1))
+        for n in TICKS:
+            if n < stop:
+                o.expect_executed(range(n, n + 1))
+            else:
+                o.expect_denied(range(n, n + 1), BLOCKED)
+        ran, counted = len([n for n in TICKS if n < stop]), counter_lines(o.work)
+        o.expect(counted == ran, f"counter file has {counted} lines, expected {ran}")
+        o.expect(lost in o.run.stderr, f"stderr does not say {lost!r}")
+
+    return check
+
+
 def finished_in_time(o: Outcome) -> None:
     """A hung run is killed at the timeout and fails; so does any non-zero exit."""
     if o.run.returncode is None:
@@ -567,6 +620,21 @@ SCENARIOS = [
         local_calls,
         check_local(USER_REJECTED),
         env={"DSH_PERMISSION_MODE": "danger-full-access"},
+    ),
+    Scenario(
+        "worker-killed",
+        "loop A, its worker SIGKILLed after the 2nd tick: the 5th tick is still denied",
+        lost_worker_calls("KILL"),
+        # a request to the dead worker goes to its replacement after the journal: every tick counts
+        check_window_kept((6,), "the worker is not running (killed by SIGKILL)"),
+    ),
+    Scenario(
+        "worker-hung",
+        "loop A, its worker SIGSTOPped after the 2nd tick: replaced, the loop still stopped",
+        lost_worker_calls("STOP"),
+        # the call that meets the hang is allowed unchecked and not journaled (onWorkerFailure:
+        # allow, docs/failure-modes.md): the `sleep` or the next tick, so the 5th or 6th is stopped
+        check_window_kept((6, 7), "did not answer within"),
     ),
 ]
 
