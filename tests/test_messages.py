@@ -108,6 +108,12 @@ SECRET_FORMATS = [
     ("google-api-key-bare", "maps AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "SyA-abcdefghijklmnop"),
     ("google-oauth-token", "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz", "a0AfH6SMBabcdefghij"),
     ("npm-token", "npm_abcdefghijklmnopqrstuvwxyz0123456789 published", "abcdefghijklmnopqrstuvwxyz0123"),
+    ("hugging-face-token", "HF token hf_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7 set", "a1B2c3D4e5F6g7H8i9J0"),
+    (
+        "anthropic-key-holding-a-40-character-run",
+        "sk-ant-api03-ysRwsr16ZqiyP9M2ykleByz16wLMwHw7kyjksA13_A7M9BT8v-JdQRlxJd8BkWZMH2OADKADT-7pE83mGftOOoXbssZsMAA",
+        "JdQRlxJd8BkWZMH2OADKADT",
+    ),
     ("npmrc-auth-token", "//registry.npmjs.org/:_authToken=npmrc-tok-42", "npmrc-tok-42"),
     (
         "azure-account-key",

@@ -75,6 +75,7 @@ _TOKEN_SHAPES = (
     ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
     ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
     ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("Hugging Face", r"\bhf_[A-Za-z0-9]{30,40}\b"),
 )
 
 
@@ -214,8 +215,10 @@ REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], .
     ),
     # netrc entries: machine host login user password secret (on one line or several).
     (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + REDACTED, ("password",)),
+    # Well-known token shapes that travel without a name in front of them, in one pass; before
+    # the bare key below, which would take 40 characters out of a longer token between its "-"
+    # or "_" and leave the rest of it (an Anthropic key's body is base64url).
+    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), REDACTED, None),
     # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
     (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key, None),
-    # Well-known token shapes that travel without a name in front of them, in one pass.
-    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), REDACTED, None),
 )
