@@ -291,6 +291,25 @@ def test_sweep_with_a_labels_line_it_cannot_read_names_it_and_exits_1(
     assert [problem.startswith(f"{labels}:1: ") for problem in json.loads(out)["problems"]] == [True]
 
 
+def test_sweep_names_a_labels_file_written_with_spaces_once_per_line_up_to_twenty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A labels file with spaces for TABs (or not a labels file at all) printed one line for each
+    of its lines, 209 for the README, each saying only what a line should be."""
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("".join(f"loop-{n} loop the same read\n" for n in range(30)))
+    status, out, err = _run(capsys, "sweep", str(SESSIONS), "--labels", str(labels), "--format", "json")
+    assert status == 1
+    lines = [line for line in err.splitlines() if line.startswith(f"rtb: {labels}")]
+    assert len(lines) == 21
+    assert lines[0] == (
+        f"rtb: {labels}:1: expected '<session id> TAB <loop|ok> [TAB <reason> [TAB <loop start>]]': "
+        "this line has no TAB (spaces do not separate the columns)"
+    )
+    assert lines[-1] == f"rtb: {labels}: 10 more lines could not be read (not listed)"
+    assert len(json.loads(out)["problems"]) == 21
+
+
 def test_progress_draws_on_a_terminal_only() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

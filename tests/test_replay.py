@@ -18,7 +18,7 @@ from breaker.rtb.read.sessions import (
     read_session,
 )
 from breaker.rtb.replay.replayer import CallReplay, replay_events, replay_session
-from breaker.rtb.replay.sweep import Setting, parse_labels, parse_loop_starts, sweep
+from breaker.rtb.replay.sweep import LABELS_LINE, Setting, parse_labels, parse_loop_starts, sweep
 from tests.corpus.trajectories import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -174,7 +174,7 @@ def test_labels_name_the_lines_they_cannot_read() -> None:
     assert labels == {"loop-a": "loop"}
     assert problems == [
         (4, "label must be loop or ok, got 'maybe'"),
-        (5, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"),
+        (5, LABELS_LINE + ": this line has no TAB (spaces do not separate the columns)"),
     ]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from breaker.rtb.read.events import UsageError
+from breaker.rtb.read.logreader import PROBLEMS_LISTED, listed_problems
 from breaker.rtb.read.sessions import (
     ReadProblem,
     Session,
@@ -90,7 +91,8 @@ def read_labels(path: Path) -> tuple[dict[str, Label], dict[str, int], list[Read
     except OSError as error:
         raise UsageError(f"labels {path}: {error.strerror or error}") from None
     labels, unread = parse_labels(text)
-    problems = [ReadProblem(path, line, reason) for line, reason in unread]
+    named = [ReadProblem(path, line, reason) for line, reason in unread[:PROBLEMS_LISTED]]
+    problems = listed_problems(path, named, len(unread) - len(named))
     for problem in problems:
         print(f"rtb: {problem}", file=sys.stderr)
     return labels, parse_loop_starts(text), problems

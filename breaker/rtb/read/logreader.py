@@ -159,10 +159,15 @@ class LogReader:
 
     def all_problems(self) -> list[ReadProblem]:
         """The problems met, and how many more lines could not be read when there were more."""
-        if not self.unlisted:
-            return self.problems
-        more = ReadProblem(self.path, None, f"{self.unlisted} more lines could not be read (not listed)")
-        return [*self.problems, more]
+        return listed_problems(self.path, self.problems, self.unlisted)
+
+
+def listed_problems(path: Path, problems: list[ReadProblem], unlisted: int) -> list[ReadProblem]:
+    """A file's problems as they are named (the first ``PROBLEMS_LISTED``), and a last one saying
+    how many more lines could not be read, when there were more."""
+    if not unlisted:
+        return problems
+    return [*problems, ReadProblem(path, None, f"{unlisted} more lines could not be read (not listed)")]
 
 
 class _BadEvent(ValueError):

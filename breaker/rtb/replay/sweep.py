@@ -44,6 +44,10 @@ class SettingScore:
     best: bool = False
 
 
+#: What a line of a labels file holds, as a line it cannot read is named.
+LABELS_LINE = "expected '<session id> TAB <loop|ok> [TAB <reason> [TAB <loop start>]]'"
+
+
 def parse_labels(text: str) -> tuple[dict[str, Label], list[tuple[int, str]]]:
     """Read a labels file: ``<session id> TAB <loop|ok> [TAB <reason> [TAB <loop start>]]`` a line.
 
@@ -54,7 +58,8 @@ def parse_labels(text: str) -> tuple[dict[str, Label], list[tuple[int, str]]]:
     problems: list[tuple[int, str]] = []
     for number, fields in _rows(text):
         if len(fields) < 2 or not fields[0]:
-            problems.append((number, "expected '<session id> TAB <loop|ok> [TAB <reason>]'"))
+            spaced = " (spaces do not separate the columns)" if len(fields) == 1 else ""
+            problems.append((number, f"{LABELS_LINE}{': this line has no TAB' if spaced else ''}{spaced}"))
             continue
         session_id, label = fields[0], fields[1]
         if label not in LABELS:
