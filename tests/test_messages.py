@@ -110,6 +110,31 @@ SECRET_FORMATS = [
     ("npm-token", "npm_abcdefghijklmnopqrstuvwxyz0123456789 published", "abcdefghijklmnopqrstuvwxyz0123"),
     ("hugging-face-token", "HF token hf_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7 set", "a1B2c3D4e5F6g7H8i9J0"),
     (
+        "docker-config-auth",
+        '{"auths": {"ghcr.io": {"auth": "dXNlcjpnaHBfc2VjcmV0MTIz"}}}',
+        "dXNlcjpnaHBfc2VjcmV0MTIz",
+    ),
+    (
+        "kubeconfig-client-key-data",
+        "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt",
+        "LS0tLS1CRUdJTiBSU0Eg",
+    ),
+    (
+        "sendgrid-key",
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+        "abcdefghijklmnopqrstuvwxyz01",
+    ),
+    (
+        "telegram-bot-token",
+        "curl https://api.telegram.org/bot123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0/getMe",
+        "AAHfiqksKZ8WmR2zSjiQ7",
+    ),
+    (
+        "discord-bot-token",
+        "Bot MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab",
+        "AbCdEfGhIjKlMnOp",
+    ),
+    (
         "anthropic-key-holding-a-40-character-run",
         "sk-ant-api03-ysRwsr16ZqiyP9M2ykleByz16wLMwHw7kyjksA13_A7M9BT8v-JdQRlxJd8BkWZMH2OADKADT-7pE83mGftOOoXbssZsMAA",
         "JdQRlxJd8BkWZMH2OADKADT",

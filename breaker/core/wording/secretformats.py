@@ -51,6 +51,10 @@ _SECRET_ENDINGS = "|".join(
         ),
         "(?<=[a-z0-9][_.\\-]pass)",
         "(?<=[a-z0-9][_.\\-]pwd)",
+        # a registry's "auth" alone (Docker's config.json, .npmrc: user:password in base64), and a
+        # kubeconfig's base64 private key
+        "(?<=(?<![a-z0-9_.\\-])auth)",
+        "(?<=key-data)",
         "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
     ]
 )
@@ -76,6 +80,14 @@ _TOKEN_SHAPES = (
     ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
     ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("Hugging Face", r"\bhf_[A-Za-z0-9]{30,40}\b"),
+    ("SendGrid", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    # a bot's id, a colon and "AA" then 33 more: in its API's URLs it follows "/bot"
+    ("Telegram bot", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
+    # the bot's id in base64, a time stamp, an HMAC
+    (
+        "Discord bot",
+        r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])",
+    ),
 )
 
 
@@ -92,7 +104,7 @@ Replacement = str | Callable[[re.Match[str]], str]
 
 #: What each match of a pattern with a name in it holds, as the patterns' ``(?i)`` reads text
 #: (``_folded``): a name ending as ``_SECRET_ENDINGS`` says.
-_SECRET_HINTS = ("pass", "pwd", "secret", "credential", "token", "authorization", "cookie", "key")
+_SECRET_HINTS = ("pass", "pwd", "secret", "credential", "token", "auth", "cookie", "key")
 #: The letters beyond ASCII that Python's case-insensitive matching takes for an ``i``, ``s`` or ``k``.
 FOLD_BEYOND_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
