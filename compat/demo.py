@@ -106,8 +106,9 @@ def result_summary(text: str) -> str:
     return re.sub(r" after \d+ ms", "", " ".join(telling or lines[:1])) or "(no output)"
 
 
-def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str) -> bool:
-    """One loop of five calls: what the model did, what ran, what was denied and why."""
+def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str, *, under: str | None) -> bool:
+    """One loop of five calls: what the model did, what ran, what was denied and why; ``under``:
+    the configuration file the session ran under (None: the defaults)."""
     calls = outcome.attempts[first - 1 : first + 4]
     print(title)
     print("-" * len(title))
@@ -121,7 +122,11 @@ def tell_loop(outcome: Outcome, first: int, title: str, story: str, why: str) ->
     if ran:
         say(f"Calls {ran[0]} to {ran[-1]} of the session ran; each returned: {'; '.join(results)}")
     if not denied:
-        say("No call of this loop was denied: the demo failed here.")
+        say(
+            f"No call of this loop was denied under {under}."
+            if under
+            else "No call of this loop was denied: the demo failed here."
+        )
         print()
         return False
     stopped = denied[0]
@@ -189,6 +194,16 @@ def in_profile(profile: Path, prefix: Path, kept: Path) -> Target:
     )
 
 
+def configured_by(profile: Path) -> str | None:
+    """What names the configuration file a profile gives the plugin (``rtb``'s words for it, read as
+    ``rtb`` reads it), or None under the defaults."""
+    sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # this checkout's breaker
+    from breaker.rtb.config.whichconfig import choose
+
+    chosen = choose(None, None, folder=profile)
+    return None if chosen.source is None else chosen.label
+
+
 def replay_command(target: Target, session: Path) -> str:
     """The command that shows this session's stops again, in the profile, under its configuration."""
     cache = "" if target.mode == "your profile" else f"XDG_CACHE_HOME={shlex.quote(str(target.cache))} "
@@ -244,7 +259,8 @@ def main() -> int:
         return 1
     say(PROXY_NOTE)
     print()
-    good = [tell_loop(outcome, *loop) for loop in LOOPS]
+    under = configured_by(target.profile_dir) if target.mode == "your profile" else None
+    good = [tell_loop(outcome, *loop, under=under) for loop in LOOPS]
     lines = counter_lines(outcome.work)
     passed = all(good) and not outcome.failures
     if passed:
@@ -256,6 +272,12 @@ def main() -> int:
         say("The demo did not go as expected:")
         for failure in outcome.failures:
             say(failure, indent="  ")
+        if under:
+            say(
+                f"It ran under your profile's configuration, {under}, not the defaults the demo is "
+                "written for; adding `--config /dev/null` (no configuration: the defaults) to the "
+                "command below replays the session under the defaults."
+            )
     print()
     print("The same stops, from the session log (the last line of the demo):")
     print(replay_command(target, outcome.session))
