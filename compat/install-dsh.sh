@@ -23,6 +23,10 @@ usage="usage: npm run install-dsh -- PREFIX   (a folder for dsh $version, made i
 prefix="$1"
 [[ $prefix == /* ]] || prefix="${INIT_CWD:-$PWD}/$prefix"
 
+if [[ -e $prefix && ! -d $prefix ]]; then
+  echo "install-dsh: $prefix is a file, not a folder; give an empty or new folder for dsh (such as ~/dsh-$version)" >&2
+  exit 2
+fi
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 if [[ -f $prefix/package.json ]] && ! cmp -s "$prefix/package.json" "$pinned/package.json"; then

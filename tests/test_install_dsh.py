@@ -119,6 +119,18 @@ def test_install_dsh_wants_one_folder(tmp_path: Path) -> None:
     assert done.returncode == 2 and "usage: npm run install-dsh -- PREFIX" in done.stderr
 
 
+
+def test_install_dsh_given_a_file_names_it_with_the_fix(tmp_path: Path) -> None:
+    """It stopped on mkdir's own "cannot create directory …: File exists"."""
+    (tmp_path / "dsh.tgz").write_text("not a folder")
+    done = install_dsh("dsh.tgz", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"install-dsh: {tmp_path / 'dsh.tgz'} is a file, not a folder; give an empty or new folder "
+        "for dsh (such as ~/dsh-0.1.0-rc.8)\n"
+    )
+
+
 def test_install_dsh_leaves_another_projects_folder_alone(tmp_path: Path) -> None:
     (tmp_path / "theirs").mkdir()
     manifest = '{"name": "their-app", "dependencies": {}}'
