@@ -119,7 +119,6 @@ def test_install_dsh_wants_one_folder(tmp_path: Path) -> None:
     assert done.returncode == 2 and "usage: npm run install-dsh -- PREFIX" in done.stderr
 
 
-
 def test_install_dsh_given_a_file_names_it_with_the_fix(tmp_path: Path) -> None:
     """It stopped on mkdir's own "cannot create directory …: File exists"."""
     (tmp_path / "dsh.tgz").write_text("not a folder")
