@@ -110,6 +110,30 @@ SECRET_FORMATS = [
     ("npm-token", "npm_abcdefghijklmnopqrstuvwxyz0123456789 published", "abcdefghijklmnopqrstuvwxyz0123"),
     ("hugging-face-token", "HF token hf_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7 set", "a1B2c3D4e5F6g7H8i9J0"),
     (
+        "azure-sas-sig",
+        "https://a.blob.core.windows.net/c/f?sv=2021-08-06&sr=b&sig=AbCdEf%2BGhIjKl%3D",
+        "AbCdEf%2BGhIjKl",
+    ),
+    (
+        "signed-url-signature",
+        "https://storage.googleapis.com/b/o?X-Goog-Signature=0a1b2c3d4e5f6071",
+        "0a1b2c3d4e5f6071",
+    ),
+    (
+        "pypi-token",
+        "uploaded with pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6",
+        "CJGFiY2RlZmdoaWprbG1ub3",
+    ),
+    ("vault-token", "token hvs.CAESIJlWh0abcdefghijklmnopqrstuvwxyz0123", "CAESIJlWh0abcdefghij"),
+    ("databricks-token", "dapi0123456789abcdef0123456789abcdef in the header", "0123456789abcdef0123"),
+    ("shopify-token", "shpat_0123456789abcdef0123456789abcdef in the header", "0123456789abcdef0123"),
+    ("digitalocean-token", "dop_v1_" + "0123456789abcdef" * 4 + " in the header", "0123456789abcdef0123"),
+    (
+        "age-secret-key",
+        "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE",
+        "QPZRY9X8GF2TVDW0S3JN",
+    ),
+    (
         "docker-config-auth",
         '{"auths": {"ghcr.io": {"auth": "dXNlcjpnaHBfc2VjcmV0MTIz"}}}',
         "dXNlcjpnaHBfc2VjcmV0MTIz",

@@ -55,6 +55,9 @@ _SECRET_ENDINGS = "|".join(
         # kubeconfig's base64 private key
         "(?<=(?<![a-z0-9_.\\-])auth)",
         "(?<=key-data)",
+        # a signed URL's signature (X-Amz-Signature, X-Goog-Signature; an Azure SAS's sig)
+        "(?<=signature)",
+        "(?<=(?<![a-z0-9_.\\-])sig)",
         "(?<=key)(?:" + "|".join(f"(?<={kind}key)|(?<={kind}[_.\\-]key)" for kind in _KEY_KINDS) + ")",
     ]
 )
@@ -80,6 +83,12 @@ _TOKEN_SHAPES = (
     ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
     ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("Hugging Face", r"\bhf_[A-Za-z0-9]{30,40}\b"),
+    ("PyPI", r"\bpypi-AgE[A-Za-z0-9_\-]{40,}"),
+    ("HashiCorp Vault", r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,255}"),
+    ("Databricks", r"\bdapi[0-9a-f]{32}\b"),
+    ("Shopify", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b"),
+    ("DigitalOcean", r"\bdo[por]_v1_[0-9a-f]{64}\b"),
+    ("age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
     ("SendGrid", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     # a bot's id, a colon and "AA" then 33 more: in its API's URLs it follows "/bot"
     ("Telegram bot", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
@@ -104,7 +113,7 @@ Replacement = str | Callable[[re.Match[str]], str]
 
 #: What each match of a pattern with a name in it holds, as the patterns' ``(?i)`` reads text
 #: (``_folded``): a name ending as ``_SECRET_ENDINGS`` says.
-_SECRET_HINTS = ("pass", "pwd", "secret", "credential", "token", "auth", "cookie", "key")
+_SECRET_HINTS = ("pass", "pwd", "secret", "credential", "token", "auth", "cookie", "key", "sig")
 #: The letters beyond ASCII that Python's case-insensitive matching takes for an ``i``, ``s`` or ``k``.
 FOLD_BEYOND_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
