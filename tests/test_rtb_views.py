@@ -194,6 +194,10 @@ def test_notices_show_in_json_and_on_the_page(capsys: pytest.CaptureFixture[str]
     text = page.read_text(encoding="utf-8")
     assert text.count('class="v v-notice"') == 1  # under warnAt; the defaults beside it have none
     assert "REPEAT_TOOL_NOTICE:" in text
+    under = f"under {config}:"
+    assert text.count(f'<pre class="setting">{html.escape(under)}</pre><pre class="notice">') == 1, (
+        "the notice, which the defaults beside it do not give, is named for its setting"
+    )
 
 
 @pytest.mark.parametrize("form", ["table", "markdown"])

@@ -288,10 +288,10 @@ class _AgentTable:
         page.shown_rows += 1
         call, other = pair
         parts = _texts(call)
-        if other is not None and other.message != call.message:
+        theirs = [] if other is None else _texts(other)
+        if other is not None and theirs != parts:
             # Two settings' texts, one after the other: each under its setting's name.
-            mine, theirs = parts, _texts(other)
-            parts = [*_named(page.setting, mine), *_named(page.other_setting, theirs)]
+            parts = [*_named(page.setting, parts), *_named(page.other_setting, theirs)]
         columns = page.columns_count()
         row = _row(call, other, near, columns, shut=self.last_had_texts and bool(parts))
         if parts:
