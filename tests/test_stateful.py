@@ -145,6 +145,27 @@ def test_an_answer_quoting_its_own_respelled_path_is_not_a_poll_that_moved() -> 
     assert any(isinstance(verdict, Deny) for verdict in verdicts)
 
 
+ROLLOUT = {"command": "kubectl rollout status deployment/app --timeout=120s"}
+
+
+def test_the_same_call_failing_with_news_each_time_is_no_failure_streak() -> None:
+    # A bounded wait timing out as what it waits for advances: each failure says something new.
+    agent = defaults()
+    for updated in (2, 3, 5):
+        waited = f"Waiting for rollout: {updated} of 6 updated...\nerror: timed out\n[exit code: 1]"
+        assert isinstance(agent.run("bash", ROLLOUT, waited, {}), Allow)
+    assert isinstance(agent.run("bash", ROLLOUT, "successfully rolled out", {}), Allow)
+
+
+def test_the_same_call_failing_alike_is_stopped_at_faillimit_and_with_news_by_the_cap() -> None:
+    alike = defaults()
+    verdicts = [alike.run("bash", ROLLOUT, "error: timed out\n[exit code: 1]", {}) for _ in range(4)]
+    assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 3 + [True]
+    news = defaults()  # a failure with news is no poll that moved either: the cap still counts it
+    verdicts = [news.run("bash", ROLLOUT, f"error: lock {n}\n[exit code: 1]", {}) for n in range(6)]
+    assert [isinstance(verdict, Deny) for verdict in verdicts] == [False] * 4 + [True, True]
+
+
 def test_the_variants_of_one_failing_call_are_stopped_after_sameresultlimit() -> None:
     agent = defaults()
     error = "Error during execution: book() missing 1 required positional argument: 'token'"

@@ -45,6 +45,15 @@ class Agent:
     def human(self, text: str) -> None:
         self.trajectory.human(text)
 
+    def together(self, calls: list[tuple[str, dict[str, object], str]]) -> None:
+        """One model turn that sends ``calls`` (tool, arguments, result) at once: their results
+        come back after all of them were sent."""
+        self.trajectory.step()
+        ids = [self.trajectory.call_only(tool, arguments) for tool, arguments, _ in calls]
+        self.calls += len(calls)
+        for call_id, (_, _, result) in zip(ids, calls, strict=True):
+            self.trajectory.result(call_id, result)
+
     def call(self, tool: str, arguments: dict[str, object], result: str, *, is_error: bool = False) -> None:
         self.calls += 1
         self.trajectory.call(tool, arguments, result, is_error=is_error)
@@ -1924,6 +1933,99 @@ def same_command_errors_differ(c: Case) -> None:
             f"Error: browserType.launch: Failed to launch chromium: profile {profile} is locked",
             1,
         )
+
+
+# QwenLM/qwen-code#3236: five parallel reads in a model's first turn on a new project tripped a
+# read-file loop rule.
+@case("ok", "a new project opened: its files read together in one turn, then searched and edited (Qwen Code)")
+def parallel_reads_first_turn(c: Case) -> None:
+    a = c.agent()
+    a.human("summarise what this project is and what each source file does")
+    files = ["README.md", "package.json", "src/config.ts", "src/index.ts", "src/utils.ts"]
+    a.together([("read", {"file_path": path}, f"<path>{path}</path>\n1: // {path}") for path in files])
+    a.together(
+        [
+            ("grep", {"pattern": name, "path": "src"}, f"src/index.ts:3:import {{ {name} }}")
+            for name in ("load", "run")
+        ]
+    )
+    a.edit("README.md", "# app", "# app\n\nA small CLI that syncs notes.")
+
+
+# google-gemini/gemini-cli#20701: batch work across files (adding headers to many files) flagged as
+# an unproductive loop.
+@case("ok", "a license header added to twelve files, each read then edited (Gemini CLI)")
+def license_headers_across_files(c: Case) -> None:
+    a = c.agent()
+    a.human("add the SPDX license header to every source file under src/")
+    for n in cycles(12):
+        path = f"src/module_{n}.py"
+        a.read(path, [f'"""Module {n}."""', "", "import os"], 1, 40)
+        a.edit(path, f'"""Module {n}."""', f'# SPDX-License-Identifier: MIT\n"""Module {n}."""')
+    a.bash("grep -L SPDX-License-Identifier -r src", "")
+
+
+# itayinbarr/little-coder#81: a build script fails, the model edits the source, runs the same script
+# again, and is told it made the exact same call.
+@case("ok", "one build script rerun after each source edit, a different error each time (little-coder)")
+def build_script_after_edits(c: Case) -> None:
+    a = c.agent()
+    a.human("get the firmware building again")
+    errors = [
+        "src/uart.c:41:5: error: implicit declaration of function 'uart_flush'",
+        "src/uart.c:88:12: error: 'BAUD_115200' undeclared",
+        "src/main.c:17:3: error: too few arguments to function 'uart_init'",
+    ]
+    for n, error in enumerate(errors):
+        a.bash("./scripts/build.sh", f"[build] compiling 14 files\n{error}", 2)
+        a.edit(f"src/{error.split(':')[0].split('/')[1]}", f"line{n}", f"line{n} fixed")
+    a.bash("./scripts/build.sh", "[build] compiling 14 files\n[build] firmware.bin 41872 bytes")
+
+
+# QwenLM/qwen-code#5932: an edit already applied is sent again; 'old_string not found' each time,
+# and the agent keeps resending it instead of reading the file.
+@case("loop", "an edit that already landed sent again and again, not found each time (Qwen Code)")
+def reapply_landed_edit(c: Case) -> None:
+    a = c.agent()
+    a.human("the file list flickers when filtering; fix it")
+    a.edit("src/Finder.tsx", "useEffect(() => filter(q))", "useEffect(() => filter(q), [q])")
+    a.edit("src/LogListView.tsx", "key={index}", "key={row.id}")
+    a.loop_starts()
+    for _ in cycles(6):
+        a.edit("src/Finder.tsx", "useEffect(() => filter(q))", "useEffect(() => filter(q), [q])", found=False)
+
+
+# makecindy/cindy#2721: two near-identical greps run in turn about 70 times each for 50 minutes, the
+# same results every time (only an interface reference, never the implementation).
+@case("loop", "two near-identical searches run in turn, the same results each round (cindy)")
+def alternating_greps(c: Case) -> None:
+    a = c.agent()
+    a.human("find where getShellCommandPolicy is implemented")
+    found = "src/main/base-agent.ts:731:  getShellCommandPolicy(): ShellCommandPolicy"
+    a.loop_starts()
+    for _ in cycles(10):
+        a.bash("cd ~/work/desk && grep -rn 'getShellCommandPolicy' apps/desktop/src", found)
+        a.bash('cd ~/work/desk && grep -rn "getShellCommandPolicy" apps/desktop/src --include=*.ts', found)
+
+
+# kubernetes/kubernetes#40224: `kubectl rollout status` timing out ("error: timed out waiting for the
+# condition") while a slow rollout still advances; a CI job that waited on it failed.
+@case(
+    "ok", "a slow rollout waited on with a bounded blocking wait, timing out three times as it advances (k8s)"
+)
+def rollout_wait_times_out(c: Case) -> None:
+    a = c.agent()
+    a.human("deploy the new image and tell me when it is live")
+    a.bash("kubectl set image deployment/app app=acme/app:1.9.2", "deployment.apps/app image updated")
+    wait = "kubectl rollout status deployment/app --timeout=120s"
+    for updated in (2, 3, 5):
+        a.bash(
+            wait,
+            f'Waiting for deployment "app" rollout to finish: {updated} out of 6 new replicas have been'
+            " updated...\nerror: timed out waiting for the condition",
+            1,
+        )
+    a.bash(wait, 'deployment "app" successfully rolled out')
 
 
 def write_corpus() -> None:

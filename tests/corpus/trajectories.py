@@ -46,6 +46,10 @@ class Trajectory:
             }
         )
 
+    def step(self) -> None:
+        """The model begins a new turn (dsh's ``step/start``): the calls after it were sent together."""
+        self.events.append({"type": "step/start", "data": {}})
+
     def call(self, name: str, arguments: object, result: str | None = "", *, is_error: bool = False) -> str:
         """A tool call and, unless ``result`` is None, its result right after; returns its id."""
         call_id = self.call_only(name, arguments)

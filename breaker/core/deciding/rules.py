@@ -148,7 +148,9 @@ def returned(
             judged = judge(running.tool, outcome, text)
         if isinstance(judged, Failure):
             quote = messages.quotable(text, preview)
-            counts = state.failures.failed(call_id, running.capped, judged, quote)
+            answered = None if state.progress is None else state.progress.answered
+            said = b"" if answered is None else answered.content()  # what it said, read on a failure
+            counts = state.failures.failed(call_id, running.capped, judged, quote, said)
             crossed = [fp for fp in running.capped if counts[fp.key] == config.failWarnAt]
             if crossed:
                 named = min(crossed, key=notices.naming_rank)

@@ -92,11 +92,13 @@ class Failures(Generic[Owed]):
         return self.running.pop(call_id, None)
 
     def failed(
-        self, call_id: str, capped: tuple[Fingerprint, ...], failure: Failure, quote: str
+        self, call_id: str, capped: tuple[Fingerprint, ...], failure: Failure, quote: str, said: bytes = b""
     ) -> dict[str, int]:
         """A call failed: the streaks of its capped fingerprints grow (``quote``: its result as a
-        denial quotes it); each key's streak now."""
-        return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id)
+        denial quotes it; ``said``: its content, ``volatile.content_of``, empty: not read); each
+        key's streak now."""
+        call = next((fp.key for fp in capped if fp.kind == "exact"), "")
+        return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id, said, call)
 
     def succeeded(self, capped: tuple[Fingerprint, ...]) -> None:
         """A call succeeded: the streaks of its capped fingerprints end (most calls have none)."""

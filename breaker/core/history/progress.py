@@ -121,6 +121,7 @@ class Evidence:
     returns: dict[int, bytes] = field(default_factory=dict)  # serial -> result, while a record may hold it
     changes: Changes = field(default_factory=Changes)  # what tools it does not know may have changed
     variants: Variants = field(default_factory=Variants)  # one failing call's variants
+    answered: Answer | None = None  # the answer of the result just judged (the failure track reads it)
 
     def stall(self, tool: str, asked: Asked, state: int, limit: float) -> Stall | None:
         """The rule that denies a call asking for ``asked``, if any (reads only). Its keys are its
@@ -212,6 +213,7 @@ class Evidence:
         or news. How ``judge`` judged it (None: no call of that id awaited it), which the failure
         track reads too."""
         ran = self.running.pop(call_id, None)
+        self.answered = None
         if ran is None:
             return None
         judged = judge(ran.tool, facts, text)
@@ -242,7 +244,7 @@ class Evidence:
             self.failed_any = False
             self.variants.ended()
         data = answers_data(ran.tool, failure, text)
-        answer = Answer(ran.tool, text, ran.asked.call if ran.asked else None)
+        answer = self.answered = Answer(ran.tool, text, ran.asked.call if ran.asked else None)
         for key in ran.keys | failing if failing else ran.keys:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -307,7 +309,7 @@ class Evidence:
             # A first answer's content is read only now, from its kept ends (none: it failed).
             earlier = last.content or (last.kept.content() if last.kept else b"") if last else b""
             moved = last is not None and not key.startswith(FAILED_KEYS) and bool(earlier)
-            moved = moved and last is not None and (last.moved or content != earlier)
+            moved = moved and last is not None and not failed and (last.moved or content != earlier)
             polled = moved or (last is not None and (last.polled or last.result != result))
             made, context = (call_id, ran.serial, ran.round), self.changes.context
             worst, polled = worst_sooner(sooner), polled and not failed

@@ -27,6 +27,10 @@ class Streak:
     #: one on rebuild it, which the shim's journal keeps for a replacement worker.
     first: str = ""
     began: int = 0
+    #: What the latest failure said (its content, ``volatile.content_of``; empty: not read) and the
+    #: call that failed (its ``exact:`` key): the same call failing with news starts a new streak.
+    said: bytes = b""
+    call: str = ""
 
 
 class Streaks:
@@ -54,19 +58,30 @@ class Streaks:
             return 0
         return max(streak.count for streak in self._streaks.values())
 
-    def fail(self, keys: Iterable[str], failure: Failure, quote: str, call_id: str = "") -> dict[str, int]:
+    def fail(
+        self,
+        keys: Iterable[str],
+        failure: Failure,
+        quote: str,
+        call_id: str = "",
+        said: bytes = b"",
+        call: str = "",
+    ) -> dict[str, int]:
         """One failed call (``call_id``) carrying ``keys``: each streak grows by one, a key carried
-        twice too (``fingerprints.distinct``). Returns the new counts."""
+        twice too (``fingerprints.distinct``), unless the same ``call`` failed before saying
+        something else (``said``, its content): that failure is news, and starts a streak of one
+        (a bounded wait timing out as what it waits for advances). Returns the new counts."""
         self._serial += 1
         serial = self._serial
         counts: dict[str, int] = {}
         for key in dict.fromkeys(keys):
             previous = self._streaks.get(key)
-            if previous is None:
-                self._streaks[key] = Streak(1, failure, quote, serial, call_id, serial)
+            news = previous is not None and bool(said and previous.said) and previous.said != said
+            if previous is None or (news and call and previous.call == call):
+                self._streaks[key] = Streak(1, failure, quote, serial, call_id, serial, said, call)
             else:
-                count = previous.count + 1
-                self._streaks[key] = Streak(count, failure, quote, serial, previous.first, previous.began)
+                count, first, began = previous.count + 1, previous.first, previous.began
+                self._streaks[key] = Streak(count, failure, quote, serial, first, began, said, call)
             counts[key] = self._streaks[key].count
         return counts
 
