@@ -406,3 +406,21 @@ def test_an_interpreter_without_a_dependency_is_named_with_the_fix_not_a_traceba
         f"{package}). Fix: `{sys.executable} -m pip install {package}`, or run `npx --no rtb` in a dsh "
         "profile with the plugin and RTB_PYTHON unset (it prepares the plugin's own environment)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "option",
+    [["--format", "json"], ["--format", "markdown"], ["--show-denials"], ["--calls"], ["--around", "3"]],
+)
+def test_html_with_an_option_of_the_report_it_replaces_is_refused(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--html page.html --format json` wrote the page and printed no JSON, without a word."""
+    page = tmp_path / "page.html"
+    status, out, err = _run(capsys, "replay", str(SESSIONS), "--html", str(page), *option)
+    assert (status, out, page.exists()) == (2, "", False)
+    assert err == (
+        f"rtb: --html writes the page instead of the report, so {option[0]} does nothing with it: run "
+        "rtb replay twice, once with --html and once with "
+        f"{' '.join(option)}\n"
+    )

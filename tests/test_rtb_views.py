@@ -293,9 +293,9 @@ def _json_rows(
     return stopped, ran
 
 
-def _page_rows(capsys: pytest.CaptureFixture[str], options: list[str], page: Path) -> Rows:
+def _page_rows(capsys: pytest.CaptureFixture[str], page: Path) -> Rows:
     """The stopped calls' rows of the --html page, read from their count bars' titles."""
-    _run(capsys, "replay", "--html", str(page), *options, str(SESSIONS))
+    assert _run(capsys, "replay", "--html", str(page), str(SESSIONS))[0] == 0
     rows: Rows = {}
     for section in page.read_text(encoding="utf-8").split('<section class="session"')[1:]:
         if section.count("<h3>agent ") > 1:
@@ -321,7 +321,7 @@ def test_a_stopped_call_shows_the_count_that_stopped_it_in_every_view(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Caps, failLimit and sameResultLimit stops (tests/fixtures/sessions) through the text and
-    markdown reports, JSON and the --html page, each with and without --calls: every view shows a
+    markdown reports and JSON, each with and without --calls, and the --html page: every view shows a
     stopped call's own count against the limit that stopped it, the same one; a listed call that
     ran shows one of the window counts JSON gives it."""
     views: dict[str, Rows] = {}
@@ -330,7 +330,7 @@ def test_a_stopped_call_shows_the_count_that_stopped_it_in_every_view(
         views[f"text {name}"] = _text_rows(capsys, calls)
         views[f"markdown {name}"] = _text_rows(capsys, ["--format", "markdown", *calls])
         views[f"json {name}"], ran = _json_rows(capsys, calls)
-        views[f"html {name}"] = _page_rows(capsys, calls, tmp_path / "page.html")
+    views["html"] = _page_rows(capsys, tmp_path / "page.html")  # the page takes no --calls: it has every call
     stopped = views["json "]
     assert stopped["loop-c", "#4"] == ("3/3 +2", "failLimit: cmd:curl:curl open.canada.ca/ -o /tmp/od.html")
     assert stopped["loop-b", "#3"] == ("2/2", "sameResultLimit: same")

@@ -265,9 +265,26 @@ def _page_target(path: Path) -> None:
         raise UsageError(f"--html {path} cannot be written: name a file in a folder you can write to")
 
 
+def _page_alone(args: argparse.Namespace) -> None:
+    """Refuse an option of the text or JSON report beside ``--html``, which writes the page instead."""
+    given = [
+        ["--format", args.format] if args.format != "table" else [],
+        ["--show-denials"] if args.show_denials else [],
+        ["--calls"] if args.calls else [],
+        ["--around", str(args.around)] if args.around is not None else [],
+    ]
+    option = next((words for words in given if words), None)
+    if option is not None:
+        raise UsageError(
+            f"--html writes the page instead of the report, so {option[0]} does nothing with it: run rtb "
+            f"replay twice, once with --html and once with {' '.join(option)}"
+        )
+
+
 def _replay(args: argparse.Namespace) -> int:
     if args.html is not None:
         _page_target(args.html)
+        _page_alone(args)
     chosen = choose(args.config, args.profile)
     config = chosen.config
     sources, problems = replay_sources(args.paths or dshhome.default_session_paths(), args.session)
