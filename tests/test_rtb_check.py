@@ -360,3 +360,21 @@ def test_a_profile_that_does_not_mount_the_plugin_fails_saying_dsh_does_not_load
     status, out, _ = _run(capsys, "check", str(profile), str(overlay))
     valid = f"OK: {profile / 'cordis.patch.yml'}: the {ROW} config is valid (keys set: window)\n"
     assert (status, out) == (0, valid)
+
+
+def test_a_file_holding_the_rows_config_key_is_read_as_that_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file written as the row's `config:` (config: then its keys) was refused as "unknown config
+    key 'config'": a config file holds the config: mapping, and this is one, under its key."""
+    path = tmp_path / "config.yml"
+    path.write_text("config:\n  window: 2\n")
+    status, out, _ = _run(capsys, "check", str(path))
+    assert status == 1 and "window must be a whole number >= 4, got 2" in out
+    path.write_text("config:\n  window: 8\n")
+    assert _run(capsys, "check", str(path))[:2] == (
+        0,
+        f"OK: {path}: the {ROW} config is valid (keys set: window)\n",
+    )
+    status, out, _ = _run(capsys, "explain", "--config", str(path), "ls")
+    assert status == 0 and out.startswith(f"config: {path} (--config)")

@@ -58,6 +58,8 @@ def config_mapping(document: object) -> dict[str, Any]:
         raise ConfigError("must hold the config: mapping or a cordis patch (a list of rows)")
     if document.get("id") == ROW_ID and ("config" in document or "name" in document):
         return config_mapping([document])
+    if list(document) == ["config"] and isinstance(document["config"], (dict, type(None))):
+        return document["config"] or {}  # the row's config: key and its mapping (no key of a config)
     return document
 
 
