@@ -2028,6 +2028,40 @@ def rollout_wait_times_out(c: Case) -> None:
     a.bash(wait, 'deployment "app" successfully rolled out')
 
 
+# aitoolsguidebook.com, "agent loops without progress": to tell a flaky test from a broken one, run
+# it three times without touching the code (pass, fail, pass), then fix what makes it flaky.
+@case("ok", "a suspected flaky test rerun three times unchanged (pass, fail, pass), then fixed (guide)")
+def flaky_test_check(c: Case) -> None:
+    a = c.agent()
+    a.human("test_export_snapshot fails on CI about half the time; find out why")
+    check = "npx jest src/export.test.ts -t 'export snapshot'"
+    snapshot_fail = (
+        '✕ export snapshot (31 ms)\n  - "exportedAt": "2026-12-06"\n  + "exportedAt": "2026-12-07"'
+    )
+    for output, code in [
+        ("✓ export snapshot (12 ms)", 0),
+        (snapshot_fail, 1),
+        ("✓ export snapshot (11 ms)", 0),
+    ]:
+        a.bash(check, output, code)
+    a.edit("src/export.test.ts", "exportSummary(rows)", "exportSummary(rows, { now: FIXED_DATE })")
+    for _ in cycles(3):
+        a.bash(check, "✓ export snapshot (10 ms)")
+
+
+# deepseek-ai/DeepSeek-V3#15: a function-calling model calls the same function again and again after
+# its result came back, the same answer each time.
+@case("loop", "one function called again and again with its answer already in hand (DeepSeek-V3)")
+def function_called_again(c: Case) -> None:
+    a = c.agent()
+    a.human("what is the weather in Hangzhou today?")
+    a.loop_starts()
+    for _ in cycles(10):
+        a.call(
+            "get_weather", {"location": "Hangzhou"}, json.dumps({"temperature": 24, "condition": "cloudy"})
+        )
+
+
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
     replace_sessions(SESSIONS, corpus_files())
