@@ -378,3 +378,25 @@ def test_a_file_holding_the_rows_config_key_is_read_as_that_config(
     )
     status, out, _ = _run(capsys, "explain", "--config", str(path), "ls")
     assert status == 0 and out.startswith(f"config: {path} (--config)")
+
+
+@pytest.mark.parametrize(
+    ("patch", "got"), [("window: 8\n", "a mapping"), ("", "nothing"), ("- id: hmr\n- 5\n", "entry 2 is 5")]
+)
+def test_a_profiles_patch_dsh_refuses_is_named_as_dsh_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, patch: str, got: str
+) -> None:
+    """dsh refuses a cordis.patch.yml that is not a list of rows ("must be a top-level YAML array
+    of loader patch entries"); rtb check read a mapping there as the config and said OK."""
+    profile = _profile(tmp_path)
+    (profile / "cordis.patch.yml").write_text(patch)
+    status, out, _ = _run(capsys, "check", str(profile))
+    assert status == 2
+    assert out == (
+        f"rtb check: {profile / 'cordis.patch.yml'}: dsh refuses it and does not boot: a cordis.patch.yml "
+        f"is a list of rows (- id: …), each a mapping; got {got}. Fix: write the plugin's keys under "
+        "its row: - id: repeat-tool-breaker, then config: and the keys under it\n"
+    )
+    monkeypatch.chdir(profile)
+    status, _, err = _run(capsys, "replay", str(FIXTURES / "sessions"))
+    assert status == 2 and "dsh refuses it and does not boot" in err

@@ -196,7 +196,7 @@ def read_layers(path: Path) -> list[Layer]:
     """The layers a path gives dsh: a file, or a profile folder's patch and then its home's (after
     the plugin's bundle layer, when the profile lists it)."""
     home = home_patch(path)
-    layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home)]
+    layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home, patch=True)]
     first = layers[0]
     bundles = listed_bundles(path)
     bundled = bundles is not None and PACKAGE in bundles
@@ -234,14 +234,16 @@ def home_patch(folder: Path) -> Path | None:
     return patch if profiles.name == "profiles" and patch.is_file() else None
 
 
-def read_layer(path: Path) -> Layer:
-    """The ``config:`` a profile folder or a file sets for the row."""
+def read_layer(path: Path, *, patch: bool = False) -> Layer:
+    """The ``config:`` a profile folder or a file sets for the row; ``patch``: a file dsh reads as
+    a patch list (a folder's ``cordis.patch.yml`` is one), which it refuses when it is not one."""
     if path.is_dir():
-        patch = path / PROFILE_PATCH
-        if not patch.is_file():
+        if not (path / PROFILE_PATCH).is_file():
             return Layer(path, sets=False)
-        path = patch
+        path, patch = path / PROFILE_PATCH, True
     document = read_document(path, str(path))
+    if patch:
+        _patch_list(path, document)
     if isinstance(document, list):
         every = _rows(document, inserted=False)
         patch_rows = tuple(
@@ -261,6 +263,24 @@ def read_layer(path: Path) -> Layer:
         return Layer(path, sets=True, config=config_mapping(document))
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+
+
+def _patch_list(path: Path, document: object) -> None:
+    """A ``ConfigError`` naming what dsh refuses in a patch file: anything but a list of mappings."""
+    if isinstance(document, list):
+        odd = next(((n, row) for n, row in enumerate(document, 1) if not isinstance(row, dict)), None)
+        if odd is None:
+            return
+        got = f"entry {odd[0]} is {shown(odd[1])}"
+    else:
+        got = (
+            "nothing" if document is None else "a mapping" if isinstance(document, dict) else shown(document)
+        )
+    raise ConfigError(
+        f"{path}: dsh refuses it and does not boot: a {PROFILE_PATCH} is a list of rows (- id: …), each a "
+        f"mapping; got {got}. Fix: write the plugin's keys under its row: - id: {ROW_ID}, then config: "
+        "and the keys under it"
+    )
 
 
 def _patch_row(row: dict[str, Any], inserted: bool) -> PatchRow:
