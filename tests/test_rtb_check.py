@@ -400,3 +400,19 @@ def test_a_profiles_patch_dsh_refuses_is_named_as_dsh_refuses_it(
     monkeypatch.chdir(profile)
     status, _, err = _run(capsys, "replay", str(FIXTURES / "sessions"))
     assert status == 2 and "dsh refuses it and does not boot" in err
+
+
+def test_a_patch_file_after_a_profile_is_read_as_dsh_reads_a_patch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a profile a file is a --patch overlay, which dsh refuses unless it is a list of rows;
+    alone it may be a bare config."""
+    profile = _profile(tmp_path)
+    overlay = tmp_path / "overlay.yml"
+    overlay.write_text("window: 8\n")
+    status, out, _ = _run(capsys, "check", str(profile), str(overlay))
+    assert status == 2 and out.startswith(f"rtb check: {overlay}: dsh refuses it and does not boot")
+    assert _run(capsys, "check", str(overlay))[:2] == (
+        0,
+        f"OK: {overlay}: the {ROW} config is valid (keys set: window)\n",
+    )

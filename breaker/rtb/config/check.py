@@ -92,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
                     "profile's folder ($DSH_HOME/profiles/NAME, else ~/.dsh/profiles/NAME), or give "
                     "--profile NAME or the folder's path"
                 )
-        layers = [layer for path in paths for layer in read_layers(path)]
+        # After a profile folder a file is a --patch overlay, which dsh reads as a patch list.
+        folder = next((n for n, path in enumerate(paths) if path.is_dir()), len(paths))
+        layers = [layer for n, path in enumerate(paths) for layer in read_layers(path, patch=n > folder)]
     except ConfigError as error:
         print(f"rtb check: {error}")
         return 2
@@ -192,12 +194,12 @@ def ended(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else f"{text}."
 
 
-def read_layers(path: Path) -> list[Layer]:
-    """The layers a path gives dsh: a file, or a profile folder's patch and then its home's (after
-    the plugin's bundle layer, when the profile lists it)."""
+def read_layers(path: Path, *, patch: bool = False) -> list[Layer]:
+    """The layers a path gives dsh: a file (``patch``: one dsh reads as a patch list), or a profile
+    folder's patch and then its home's (after the plugin's bundle layer, when the profile lists it)."""
     home = home_patch(path)
-    layers = [read_layer(path)] if home is None else [read_layer(path), read_layer(home, patch=True)]
-    first = layers[0]
+    first = read_layer(path, patch=patch)
+    layers = [first] if home is None else [first, read_layer(home, patch=True)]
     bundles = listed_bundles(path)
     bundled = bundles is not None and PACKAGE in bundles
     inserted = [PatchRow(ROW_ID, name=PACKAGE, inserted=True)] if bundled else []
