@@ -15,6 +15,7 @@ import {
   rtbPackages,
   workerInterpreter,
 } from './boot/environment.js';
+import { chosenInterpreterProblem } from './boot/startup.js';
 
 const PREFIX = 'repeat-tool-breaker setup: ';
 function log(text) {
@@ -55,7 +56,11 @@ try {
       : `nothing to remove in ${folder}: every environment there is used`);
   } else {
     const python = workerInterpreter({ log, rebuild: flags.includes('--force'), prefix: PREFIX });
-    if (python.chosenBy !== 'environment') log(`${python.chosenBy} is set, so the worker runs it and no environment is prepared`);
+    if (python.chosenBy !== 'environment') {
+      log(`${python.chosenBy} is set, so the worker runs it and no environment is prepared`);
+      const problem = chosenInterpreterProblem(python); // what the boot would stop on
+      if (problem) throw new EnvironmentUnavailable(problem);
+    }
     rtbPackages(python, { log, prefix: PREFIX }); // ahead of time: what the first `rtb` would fetch too
     console.log(python.command);
   }

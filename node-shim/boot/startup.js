@@ -1,5 +1,7 @@
 // @ts-check
 // Why the first worker could not answer, said with the fix.
+import { spawnSync } from 'node:child_process';
+
 import { isSupported, pythonVersion } from './interpreters.js';
 import { PACKAGE_ROOT, SETUP_SCRIPT, minimum, packageIdentity } from './package.js';
 
@@ -36,4 +38,17 @@ export function startupFailure(error, { command, chosenBy }, root = PACKAGE_ROOT
   const stderr = error.stderr?.trim();
   return `the Python worker (${command} from ${source}) did not start: ${error.message}. Fix: ${remedy(chosenBy)}.` +
     (stderr ? `\nWhat it wrote on stderr:\n${stderr}` : '');
+}
+
+/**
+ * Why an interpreter chosen by hand (RTB_PYTHON, the `python` key) could not run the worker, said
+ * as a boot would say it, found by importing the worker's packages with it; null when it can.
+ * @param {{ command: string, chosenBy: string }} python
+ */
+export function chosenInterpreterProblem(python, root = PACKAGE_ROOT) {
+  const modules = packageIdentity(root).worker.map((requirement) => /^[A-Za-z0-9_.-]+/.exec(requirement)?.[0].replace(/[-.]/g, '_'));
+  const probe = spawnSync(python.command, ['-c', `import ${modules.join(', ')}`], { encoding: 'utf8', timeout: 60_000 });
+  if (probe.error) return startupFailure(probe.error, python, root);
+  if (probe.status === 0) return null;
+  return startupFailure({ message: `importing ${modules.join(', ')} failed (exit ${probe.status})`, stderr: probe.stderr }, python, root);
 }

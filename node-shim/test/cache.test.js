@@ -102,6 +102,26 @@ test('setup.js refuses an option it does not know, or two options at once, doing
   assert.match(help.stdout, /^usage: node node-shim\/setup\.js \[--force \| --prune \| --remove\]\n/);
 });
 
+test('setup.js with RTB_PYTHON checks that interpreter imports the worker\'s packages, naming the fix, as a boot would', () => {
+  // A Python that sees no site-packages (-S) lacks msgpack and pydantic, as a system Python may.
+  const bare = join(scratch('bare-python'), 'python');
+  writeFileSync(bare, '#!/bin/sh\nexec python3 -S "$@"\n', { mode: 0o755 });
+  const env = { ...offline(), RTB_PYTHON: bare };
+  const setup = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname], { env, encoding: 'utf8' });
+  assert.equal(setup.status, 1, setup.stderr);
+  assert.equal(setup.stdout, '', 'no interpreter printed: the boot could not run it');
+  assert.match(setup.stderr, /RTB_PYTHON is set, so the worker runs it and no environment is prepared\n/);
+  assert.match(setup.stderr, /the Python worker cannot import (msgpack|pydantic) \(interpreter .*python from RTB_PYTHON\): run `.*python -m pip install "msgpack>=1\.0" "pydantic>=2\.5"/);
+  // The same Python given modules of those names imports them: it is printed, as before.
+  const modules = scratch('worker-modules');
+  for (const name of ['msgpack', 'pydantic']) writeFileSync(join(modules, `${name}.py`), '');
+  const given = join(scratch('given-python'), 'python');
+  writeFileSync(given, `#!/bin/sh\nPYTHONPATH=${modules} exec python3 -S "$@"\n`, { mode: 0o755 });
+  const good = spawnSync(process.execPath, [new URL('../setup.js', import.meta.url).pathname], { env: { ...offline(), RTB_PYTHON: given }, encoding: 'utf8' });
+  assert.equal(good.status, 0, good.stderr);
+  assert.equal(good.stdout, `${given}\n`);
+});
+
 test('`setup.js --remove` removes the private folder of the FIFOs once empty, in the temporary and the runtime folder; one in use stays', () => {
   const runtime = scratch('runtime');
   chmodSync(runtime, 0o700);
