@@ -82,7 +82,11 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "command_text", nargs="?", metavar="COMMAND", help="a shell command (the tool's `command`)"
     )
-    explain.add_argument("--tool", default="bash", help="the tool the command is given to (default: bash)")
+    explain.add_argument(
+        "--tool",
+        default="bash",
+        help="the shell tool the command is given to (bash, pwsh, shell; default: bash)",
+    )
     explain.add_argument(
         "--json", dest="call_json", metavar="CALL", help='a whole call: {"name": ..., "arguments": ...}'
     )
@@ -98,7 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SESSION",
         help="a log, a .jsonl file or a folder (default: $DSH_HOME/sessions, else ~/.dsh/sessions)",
     )
-    replay.add_argument("--show-denials", action="store_true", help="print the text of every denial and ask")
+    replay.add_argument(
+        "--show-denials",
+        action="store_true",
+        help="print what the model read of each stop and notice: denials, asks, notices",
+    )
     replay.add_argument(
         "--session",
         action="append",
