@@ -70,32 +70,43 @@ _SECRET_NAME = rf"(?<![A-Za-z0-9_.\-/])[A-Za-z0-9_.\-]{{1,64}}(?![A-Za-z0-9_.\-]
 _ASSIGN = r"[ \t]*(?:=(?!=)|:)[ \t]*"
 _URL_SCHEME = r"\b([a-z][a-z0-9+.\-]{0,15}://)"
 
-#: Tokens recognised by their shape alone: (issuer, pattern).
+#: Tokens recognised by their shape alone: (issuer, pattern, hints: words every match holds, as
+#: ``_folded`` reads them; None: always run). Each is a pass of its own, run only on a text holding
+#: one of its hints: most texts hold none.
 _TOKEN_SHAPES = (
-    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}"),
-    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}"),
-    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("GitHub", r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,255}", ("gh", "github_pat")),
+    ("OpenAI, Anthropic", r"\bsk-[A-Za-z0-9_\-]{20,255}", ("sk-",)),
+    ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("akia", "asia")),
     # header.payload.signature, both JSON objects, so both start "eyJ".
-    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}"),
-    ("Stripe", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}"),
-    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}"),
-    ("Google API key, OAuth token", r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}"),
-    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("Hugging Face", r"\bhf_[A-Za-z0-9]{30,40}\b"),
-    ("PyPI", r"\bpypi-AgE[A-Za-z0-9_\-]{40,}"),
-    ("HashiCorp Vault", r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,255}"),
-    ("Databricks", r"\bdapi[0-9a-f]{32}\b"),
-    ("Shopify", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b"),
-    ("DigitalOcean", r"\bdo[por]_v1_[0-9a-f]{64}\b"),
-    ("age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
-    ("SendGrid", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("JWT", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyj",)),
+    ("Slack", r"\bxox[abposre]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}", ("xox", "xapp-")),
+    (
+        "Stripe",
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}|\bwhsec_[A-Za-z0-9]{20,255}",
+        ("sk_", "rk_", "whsec_"),
+    ),
+    ("GitLab", r"\bgl(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,255}", ("gl",)),
+    (
+        "Google API key, OAuth token",
+        r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,2048}",
+        ("aiza", "ya29."),
+    ),
+    ("npm", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
+    ("Hugging Face", r"\bhf_[A-Za-z0-9]{30,40}\b", ("hf_",)),
+    ("PyPI", r"\bpypi-AgE[A-Za-z0-9_\-]{40,}", ("pypi-age",)),
+    ("HashiCorp Vault", r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,255}", ("hvs.", "hvb.", "hvr.")),
+    ("Databricks", r"\bdapi[0-9a-f]{32}\b", ("dapi",)),
+    ("Shopify", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b", ("shp",)),
+    ("DigitalOcean", r"\bdo[por]_v1_[0-9a-f]{64}\b", ("_v1_",)),
+    ("age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", ("age-secret-key-1",)),
+    ("SendGrid", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ("sg.",)),
     # a bot's id, a colon and "AA" then 33 more: in its API's URLs it follows "/bot"
-    ("Telegram bot", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
+    ("Telegram bot", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])", (":aa",)),
     # the bot's id in base64, a time stamp, an HMAC
     (
         "Discord bot",
         r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])",
+        None,
     ),
 )
 
@@ -236,10 +247,10 @@ REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], .
     ),
     # netrc entries: machine host login user password secret (on one line or several).
     (re.compile(r"(?i)(\b(?:login|account)\s+\S{1,256}\s+password\s+)\S+"), r"\1" + REDACTED, ("password",)),
-    # Well-known token shapes that travel without a name in front of them, in one pass; before
-    # the bare key below, which would take 40 characters out of a longer token between its "-"
-    # or "_" and leave the rest of it (an Anthropic key's body is base64url).
-    (re.compile("|".join(shape for _, shape in _TOKEN_SHAPES)), REDACTED, None),
+    # Well-known token shapes that travel without a name in front of them; before the bare key
+    # below, which would take 40 characters out of a longer token between its "-" or "_" and
+    # leave the rest of it (an Anthropic key's body is base64url).
+    *((re.compile(shape), REDACTED, hints) for _, shape, hints in _TOKEN_SHAPES),
     # A bare AWS secret access key (40 characters of base64 mixing cases and digits).
     (re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), _redact_base64_key, None),
 )
