@@ -21,7 +21,7 @@ function withPackages(env, packages) {
 let python;
 let packages; // what only rtb uses (zstandard, pyyaml): installed by the first rtb, not by a boot
 try {
-  python = workerInterpreter({ log });
+  python = workerInterpreter({ log, prefix: 'rtb: ' });
   packages = rtbPackages(python, { log });
 } catch (error) {
   if (!(error instanceof EnvironmentUnavailable)) throw error;
