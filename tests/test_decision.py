@@ -237,13 +237,13 @@ def test_a_denials_own_result_is_never_stored_or_quoted() -> None:
 
 def test_a_harness_that_reuses_one_call_id_still_gets_the_result_quoted_in_every_denial() -> None:
     breaker = make()
-    for index in range(4):
+    for _ in range(4):
         assert isinstance(breaker.decide(1, call("exact:a", call_id="same")), Allow)
-        breaker.record_result(1, "same", f"output {index}")
+        breaker.record_result(1, "same", "the same output")
     for _ in range(3):
         verdict = breaker.decide(1, call("exact:a", call_id="same"))
         assert isinstance(verdict, Deny)
-        assert "| output 3" in verdict.message
+        assert "| the same output" in verdict.message
         breaker.record_result(1, "same", verdict.message)  # the denial comes back as its result
 
 

@@ -231,6 +231,17 @@ def test_a_cycle_whose_results_change_is_polling() -> None:
         assert isinstance(agent.run(tool, arguments, f"state {n}"), Allow)
 
 
+def test_one_call_repeated_is_no_cycle_and_stops_at_the_sameresultlimit_configured() -> None:
+    # A long job polled every 5 minutes: a profile that allows 8 alike answers gets 8, not a
+    # "cycle" of one call going round a third time at the 5th.
+    config = load_config({"sameResultLimit": 8, "limits": {"exact": 12, "cmd": 12, "net": 12}})
+    agent = Agent(Breaker(config))
+    poll = "sleep 300 && curl -s https://api.example.com/jobs/7"
+    verdicts = [agent.bash(poll, '{"status": "running"}') for _ in range(9)]
+    assert kinds(verdicts) == [Allow] * 8 + [Deny]
+    assert verdicts[-1].stall is not None and verdicts[-1].stall.rule == "same"  # type: ignore[union-attr]
+
+
 # --- the same answer, reworded ------------------------------------------------------------------
 
 

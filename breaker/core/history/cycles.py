@@ -44,6 +44,8 @@ def cycle(recent: list[Recent]) -> int:
             continue  # the last call did not go round (results first: they differ more often)
         if together(last[3], before[3]):
             continue  # calls of one turn, sent before their answers: no round gone twice
+        if all(same(recent[-i], last, unknown=False) for i in range(2, period + 1)):
+            continue  # one call repeated, not a ring of calls: the same result judges it (its limit)
         if all(same(recent[-i], recent[-i - period], unknown=False) for i in range(2, period + 1)):
             return period
     return 0
