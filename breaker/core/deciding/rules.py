@@ -149,8 +149,7 @@ def returned(
         if isinstance(judged, Failure):
             quote = messages.quotable(text, preview)
             answered = None if state.progress is None else state.progress.answered
-            said = b"" if answered is None else answered.content()  # what it said, read on a failure
-            counts = state.failures.failed(call_id, running.capped, judged, quote, said)
+            counts = state.failures.failed(call_id, running.capped, judged, quote, answered)
             crossed = [fp for fp in running.capped if counts[fp.key] == config.failWarnAt]
             if crossed:
                 named = min(crossed, key=notices.naming_rank)

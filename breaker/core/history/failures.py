@@ -19,6 +19,7 @@ from breaker.core.history.caps import cap_of
 from breaker.core.history.streaks import Streak, Streaks
 from breaker.core.history.window import Window, digest, split
 from breaker.core.reading import Failure, Fingerprint, ToolCall
+from breaker.core.reading.volatile import Answer
 
 #: The notice owed to an allowed call, held until its result: worded by a later stage, kept here as is.
 Owed = TypeVar("Owed")
@@ -92,13 +93,18 @@ class Failures(Generic[Owed]):
         return self.running.pop(call_id, None)
 
     def failed(
-        self, call_id: str, capped: tuple[Fingerprint, ...], failure: Failure, quote: str, said: bytes = b""
+        self,
+        call_id: str,
+        capped: tuple[Fingerprint, ...],
+        failure: Failure,
+        quote: str,
+        answer: Answer | None = None,
     ) -> dict[str, int]:
         """A call failed: the streaks of its capped fingerprints grow (``quote``: its result as a
-        denial quotes it; ``said``: its content, ``volatile.content_of``, empty: not read); each
-        key's streak now."""
+        denial quotes it; ``answer``: its answer, whose content is read only if the same call
+        failed before); each key's streak now."""
         call = next((fp.key for fp in capped if fp.kind == "exact"), "")
-        return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id, said, call)
+        return self.streaks.fail((fp.key for fp in capped), failure, quote, call_id, answer, call)
 
     def succeeded(self, capped: tuple[Fingerprint, ...]) -> None:
         """A call succeeded: the streaks of its capped fingerprints end (most calls have none)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from breaker.core.reading import Failure
+from breaker.core.reading.volatile import Answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +28,9 @@ class Streak:
     #: one on rebuild it, which the shim's journal keeps for a replacement worker.
     first: str = ""
     began: int = 0
-    #: What the latest failure said (its content, ``volatile.content_of``; empty: not read) and the
-    #: call that failed (its ``exact:`` key): the same call failing with news starts a new streak.
-    said: bytes = b""
+    #: What the latest failure answered (its content read only when the same call fails again) and
+    #: the call that failed (its ``exact:`` key): the same call failing with news starts a new streak.
+    answer: Answer | None = None
     call: str = ""
 
 
@@ -64,24 +65,24 @@ class Streaks:
         failure: Failure,
         quote: str,
         call_id: str = "",
-        said: bytes = b"",
+        answer: Answer | None = None,
         call: str = "",
     ) -> dict[str, int]:
         """One failed call (``call_id``) carrying ``keys``: each streak grows by one, a key carried
         twice too (``fingerprints.distinct``), unless the same ``call`` failed before saying
-        something else (``said``, its content): that failure is news, and starts a streak of one
+        something else (its ``answer``, in content): that failure is news, and starts a streak of one
         (a bounded wait timing out as what it waits for advances). Returns the new counts."""
         self._serial += 1
         serial = self._serial
+        kept = None if answer is None else answer.keep()
         counts: dict[str, int] = {}
         for key in dict.fromkeys(keys):
             previous = self._streaks.get(key)
-            news = previous is not None and bool(said and previous.said) and previous.said != said
-            if previous is None or (news and call and previous.call == call):
-                self._streaks[key] = Streak(1, failure, quote, serial, call_id, serial, said, call)
+            if previous is None or _news(previous, answer, call):
+                self._streaks[key] = Streak(1, failure, quote, serial, call_id, serial, kept, call)
             else:
                 count, first, began = previous.count + 1, previous.first, previous.began
-                self._streaks[key] = Streak(count, failure, quote, serial, first, began, said, call)
+                self._streaks[key] = Streak(count, failure, quote, serial, first, began, kept, call)
             counts[key] = self._streaks[key].count
         return counts
 
@@ -98,3 +99,10 @@ class Streaks:
 
     def clear(self) -> None:
         self._streaks.clear()
+
+
+def _news(previous: Streak, answer: Answer | None, call: str) -> bool:
+    """Whether the same call failed before, and now answers something else in content."""
+    if not call or previous.call != call or answer is None or previous.answer is None:
+        return False
+    return previous.answer.content() != answer.content()
