@@ -341,7 +341,7 @@ def test_a_profile_name_that_names_none_lists_the_profiles_there(
 
 
 def test_a_profile_that_does_not_mount_the_plugin_fails_saying_dsh_does_not_load_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A profile whose package.json lists other bundles only: dsh never loads the plugin there, so
     its config is read by no one (it said "the defaults apply")."""
@@ -354,6 +354,10 @@ def test_a_profile_that_does_not_mount_the_plugin_fails_saying_dsh_does_not_load
         f"{manifest}: lists no dsh-repeat-tool-breaker among its dsh.profile.bundles, and no row "
         "inserts repeat-tool-breaker, so dsh does not load the plugin in this profile and reads no "
         "config for it. Fix: dsh plugin --profile work add <this plugin's checkout, tarball or git URL>\n"
+    )
+    monkeypatch.chdir(profile)
+    assert _run(capsys, "check")[1].endswith(
+        "Fix: dsh plugin --profile work add <this plugin's checkout, tarball or git URL>\n"
     )
     overlay = tmp_path / "overlay.yml"
     overlay.write_text("- insert:\n    - id: repeat-tool-breaker\n      name: /p/node-shim/index.js\n")

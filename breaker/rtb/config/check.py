@@ -119,7 +119,7 @@ def verdict(layers: Sequence[Layer]) -> tuple[int, str]:
         return 1, (
             f"{unlisted}: lists no {PACKAGE} among its dsh.profile.bundles, and no row inserts {ROW_ID}, "
             "so dsh does not load the plugin in this profile and reads no config for it. Fix: dsh plugin "
-            f"--profile {unlisted.parent.name} add <this plugin's checkout, tarball or git URL>"
+            f"--profile {unlisted.resolve().parent.name} add <this plugin's checkout, tarball or git URL>"
         )
     switch = next((layer for layer in reversed(layers) if layer.switch), None)
     if switch is not None:
