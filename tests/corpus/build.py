@@ -2062,6 +2062,38 @@ def function_called_again(c: Case) -> None:
         )
 
 
+CHALLENGE = "Page: Just a moment...\nVerify you are human\n[3] checkbox  [5] link Privacy  [7] link Terms"
+
+
+# browser-use/browser-use PR #3979 (its tests: a page-stuck pattern, the same action type on one
+# URL again and again, e.g. a Cloudflare challenge): clicks on different elements, the page unchanged.
+@case("loop", "clicks on different elements of a challenge page that never changes (browser-use)")
+def browser_challenge_clicks(c: Case) -> None:
+    a = c.agent()
+    a.human("download the March report from the vendor portal")
+    a.call("browser_action", {"action": "launch", "url": "https://portal.example.com/reports"}, CHALLENGE)
+    a.loop_starts()
+    for n in cycles(10):
+        a.call("browser_action", {"action": "click", "index": [3, 5, 7][n % 3]}, CHALLENGE)
+
+
+# The ordinary side of the same tests: different elements clicked, the page answering anew each time.
+@case("ok", "a multi-step form filled by clicks and typing, each step a new page (browser-use)")
+def browser_form_steps(c: Case) -> None:
+    a = c.agent()
+    a.human("open a support ticket about the failed export")
+    a.call(
+        "browser_action",
+        {"action": "launch", "url": "http://localhost:3000/support/new"},
+        "Step 1 of 4: topic",
+    )
+    for n in cycles(4):
+        a.call("browser_action", {"action": "click", "index": 4}, f"Step {n} of 4 saved\nStep {n + 1} of 4")
+        a.call(
+            "browser_action", {"action": "type", "index": 2, "text": f"detail {n}"}, f"Step {n + 1}: typed"
+        )
+
+
 def write_corpus() -> None:
     """Rewrite sessions/ and labels.tsv."""
     replace_sessions(SESSIONS, corpus_files())
