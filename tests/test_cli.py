@@ -424,3 +424,25 @@ def test_html_with_an_option_of_the_report_it_replaces_is_refused(
         "rtb replay twice, once with --html and once with "
         f"{' '.join(option)}\n"
     )
+
+
+def test_html_never_writes_over_a_file_that_is_not_a_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rtb replay --html ~/.dsh/sessions/…/session.jsonl.zstd` (the log taken for --html's FILE)
+    wrote the page over the session log: the recording was lost."""
+    log = tmp_path / "session.jsonl.zstd"
+    shutil.copyfile(
+        Path(__file__).parent.parent / "examples" / "sessions" / "loop-a-identical.jsonl.zstd", log
+    )
+    kept = log.read_bytes()
+    status, out, err = _run(capsys, "replay", "--html", str(log), str(SESSIONS))
+    assert (status, out, log.read_bytes() == kept) == (2, "", True)
+    assert err == (
+        f"rtb: --html {log} is a file that is not a page rtb wrote (a session log?): name a new "
+        f"file for the page, such as {log.parent / 'replay.html'}\n"
+    )
+    page = tmp_path / "page.html"
+    for _ in range(2):  # a page it wrote before is written again
+        assert _run(capsys, "replay", "--html", str(page), str(SESSIONS))[0] == 0
+    assert page.read_text(encoding="utf-8").startswith("<!doctype html>")

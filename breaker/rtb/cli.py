@@ -34,7 +34,7 @@ from breaker.rtb.show import shown
 from breaker.rtb.show.replayjson import JsonReport
 from breaker.rtb.show.replaytext import TextReport
 from breaker.rtb.show.tables import Progress, explanation_json, explanation_text, score_json, sweep_text
-from breaker.rtb.show.timeline import TimelineReport
+from breaker.rtb.show.timeline import PAGE_TITLE, TimelineReport
 
 FORMATS = ("table", "json", "markdown")
 #: What rtb imports only when a command needs it, by module, and the package that brings it (the
@@ -271,6 +271,14 @@ def _page_target(path: Path) -> None:
         )
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"--html {path} cannot be written: name a file in a folder you can write to")
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as existing:
+            head = existing.read(4096)
+        if f"<title>{PAGE_TITLE}".encode() not in head:  # a log taken for --html's FILE, say
+            raise UsageError(
+                f"--html {path} is a file that is not a page rtb wrote (a session log?): name a new file "
+                f"for the page, such as {path.parent / 'replay.html'}"
+            )
 
 
 def _page_alone(args: argparse.Namespace) -> None:

@@ -57,6 +57,11 @@ _LABELS = {
 Pair = tuple[CallReplay, CallReplay | None]
 
 
+#: The start of the page's title: how ``rtb replay --html`` knows a page it wrote, the one file it
+#: writes over (``breaker.rtb.cli``).
+PAGE_TITLE = "rtb replay"
+
+
 @dataclass
 class _Stretch:
     """Calls summed up in one row: their numbers and how many of each verdict."""
@@ -155,7 +160,7 @@ class TimelineReport:
             '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>rtb replay: {count} session{'s' if count != 1 else ''}</title>"
+            f"<title>{PAGE_TITLE}: {count} session{'s' if count != 1 else ''}</title>"
             f"<style>{STYLE}</style></head><body>"
             "<header><h1>rtb replay</h1>"
             f"<div>{self._summary(digests, empty)}</div>"
