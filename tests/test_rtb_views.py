@@ -379,3 +379,18 @@ def test_beside_another_setting_each_text_on_the_page_names_its_setting(
         kinds = [kind for kind, _ in parts]
         assert kinds[0] == "setting" and kinds[-1] != "setting", "each text comes after its setting's name"
         assert "setting" not in {kinds[i] for i in range(1, len(kinds)) if kinds[i - 1] == "setting"}
+
+
+def test_a_session_given_as_a_path_to_session_is_told_how_to_give_it(
+    capsys: pytest.CaptureFixture[str], folder: Path
+) -> None:
+    """`--session` takes an id; a log's path there matched nothing and said only that."""
+    log = next(folder.rglob("*.jsonl"))
+    status, out, err = _run(capsys, "replay", "--session", str(log), str(folder))
+    assert (status, out) == (2, "")
+    assert err == (
+        f"rtb: no session matches --session {log}: --session takes a session's id or its start "
+        f"({log.parent.name}); a log's path is given as SESSION, without --session\n"
+    )
+    status, _, err = _run(capsys, "replay", "--session", "zzzz", str(folder))
+    assert (status, err) == (2, "rtb: no session matches --session zzzz\n")

@@ -21,6 +21,7 @@ from breaker.rtb.read.sessions import (
     find_session_files,
     group_sessions,
     read_session,
+    session_id_for,
     session_sources,
 )
 from breaker.rtb.replay.sweep import Label, parse_labels, parse_loop_starts
@@ -58,8 +59,19 @@ def replay_sources(
     if wanted:
         sources = [s for s in sources if any(shown.matches(s.session_id, want) for want in wanted)]
         if not sources:
-            raise UsageError(f"no session matches --session {', '.join(wanted)}")
+            raise UsageError(f"no session matches --session {', '.join(wanted)}{_path_hint(wanted)}")
     return sources, problems
+
+
+def _path_hint(wanted: Sequence[str]) -> str:
+    """For a ``--session`` given a log's path: what it takes instead, and where the path goes."""
+    path = next((Path(want) for want in wanted if "/" in want or want.endswith((".jsonl", ".zstd"))), None)
+    if path is None:
+        return ""
+    return (
+        f": --session takes a session's id or its start ({session_id_for(path)}); a log's path is given "
+        "as SESSION, without --session"
+    )
 
 
 def _files_to_read(paths: Iterable[Path]) -> tuple[list[Path], list[ReadProblem]]:
