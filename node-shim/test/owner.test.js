@@ -113,3 +113,34 @@ test('a worker that could not be started fails the start with the reason, the ev
   assert.throws(() => booted(bridge), (error) => error instanceof WorkerUnavailable && /could not start/.test(error.message));
   assert.ok(await waitUntil(() => bridge.exited !== null || bridge.closed, 1000));
 });
+
+/** A Python that makes the worker's FIFOs and dies at its imports, as one without msgpack does. */
+function pythonWithoutMsgpack() {
+  const lacking = join(folder, 'lacking');
+  mkdirSync(lacking, { recursive: true });
+  writeFileSync(join(lacking, 'msgpack.py'), 'raise ImportError("No module named \'msgpack\'")\n');
+  const python = join(folder, 'python-without-msgpack');
+  writeFileSync(python, `#!/bin/sh\nPYTHONPATH="${lacking}:$PYTHONPATH" exec ${PYTHON} "$@"\n`, { mode: 0o755 });
+  return python;
+}
+
+test('a worker that makes its FIFOs and dies at its imports fails the boot with how it ended, and nothing else (the event loop turning)', async () => {
+  const { bridge, lines } = bridgeWith(pythonWithoutMsgpack());
+  begin(bridge, CONFIGURE, 10_000);
+  await answered(bridge);
+  assert.throws(() => booted(bridge), (error) => error instanceof WorkerUnavailable && /exited with code 1/.test(error.message));
+  bridge.close();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.doesNotMatch(lines.join('\n'), /thread failed|RangeError|ERR_/);
+});
+
+test('a worker that makes its FIFOs and dies at its imports fails a thread that waits on it at once, with how it ended', () => {
+  const { bridge, lines } = bridgeWith(pythonWithoutMsgpack());
+  const started = performance.now();
+  assert.throws(
+    () => bridge.boot(CONFIGURE, 10_000),
+    (error) => error instanceof WorkerUnavailable && /exited with code 1/.test(error.message),
+  );
+  assert.ok(performance.now() - started < 5000, 'found gone, not at its deadline (10 s)');
+  assert.doesNotMatch(lines.join('\n'), /thread failed|RangeError|ERR_/);
+});

@@ -10,11 +10,17 @@ import { writeSync } from 'node:fs';
 
 import { SLOT, msUntil } from './slots.js';
 
+/** How often, during a blocking read, a watchdog given `lost` looks whether the worker is gone. */
+export const LOST_LOOK_MS = 20;
+
 /**
- * Watch SLOT.DEADLINE of `state` (deadlines counted from `clockBase`, slots.js) until one passes.
+ * Watch SLOT.DEADLINE of `state` (deadlines counted from `clockBase`, slots.js) until one passes
+ * (`passed`), or until `lost()`, looked at every LOST_LOOK_MS while a read waits, says the worker
+ * is gone while nothing else would end the read (`ended`).
  * @param {Int32Array} state @param {number} clockBase @param {() => void} passed
+ * @param {{lost: () => boolean, ended: () => void}} [gone]
  */
-export async function watchDeadlines(state, clockBase, passed) {
+export async function watchDeadlines(state, clockBase, passed, gone = undefined) {
   for (;;) {
     const deadline = Atomics.load(state, SLOT.DEADLINE);
     Atomics.store(state, SLOT.WATCHED, deadline);
@@ -28,7 +34,11 @@ export async function watchDeadlines(state, clockBase, passed) {
       passed();
       return;
     }
-    await Atomics.waitAsync(state, SLOT.DEADLINE, deadline, left).value;
+    if (gone?.lost()) {
+      gone.ended();
+      return;
+    }
+    await Atomics.waitAsync(state, SLOT.DEADLINE, deadline, gone ? Math.min(left, LOST_LOOK_MS) : left).value;
   }
 }
 
