@@ -13,10 +13,25 @@ import { callRequests, journaled } from './requests.js';
 import { outcomeOf, resultText } from './result-facts.js';
 import { UncountedWatch } from './uncounted.js';
 
-/** The line logDenials writes for one denial (see reportDenial). */
+/** What each list of a denial's hits counts, by the line that heads it (breaker/core/wording/messages.py). */
+const DENIAL_LISTS = [
+  ['Repeated (', 'reached'],
+  ['Failing (', 'failed in a row'],
+];
+
+/** The line logDenials writes for one denial (see reportDenial): each list of hits the denial
+ * holds, named for what it counts (caps reached, failures in a row). */
 export function denialLine(tool, agent, deny) {
-  const reached = [...deny.matchAll(/^- ([a-z]+):.* (\d+)\/(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}/${m[3]}`);
-  const why = reached.length ? `reached ${reached.join(', ')}` : 'no progress: the same result again';
+  const lists = [];
+  let list = null;
+  for (const line of deny.split('\n')) {
+    const heading = DENIAL_LISTS.find(([start]) => line.startsWith(start));
+    if (heading) lists.push((list = { name: heading[1], hits: [] }));
+    const hit = /^- ([a-z]+):.* (\d+)\/(\d+)$/.exec(line);
+    if (hit && list) list.hits.push(`${hit[1]} ${hit[2]}/${hit[3]}`);
+  }
+  const counted = lists.filter(({ hits }) => hits.length).map(({ name, hits }) => `${name} ${hits.join(', ')}`);
+  const why = counted.length ? counted.join('; ') : 'no progress: the same result again';
   const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
   return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
 }

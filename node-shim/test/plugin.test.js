@@ -109,6 +109,18 @@ test('logDenials: one stderr line per denial, naming the tool, the kinds and the
   });
 });
 
+test('logDenials: a denial for failures in a row names them as such, beside the caps reached', async () => {
+  await withStderr('denied a ', async (lines) => {
+    const failing = "ls: cannot access '/missing': No such file or directory\n[exit code: 2]";
+    const { dsh } = mount({ logDenials: true }, { body: () => failing });
+    const outcomes = await verdicts(dsh, makeAgent('f'), Array(5).fill(['bash', bash('ls /missing')]));
+    assert.deepEqual(allowed(outcomes), [true, true, true, false, false]);
+    assert.equal(lines.length, 2);
+    assert.match(lines[0], /\(failed in a row exact 3\/3, cmd 3\/3\);/);
+    assert.match(lines[1], /\(reached exact 5\/5, cmd 5\/5; failed in a row exact 3\/3, cmd 3\/3\);/);
+  });
+});
+
 test('a row meant for the plugin under another id is named at boot in one line, with the fix, and the boot goes on', async () => {
   await withStderr('[repeat-tool-breaker] the row ', async (lines) => {
     const dsh = new FakeDsh({ body: () => 'the same answer' });
