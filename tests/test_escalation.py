@@ -14,7 +14,7 @@ import pytest
 from breaker import Allow, Ask, Breaker, BreakerConfig, Deny, ToolCall, load_config
 from breaker.core.judging.verdicts import Notice
 from breaker.core.reading.fingerprints import CallFingerprints, Fingerprint
-from breaker.core.wording.messages import NOTICE_PREFIX, PREFIX
+from breaker.core.wording.messages import NOTICE_PREFIX, PREFIX, summarize_notice, warn_notice
 
 TARGETS = frozenset({"net", "host", "site", "sink", "family", "verb"})
 FAILED = {"kind": "foreground", "exitCode": 2, "signal": None, "timedOut": False, "aborted": False}
@@ -65,6 +65,23 @@ def test_warn_at_gives_one_light_notice_at_exactly_that_count() -> None:
     assert "`exact:a` has come up 3 times in your last 12 tool calls" in notice.text
     assert "blocked at 5" in notice.text
     assert notice.summary == "exact:a x3"
+
+
+@pytest.mark.parametrize(
+    ("evidence", "stop"),
+    [
+        ({}, "blocked at 5, or sooner while they keep failing or answering alike)"),
+        ({"failLimit": None}, "blocked at 5, or sooner while they keep answering alike)"),
+        ({"sameResultLimit": None}, "blocked at 5, or sooner while they keep failing)"),
+        ({"failLimit": None, "sameResultLimit": None}, "blocked at 5)"),
+    ],
+)
+def test_a_notice_says_where_calls_are_stopped_the_cap_or_sooner_by_their_results(
+    evidence: dict[str, Any], stop: str
+) -> None:
+    config = load_config({"warnAt": 2, **evidence})
+    assert stop in warn_notice("exact:a", 2, 5, config).text
+    assert stop in summarize_notice("exact:a", 3, 5, config).text
 
 
 def test_the_notice_is_decided_with_the_allow_and_delivered_with_the_result() -> None:

@@ -223,12 +223,24 @@ def limit_ask_reason(
     )
 
 
+def _blocked_at(cap: float, config: BreakerConfig) -> str:
+    """Where calls carrying a capped key are stopped: at its cap, or sooner by the evidence of
+    their results where the configuration reads it (``failLimit``, ``sameResultLimit``)."""
+    sooner = [
+        word
+        for word, limit in (("failing", config.failLimit), ("answering alike", config.sameResultLimit))
+        if limit is not None
+    ]
+    when = f", or sooner while they keep {' or '.join(sooner)}" if sooner else ""
+    return f"calls carrying it are blocked at {format_number(cap)}{when}"
+
+
 def warn_notice(key: str, count: int, cap: float, config: BreakerConfig) -> Notice:
     """``warnAt``: a light nudge that the agent is repeating itself."""
     shown = quotable_inline(key, config.previewChars)
     text = (
         f"{NOTICE_PREFIX} you are repeating yourself: `{shown}` has come up {count} times in your "
-        f"last {config.window} tool calls (calls carrying it are blocked at {format_number(cap)}). "
+        f"last {config.window} tool calls ({_blocked_at(cap, config)}). "
         "Consider whether this route is working, and whether another approach would get there faster."
     )
     return Notice(text, f"{shown} x{count}")
@@ -240,7 +252,7 @@ def summarize_notice(key: str, count: int, cap: float, config: BreakerConfig) ->
     text = "\n".join(
         [
             f"{NOTICE_PREFIX} `{shown}` has now come up {count} times in your last {config.window} tool "
-            f"calls (calls carrying it are blocked at {format_number(cap)}).",
+            f"calls ({_blocked_at(cap, config)}).",
             "Before your next tool call, stop and summarise your progress:",
             "1. What you have established, and how you know it.",
             "2. What you have tried that failed, and why it appears to have failed.",
