@@ -239,9 +239,10 @@ def test_sweep_prints_denials_and_sessions_touched_per_setting(capsys: pytest.Ca
     status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--window", "8,12", "--cap", "3,5", *SEED)
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["WINDOW", "CAP", "DENIALS", "SESSIONS", "TOUCHED"]
-    assert lines[1].split() == ["8", "3", "17", "5/6"]
-    assert lines[4].split() == ["12", "5", "5", "3/6"]
+    assert lines[0] == f"config: {SEED[1]} (--config)"
+    assert lines[1].split() == ["WINDOW", "CAP", "DENIALS", "SESSIONS", "TOUCHED"]
+    assert lines[2].split() == ["8", "3", "17", "5/6"]
+    assert lines[5].split() == ["12", "5", "5", "3/6"]
 
 
 def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,7 +251,7 @@ def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture
         capsys, "sweep", str(SESSIONS), "--window", "12", "--cap", "3,5,9", "--labels", labels, *SEED
     )
     assert status == 0
-    rows = [line.split() for line in out.splitlines()[1:4]]
+    rows = [line.split() for line in out.splitlines()[2:5]]
     assert rows == [
         ["12", "3", "17", "5/6", "3/3", "2", "3.0"],
         ["12", "5", "5", "3/6", "3/3", "0", "5.0", "*"],
@@ -259,6 +260,7 @@ def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture
     _, out, _ = _run(
         capsys, "sweep", str(SESSIONS), "--cap", "5", "--labels", labels, "--format", "json", *SEED
     )
+    assert json.loads(out)["config"] == f"{SEED[1]} (--config)"
     [setting] = json.loads(out)["settings"]
     assert setting == {
         "window": 12,
@@ -271,6 +273,12 @@ def test_sweep_with_labels_marks_the_best_settings(capsys: pytest.CaptureFixture
         "meanCatch": 5.0,
         "best": True,
     }
+
+
+def test_sweep_names_the_config_it_lays_its_grid_over(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "sweep", str(SESSIONS), "--cap", "5")
+    assert status == 0
+    assert out.splitlines()[0] == "config: defaults (no --config given)"
 
 
 def test_sweep_names_a_grid_point_the_config_refuses(capsys: pytest.CaptureFixture[str]) -> None:

@@ -371,10 +371,13 @@ def _sweep(args: argparse.Namespace) -> int:
     progress = Progress(len(grid) * len(sessions), sys.stderr)
     scores = sweep(sessions, grid, base, labels, on_replayed=progress.advance, loop_starts=loop_starts)
     progress.close()
+    # What every setting of the grid is laid over: only --config (a profile's is not read here).
+    source = f"{args.config} (--config)" if args.config is not None else "defaults (no --config given)"
     if args.format == "json":
         _write(
             json.dumps(
                 {
+                    "config": source,
                     "settings": [score_json(score) for score in scores],
                     "problems": [str(problem) for problem in problems],
                 },
@@ -383,9 +386,10 @@ def _sweep(args: argparse.Namespace) -> int:
             + "\n"
         )
     else:
-        _write(
-            sweep_text(scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown")
+        table = sweep_text(
+            scores, len(sessions), labelled=labels is not None, markdown=args.format == "markdown"
         )
+        _write(f"config: {shown.inline(source)}\n{table}")
     return 1 if problems else 0
 
 
