@@ -3,7 +3,8 @@
 In the worker's own Python, no pipe: ``Breaker.decide`` timed per call, and the process's resident
 memory (VmRSS), against
 - the number of live agents (1 to 10,000, each with a full window of distinct curl calls; calls
-  then go to agents picked at random),
+  then go to agents picked at random), and what an agent holds when its calls' results came too
+  (a window of distinct reads, each answered with 200 to 20,000 characters),
 - the window (12 to 256 calls, one agent, window full),
 - the size of a call's argument (a ``write`` of 1 KB to 1 MB, every call distinct),
 - the length of a session (one agent calling on and on, distinct `read` calls, up to a million):
@@ -111,6 +112,32 @@ def agents_table(calls: int) -> None:
     print("\nPast maxAgents (10,000 by default) the idlest agent is forgotten: 20,000 agents hold no more.")
 
 
+def answered(size: int, agents: int = 200) -> Callable[[Breaker], None]:
+    """Each of ``agents`` agents fills its window with distinct ``read`` calls, each answered with a
+    text of ``size`` characters (distinct lines: no two answers alike)."""
+
+    def fill(breaker: Breaker) -> None:
+        window = breaker.config.window
+        for agent in range(1, agents + 1):
+            for n in range(window):
+                call = ToolCall("read", {"path": f"/w/src/module_{n}.py"}, f"call-{agent}-{n}")
+                breaker.decide(agent, call)
+                lines = (
+                    f"{agent:>6} {n:>4} {line:>6}  value = compute({line})\n"
+                    for line in range(size // 40 + 1)
+                )
+                breaker.record_result(agent, call.call_id, "".join(lines)[:size])
+
+    return fill
+
+
+def results_table() -> None:
+    print("| each call's result | held per agent, full window of distinct reads, each answered |")
+    print("|---|---|")
+    for size in (200, 3_000, 20_000):
+        print(f"| {size:,} characters | {allocated(answered(size), {}) / 200 / 1024:.1f} KB |")
+
+
 def window_table(calls: int) -> None:
     print("| window | decide per call | held per window entry |")
     print("|---|---|---|")
@@ -162,6 +189,8 @@ def main() -> None:
     options = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     agents_table(options.calls)
+    print()
+    results_table()
     print()
     window_table(options.calls)
     print()
