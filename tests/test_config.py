@@ -45,6 +45,17 @@ def test_limits_merge_one_level_deep() -> None:
     assert config.limit_for("verb", "verb:curl") is None
 
 
+def test_a_key_written_with_no_value_merges_nothing_or_is_an_empty_list() -> None:
+    """docs/configuration.md: ``limits:`` with every entry commented out keeps the default caps (it
+    lifts none), ``exclude:`` so is an empty list (``todo_write`` counted too)."""
+    defaults = default_config()
+    for key in ("limits", "ignoreArgs", "hostAliases"):
+        assert getattr(load_config({key: None}), key) == getattr(defaults, key), key
+    assert load_config({"limits": None}).limit_for("exact", "exact:x") == 5
+    assert load_config({"exclude": None}).exclude == ()
+    assert load_config({"include": None}).include == ()
+
+
 def test_a_full_key_limit_wins_over_its_kind() -> None:
     config = load_config({"limits": {"verb:curl": 3, "verb": 10}})
     assert config.limit_for("verb", "verb:curl") == 3
