@@ -54,6 +54,7 @@ def test_a_key_written_with_no_value_merges_nothing_or_is_an_empty_list() -> Non
     assert load_config({"limits": None}).limit_for("exact", "exact:x") == 5
     assert load_config({"exclude": None}).exclude == ()
     assert load_config({"include": None}).include == ()
+    assert load_config({"ignoreArgs": {"*": None}}).ignoreArgs["*"] == ()
 
 
 def test_a_full_key_limit_wins_over_its_kind() -> None:
