@@ -6,12 +6,13 @@
 //
 // From the main thread (parentPort): an ArrayBuffer holding request bytes, each followed by a
 // decrement of SLOT.QUEUED once written; 'close' to end the worker's stdin (this thread then ends).
-import { closeSync, readFileSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { SLOT } from './slots.js';
 import { nudge, watchDeadlines } from './watchdog.js';
+import { zombieStatus } from './zombie.js';
 
 const { stateBuffer, clockBase, pid, queued } = workerData;
 const state = new Int32Array(stateBuffer);
@@ -36,13 +37,7 @@ function endRead() {
 // package missing) would otherwise leave the read waiting for its deadline. Once the worker has
 // been heard from, its end of the FIFO closing ends the read.
 function lost() {
-  if (Atomics.load(state, SLOT.NUDGE_FD) < 0) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch (error) {
-    return error.code === 'ENOENT' && process.platform === 'linux';
-  }
+  return Atomics.load(state, SLOT.NUDGE_FD) >= 0 && zombieStatus(pid) !== undefined;
 }
 
 // At a passed deadline the worker is killed and the read ended; a worker found gone ends it too.

@@ -18,7 +18,7 @@
 // worker that cannot make its FIFOs (it keeps its pipes) is replaced by one a helper thread owns
 // (bridge-thread.js), which gets the requests sent so far: that thread then does it all.
 import { spawn } from 'node:child_process';
-import { closeSync, lstatSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -26,6 +26,7 @@ import { Worker } from 'node:worker_threads';
 import { clock } from './clock.js';
 import { FIFOS_MADE, FIFO_NAMES, PIPES_MARK, makeFifoFolder, openFifoEnds, removeFifoFolder } from './fifo-folder.js';
 import { SLOT } from './slots.js';
+import { zombieStatus } from './zombie.js';
 import { boundedWriter, keptTail } from '../shared/stderr.js';
 
 const ADOPTED_URL = new URL('./adopted-thread.js', import.meta.url);
@@ -146,7 +147,7 @@ export class MainOwner {
       if (this.how) return this.how;
       if (this.madeYet()) return undefined;
       if (this.pid === null) return { failed: { code: null, message: 'it could not be started' } };
-      if (this.zombie() !== undefined) return this.gone();
+      if (zombieStatus(this.pid) !== undefined) return this.gone();
       if (clock() >= deadline) return undefined;
       sleep(1);
     }
@@ -244,7 +245,7 @@ export class MainOwner {
     if (this.how) return this.how;
     const until = clock() + REAP_LOOK_MS;
     for (;;) {
-      const status = this.zombie();
+      const status = zombieStatus(this.pid);
       if (status !== undefined || clock() >= until) {
         if (typeof status !== 'number') return { code: null, signal: null, stderr: this.stderrKept, ended: true };
         const signal = status & 0x7f;
@@ -252,19 +253,6 @@ export class MainOwner {
       }
       sleep(1);
     }
-  }
-
-  // The wait status of an exited, unreaped worker (Linux's /proc: the 52nd field of a zombie's
-  // stat), null when it has gone already, undefined while it runs or where there is no /proc.
-  zombie() {
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${this.pid}/stat`, 'latin1');
-    } catch (error) {
-      return error.code === 'ENOENT' && process.platform === 'linux' ? null : undefined;
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' ? Number(fields[49]) : undefined;
   }
 
   // The worker ended (seen on the event loop): said once, unless this owner was let go.
