@@ -4,10 +4,10 @@
 // @deepseek-ai/dsh-tools 0.1.0-rc.8 (ToolRuntime.prepareExecution, serviceAsk, postExecute;
 // cordis' waterfall): the arguments snapshotted and deep-frozen, the tools/pre-execute waterfall,
 // the guards, a no-op body that returns the shape's result text after one turn of the event loop
-// (as any real tool body returns through it), then the tools/post-execute waterfall. Four mounts
+// (as any real tool body returns through it), then the tools/post-execute waterfall. Five mounts
 // share the process: no plugin, ours (shim + Python worker, default settings), ours under
-// `preset: seed` (no rule reads results: printed in a table of its own) and the in-process
-// reference 0.5.2 (seed-like settings, bench/reference.mjs). Runs are interleaved (each run
+// `preset: seed` (no rule reads results) and under it with every cap lifted (no call ever waits
+// for the worker; each printed in a table of its own) and the in-process reference 0.5.2 (seed-like settings, bench/reference.mjs). Runs are interleaved (each run
 // measures every shape on every mount, in rotating order; one warm-up run is dropped) and the
 // figures are medians over runs:
 //   wall       per call, one agent calling back to back; "+" is the extra over no plugin
@@ -37,6 +37,9 @@ const mounts = {
   none: mount(null),
   ours: mount(ours, undefined),
   seed: mount(ours, { preset: 'seed' }), // ours with no rule that reads results
+  // ours with no rule that could stop these calls at all: every answer promises every call to
+  // come, so no call ever waits for the worker (the least any promise could cost a call)
+  lifted: mount(ours, { preset: 'seed', limits: { exact: null, cmd: null, net: null, sink: null } }),
   reference: mount(reference, REFERENCE_CONFIG),
 };
 
@@ -99,19 +102,32 @@ for (const [index, shape] of SHAPES.entries()) {
   );
 }
 console.log(`| **event-loop busy, summed over the shapes** | | | | | | | ${plus(sums.ours)} | ${plus(sums.reference)} | ${ratio(sums.ours, sums.reference)} | | |`);
-console.log(
-  '\nThe same runs, ours under `preset: seed` (no rule reads results, so an answer promises ' +
-    'several calls and no call waits for the previous one\'s result to be read):\n',
-);
-console.log('| call shape | wall back to back, seed | ours (defaults) | reference | seed / ref | wall paused, seed | seed / ref | busy, seed | seed / ref |');
-console.log('|---|---|---|---|---|---|---|---|---|');
-for (const [index, shape] of SHAPES.entries()) {
-  const { none, ours: o, seed: p, reference: r } = medians[index];
-  const extra = (m, key) => Math.max(0, m[key] - none[key]);
-  console.log(
-    `| ${shape.label.replaceAll('|', '\\|')} | ${plus(p.wall - none.wall)} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ` +
-      `${ratio(extra(p, 'wall'), extra(r, 'wall'))} | ${plus(p.paused - none.paused)} | ${ratio(extra(p, 'paused'), extra(r, 'paused'))} | ` +
-      `${plus(p.busy - none.busy)} | ${ratio(extra(p, 'busy'), extra(r, 'busy'))} |`,
-  );
+/** The table of one more mount of ours beside the defaults and the reference. */
+function variantTable(name, heading, title) {
+  console.log(`\n${heading}\n`);
+  console.log(`| call shape | wall back to back, ${title} | ours (defaults) | reference | ${title} / ref | wall paused, ${title} | ${title} / ref | busy, ${title} | ${title} / ref |`);
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const [index, shape] of SHAPES.entries()) {
+    const { none, ours: o, [name]: p, reference: r } = medians[index];
+    const extra = (m, key) => Math.max(0, m[key] - none[key]);
+    console.log(
+      `| ${shape.label.replaceAll('|', '\\|')} | ${plus(p.wall - none.wall)} | ${plus(o.wall - none.wall)} | ${plus(r.wall - none.wall)} | ` +
+        `${ratio(extra(p, 'wall'), extra(r, 'wall'))} | ${plus(p.paused - none.paused)} | ${ratio(extra(p, 'paused'), extra(r, 'paused'))} | ` +
+        `${plus(p.busy - none.busy)} | ${ratio(extra(p, 'busy'), extra(r, 'busy'))} |`,
+    );
+  }
 }
+variantTable(
+  'seed',
+  'The same runs, ours under `preset: seed` (no rule reads results, so an answer promises ' +
+    "the next calls whatever they return, up to the caps' 3 for an agent of distinct calls):",
+  'seed',
+);
+variantTable(
+  'lifted',
+  'The same runs, ours under `preset: seed` with every cap lifted (`limits: {exact: null, cmd: null, ' +
+    'net: null, sink: null}`: no rule could stop these calls, so every answer promises every call to ' +
+    'come and no call ever waits for the worker; the least a call on a pass costs):',
+  'lifted',
+);
 console.log('\nBaseline, no plugin, per call: ' + SHAPES.map((shape, index) => `${shape.tool} ${us(medians[index].none.wall)} wall / ${us(medians[index].none.busy)} busy`).join('; '));

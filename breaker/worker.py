@@ -19,8 +19,8 @@ requests of one read go out in one ``writev`` per stream (stdout, and the ``late
 
 Starting is on dsh's boot path (dsh's boot waits for the answer to ``configure``): the worker makes
 its FIFOs first (``streams.announce``), answers having imported only what that needs (pydantic only
-for a configuration not ``known``), and imports the decision core at the first request that needs
-it or once idle for ``CORE_AFTER_IDLE_S``: a dsh run that makes no call never pays for it.
+for a configuration not ``known``), and imports the decision core once that answer is out
+(``CORE_AFTER_IDLE_S``), before dsh's first call needs it; never if its input ends first.
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ WRITEV_MAX_PARTS = 512
 #: a small VM); an agent calling back to back sends its next one well within this, and an idle
 #: worker spends at most this much CPU per batch before it sleeps.
 POLL_BEFORE_SLEEP_S = 0.0003
-#: After answering ``configure``, the seconds the worker waits idle before it imports the decision
-#: core unasked: dsh's boot is over by then on a quiet machine, so the import does not compete with it.
-CORE_AFTER_IDLE_S = 1.0
+#: After answering ``configure``, the seconds idle before the decision core is imported unasked:
+#: none, so dsh's first call never waits for the import (docs/benchmarks.md, "Starting").
+CORE_AFTER_IDLE_S = 0.0
 
 
 class RequestHandler:

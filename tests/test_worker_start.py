@@ -1,10 +1,11 @@
 """A worker told its configuration is ``known`` (accepted before by this very code) answers it
 without importing pydantic; any other configuration gets pydantic's strict check too. The decision
-core is imported after the answer, and only when a request needs it or the worker is left idle."""
+core is imported after the answer, at once: before dsh's first call needs it."""
 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Callable
@@ -123,6 +124,29 @@ def test_the_core_is_prepared_before_the_first_requests_that_come_are_handled() 
 
 def test_a_worker_whose_input_ends_with_nothing_asked_never_prepares_the_core() -> None:
     assert served(b"", prepare=lambda writer: None) == []
+
+
+def test_a_configured_worker_prepares_the_core_before_it_sleeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first call must not wait for the import: the worker never sleeps on an empty input
+    # before it prepared the core (a sleep of CORE_AFTER_IDLE_S > 0 would come first).
+    timeouts: list[float | None] = []  # of each select() until prepare, which ends the list
+    real_select = select.select
+
+    def recording_select(
+        readers: list[int], writers: list[int], errors: list[int], timeout: float | None = None
+    ) -> tuple[list[int], list[int], list[int]]:
+        timeouts.append(timeout)
+        return real_select(readers, writers, errors, timeout)
+
+    def prepare(writer: int) -> None:
+        timeouts.append(-1.0)
+        os.write(writer, frames({"id": 2, "op": "shutdown"}))
+
+    monkeypatch.setattr(select, "select", recording_select)
+    # serve() begins once configure is answered (answer_configure), its input then empty
+    assert served(b"", prepare=prepare, keep_open=True) == ["prepare", "shutdown"]
+    before = timeouts[: timeouts.index(-1.0)]
+    assert all(timeout == 0 for timeout in before), before
 
 
 def test_a_worker_left_idle_prepares_the_core_unasked(monkeypatch: pytest.MonkeyPatch) -> None:
