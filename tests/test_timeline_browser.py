@@ -119,6 +119,12 @@ def test_the_timeline_renders_one_row_per_call_with_stops_counts_and_denials(
         " bar.getBoundingClientRect().width])"
     )
     assert bars and all(fill == "100%" and width > 20 for fill, width in bars)  # the stop's bars are full
+    # every bar is shown whole: a cell of four (the caps and failLimit's) wraps, none is cut
+    cut = browser.evaluate(
+        "[...document.querySelectorAll('td.counts')].filter(cell => cell.scrollWidth > cell.clientWidth)"
+        ".map(cell => cell.innerText)"
+    )
+    assert cut == []
     text = browser.evaluate("document.body.innerText")
     for secret in SECRETS:
         assert secret[:12] not in text

@@ -70,7 +70,8 @@ tr.stop>td:first-child{box-shadow:inset 4px 0 var(--stop)}
 tr.differs>td{background:#fff8e1}
 tr.differs>td.diff::before{content:"\\2260";color:var(--stop);font-weight:700}
 tr.gap td{color:var(--muted);background:#f9fafb;font-style:italic;white-space:normal}
-.k{margin-right:7px;font-size:11px;color:var(--muted)}
+td.counts{white-space:normal}
+.k{display:inline-block;white-space:nowrap;margin-right:7px;font-size:11px;color:var(--muted)}
 .k i{display:inline-block;width:28px;height:8px;margin-right:3px;border-radius:2px;vertical-align:middle;
 background:linear-gradient(90deg,var(--c) var(--f),#eef0f3 0)}
 .c0{--c:#9ccc65}.c1{--c:#fbc02d}.c2{--c:var(--warn)}.c3{--c:var(--stop)}
