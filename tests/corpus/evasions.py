@@ -18,7 +18,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from build import CURL_TIMEOUT, PYTEST_FAIL, Agent, replace_sessions
+from build import replace_sessions
+from casebook import CURL_TIMEOUT, PYTEST_FAIL, Agent
 
 HERE = Path(__file__).resolve().parent
 EVASIONS = HERE / "evasions"
