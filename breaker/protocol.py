@@ -26,13 +26,15 @@ Requests (shim → worker)
                                                        [str] (a line each:
                                                        ``breaker.strayrows``)}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
-                  args: any, standIn: bool (optional)  passes: int, conditional (when given),
+                  args: any, standIn: bool (optional)  counted: str (a denial's counts, under
+                                                       ``logDenials``: ``Breaker.denial``),
+                                                       passes: int, conditional (when given),
                                                        standIn: any (when asked)
-    preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, decided:
-                                                       bool (``Breaker.precheck``: the ask, else
-                                                       the guard's verdict as of now when
-                                                       ``decided``, kept for ``commit``), passes,
-                                                       conditional (when given)
+    preflight     agent, call, name, args, standIn     ask: str | nil, deny: str | nil, counted,
+                                                       decided: bool (``Breaker.precheck``: the
+                                                       ask, else the guard's verdict as of now
+                                                       when ``decided``, kept for ``commit``),
+                                                       passes, conditional (when given)
     commit        agent: int, call: str                -                 (``Breaker.commit``: the
                                                        kept verdict of that call takes effect;
                                                        an error when none is kept)

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from breaker.core.decision import Breaker
-    from breaker.core.judging.verdicts import Ask, Deny
+    from breaker.core.judging.verdicts import Ask
     from breaker.core.reading.fingerprints import ToolCall
 
 #: Set by ``main``: log lines go to stderr with the worker's prefix. ``logging`` is imported (and set
@@ -121,7 +121,7 @@ class RequestHandler:
         self._breaker: Breaker | None = None
         self._tool_call: type[ToolCall] | None = None
         self._stand_in: Callable[[ToolCall, BreakerConfig], object] | None = None
-        self._verdicts: tuple[type[Ask], type[Deny]] | None = None
+        self._verdicts: type[Ask] | None = None  # the verdict type a preflight may answer, once imported
 
     def start(self) -> None:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
@@ -129,11 +129,11 @@ class RequestHandler:
             import traceback  # noqa: F401  # what handle() logs, and the redaction of error replies
 
             import breaker.core.wording.redaction  # noqa: F401
-            from breaker.core.judging.verdicts import Ask, Deny
+            from breaker.core.judging.verdicts import Ask
 
             worker_log()
 
-            self._verdicts = (Ask, Deny)
+            self._verdicts = Ask
         if self._config is not None and self._breaker is None:
             from breaker.core.decision import Breaker
             from breaker.core.history.standin import stand_in
@@ -168,12 +168,11 @@ class RequestHandler:
             return ok_reply(request.id)
         if self._config is None:
             return error_reply(request.id, f"{request.op} before a successful configure")
-        breaker, ToolCall, verdicts = self._breaker, self._tool_call, self._verdicts
-        if breaker is None or ToolCall is None or verdicts is None:
+        breaker, ToolCall, Ask = self._breaker, self._tool_call, self._verdicts
+        if breaker is None or ToolCall is None or Ask is None:
             self.start()  # the classes, imported by start()
-            breaker, ToolCall, verdicts = self._breaker, self._tool_call, self._verdicts
-            assert breaker is not None and ToolCall is not None and verdicts is not None
-        Ask, Deny = verdicts
+            breaker, ToolCall, Ask = self._breaker, self._tool_call, self._verdicts
+            assert breaker is not None and ToolCall is not None and Ask is not None
         # The two requests of every call (a guard, a result) are matched first.
         match request:
             case Guard():
@@ -181,8 +180,7 @@ class RequestHandler:
                 verdict = breaker.decide(request.agent, call)
                 if request.reply == "errors":
                     return ok_reply(request.id)  # a call the shim let through on a pass: allowed
-                deny = verdict.message if isinstance(verdict, Deny) else None
-                reply = ok_reply(request.id, deny=deny, **breaker.promise(request.agent))
+                reply = ok_reply(request.id, **breaker.denial(verdict), **breaker.promise(request.agent))
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Result():
                 notices = breaker.record_result(request.agent, request.call, request.text, request.outcome)
@@ -202,7 +200,7 @@ class RequestHandler:
                 if answer is None:
                     return ok_reply(request.id, ask=None, decided=False, **breaker.promise(request.agent))
                 reply = ok_reply(request.id, ask=None, decided=True, **breaker.promise(request.agent))
-                reply["deny"] = answer.message if isinstance(answer, Deny) else None
+                reply.update(breaker.denial(answer))
                 return self._with_history(self._with_stand_in(reply, request.stand_in, call), request.agent)
             case Commit():
                 if breaker.commit(request.agent, request.call) is None:

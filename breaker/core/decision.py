@@ -236,6 +236,15 @@ class Breaker:
             return {"passes": passes}
         return {"passes": passes, "conditional": {"passes": more.passes, "digests": more.digests}}
 
+    def denial(self, verdict: Allow | Deny | Ask | None) -> dict[str, object]:
+        """A verdict as a reply tells it: its denial's text (``deny``; None: not denied) and, under
+        ``logDenials``, what the denial counted (``counted``: ``messages.denial_counts``)."""
+        if not isinstance(verdict, Deny):
+            return {"deny": None}
+        if not self.config.logDenials:
+            return {"deny": verdict.message}
+        return {"deny": verdict.message, "counted": messages.denial_counts(verdict.reached)}
+
     def history_from(self, agent: AgentId) -> str | None:
         """The call from which the agent's calls rebuild what outlives its window: the failure
         that began its oldest streak (a streak lives while denied retries keep its key in the

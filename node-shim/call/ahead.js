@@ -279,7 +279,7 @@ export class AheadVerdicts {
     agent.harmless++;
     if (answer.decided !== true) return;
     const deny = typeof answer.deny === 'string' ? answer.deny : undefined;
-    this.kept.set(exec, { agent, message, weight, deny, ...mark, harmless: agent.harmless });
+    this.kept.set(exec, { agent, message, weight, deny, counted: answer.counted, ...mark, harmless: agent.harmless });
   }
 
   /** The kept verdict of `exec` if it still holds (see above), taken either way; else undefined. */

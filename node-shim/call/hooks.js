@@ -13,25 +13,10 @@ import { callRequests, journaled } from './requests.js';
 import { outcomeOf, resultText } from './result-facts.js';
 import { UncountedWatch } from './uncounted.js';
 
-/** What each list of a denial's hits counts, by the line that heads it (breaker/core/wording/messages.py). */
-const DENIAL_LISTS = [
-  ['Repeated (', 'reached'],
-  ['Failing (', 'failed in a row'],
-];
-
-/** The line logDenials writes for one denial (see reportDenial): each list of hits the denial
- * holds, named for what it counts (caps reached, failures in a row). */
-export function denialLine(tool, agent, deny) {
-  const lists = [];
-  let list = null;
-  for (const line of deny.split('\n')) {
-    const heading = DENIAL_LISTS.find(([start]) => line.startsWith(start));
-    if (heading) lists.push((list = { name: heading[1], hits: [] }));
-    const hit = /^- ([a-z]+):.* (\d+)\/(\d+)$/.exec(line);
-    if (hit && list) list.hits.push(`${hit[1]} ${hit[2]}/${hit[3]}`);
-  }
-  const counted = lists.filter(({ hits }) => hits.length).map(({ name, hits }) => `${name} ${hits.join(', ')}`);
-  const why = counted.length ? counted.join('; ') : 'no progress: the same result again';
+/** The line logDenials writes for one denial (see reportDenial): what it counted, in the
+ * worker's words (its reply's `counted`: breaker/core/wording/messages.py denial_counts). */
+export function denialLine(tool, agent, counted) {
+  const why = typeof counted === 'string' && counted ? counted.slice(0, 300) : 'what it counted was not given';
   const name = tool.replace(/[^\w.:-]/g, '?').slice(0, 64);
   return `denied a ${name} call of agent ${agent} (${why}); the session log has the text the model got`;
 }
@@ -97,8 +82,8 @@ export class CallHooks {
   // logDenials: one line on stderr per denied call, for an operator of a headless dsh: the tool,
   // the kinds of what reached its limit and the agent, never the arguments or a result (the
   // session log holds the whole denial; `rtb replay` shows it).
-  reportDenial(exec, agent, deny) {
-    if (deny !== undefined && this.settings.logDenials) this.log(denialLine(String(exec.name), agent.id, deny));
+  reportDenial(exec, agent, deny, counted) {
+    if (deny !== undefined && this.settings.logDenials) this.log(denialLine(String(exec.name), agent.id, counted));
     return deny;
   }
 
@@ -211,7 +196,7 @@ export class CallHooks {
         ahead.committing(agent, 'commit');
         // Only to the worker that kept it: a replacement rebuilds the call from the journal's guard.
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
-        return this.reportDenial(exec, agent, kept.deny);
+        return this.reportDenial(exec, agent, kept.deny, kept.counted);
       }
       this.asked.delete(exec); // an asked call that reaches the guard was approved: no notice owed
       const { message, weight } = this.request('guard', exec, agent.id);
@@ -222,7 +207,7 @@ export class CallHooks {
       const entry = journaled(message, weight, answer);
       journal.guard(entry.message, entry.weight);
       journal.keepFrom(agent.id, answer.keepFrom);
-      return this.reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined);
+      return this.reportDenial(exec, agent, typeof answer.deny === 'string' ? answer.deny : undefined, answer.counted);
     } catch (error) {
       // A lost worker was already reported by the bridge when it replaced it.
       if (!(error instanceof WorkerUnavailable)) this.logOnce(`guard failed: ${error.message}`);

@@ -1,10 +1,11 @@
 """The labelled corpus: agent trajectories a breaker must stop (``loop``) or let run (``ok``).
 
-Each case (a function in one of ``CASE_MODULES``) writes one session in the replay format (``breaker.rtb.trajectories``) with the
-tool names, argument shapes and result texts dsh gives the model (``[exit code: N]`` after a
-failed shell command, ``Fetched <url> (HTTP <status>)``, ``Error: ...`` for a failed file edit),
-so logic that reads results can be judged on it. A loop case marks the call where its loop
-starts: the first call of the action (or cycle of actions) the agent then keeps repeating.
+Each case (a function in one of ``CASE_MODULES``) writes one session in the replay format
+(``breaker.rtb.trajectories``) with the tool names, argument shapes and result texts dsh gives the
+model (``[exit code: N]`` after a failed shell command, ``Fetched <url> (HTTP <status>)``,
+``Error: ...`` for a failed file edit), so logic that reads results can be judged on it. A loop
+case marks the call where its loop starts: the first call of the action (or cycle of actions) the
+agent then keeps repeating.
 ``recorded-*`` sessions are real dsh logs from the compat harness (examples/sessions).
 
     python tests/corpus/build.py      # rewrites sessions/ and labels.tsv from the cases

@@ -27,7 +27,7 @@ from breaker.core.wording.redaction import (
 )
 
 if TYPE_CHECKING:  # named in annotations only: the worker's start imports this module, not these
-    from breaker.core.judging import FailureHit, Hit, Stage, Stall
+    from breaker.core.judging import FailureHit, Hit, Reached, Stage, Stall
     from breaker.core.reading import Failure
 
 #: How a name or key is quoted inside a sentence: ``quotable_inline``, or an agent's ``InlineQuotes``.
@@ -383,3 +383,22 @@ def _local_note(config: BreakerConfig) -> str:
         "operator's approval, and none was given for it this turn. An operator can set the "
         "repeat-tool-breaker option localHosts to 'allow' (never count local traffic)."
     )
+
+
+#: What each rule's counts are named in ``logDenials``' line (``denial_counts``).
+_COUNTED_AS = {"limits": "reached", "failLimit": "failed in a row"}
+
+
+def denial_counts(reached: Sequence[Reached]) -> str:
+    """What a denial counted, as ``logDenials``' stderr line names it (node-shim/call/hooks.js
+    prints it): the kinds whose caps it reached, those that failed ``failLimit`` times in a row
+    (``reached exact 5/5, cmd 5/5; failed in a row exact 3/3``), else that it made no progress.
+    Never a key's arguments: only its kind."""
+    named: dict[str, list[str]] = {}
+    for one in reached:
+        name = _COUNTED_AS.get(one.rule)
+        if name is not None:
+            limit = int(one.limit) if one.limit == int(one.limit) else one.limit
+            named.setdefault(name, []).append(f"{one.kind} {one.count}/{limit}")
+    lists = [f"{name} {', '.join(counts)}" for name, counts in named.items()]
+    return "; ".join(lists) or "no progress: the same result again"
