@@ -134,12 +134,13 @@ test('a worker that makes its FIFOs and dies at its imports fails the boot with 
   assert.doesNotMatch(lines.join('\n'), /thread failed|RangeError|ERR_/);
 });
 
-test('a worker that makes its FIFOs and dies at its imports fails a thread that waits on it at once, with how it ended', () => {
+test('a worker that makes its FIFOs and dies at its imports fails a thread that waits on it at once, with how it ended and what it said', () => {
   const { bridge, lines } = bridgeWith(pythonWithoutMsgpack());
   const started = performance.now();
   assert.throws(
     () => bridge.boot(CONFIGURE, 10_000),
-    (error) => error instanceof WorkerUnavailable && /exited with code 1/.test(error.message),
+    (error) =>
+      error instanceof WorkerUnavailable && /exited with code 1/.test(error.message) && /No module named 'msgpack'/.test(/** @type {any} */ (error).stderr),
   );
   assert.ok(performance.now() - started < 5000, 'found gone, not at its deadline (10 s)');
   assert.doesNotMatch(lines.join('\n'), /thread failed|RangeError|ERR_/);

@@ -18,7 +18,7 @@
 // worker that cannot make its FIFOs (it keeps its pipes) is replaced by one a helper thread owns
 // (bridge-thread.js), which gets the requests sent so far: that thread then does it all.
 import { spawn } from 'node:child_process';
-import { closeSync, lstatSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, readSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -35,6 +35,29 @@ const HELPER_URL = new URL('./bridge-thread.js', import.meta.url);
 const LAST_FIFO = FIFO_NAMES[FIFO_NAMES.length - 1];
 /** How long a main thread that saw the worker's stream end looks for its exit status. */
 const REAP_LOOK_MS = 50;
+
+/**
+ * What a worker wrote on stderr that the event loop has not read yet (a main thread blocked on
+ * the worker cannot wait for the stream's 'data'): read at once from the pipe, whose end is
+ * non-blocking, until it is empty; what this takes the stream never sees. Its UTF-8 as text.
+ */
+function unreadStderr(stream) {
+  const fd = /** @type {any} */ (stream)?._handle?.fd;
+  if (!Number.isInteger(fd) || fd < 0) return '';
+  const chunks = [];
+  const buffer = Buffer.alloc(16384);
+  for (let read = 0; read < 64; read++) {
+    let count = 0;
+    try {
+      count = readSync(fd, buffer, 0, buffer.length, null);
+    } catch {
+      break; // EAGAIN: nothing more for now
+    }
+    if (count <= 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, count)));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /**
  * A new worker and who owns it: the main thread where a private folder can hold its FIFOs, else a
@@ -243,6 +266,7 @@ export class MainOwner {
    * the event loop: its status where the system shows it (Linux), else that its output ended. */
   gone() {
     if (this.how) return this.how;
+    if (!this.passOn) this.stderrKept = keptTail(this.stderrKept, unreadStderr(this.child.stderr));
     const until = clock() + REAP_LOOK_MS;
     for (;;) {
       const status = zombieStatus(this.pid);
