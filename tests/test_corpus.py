@@ -2,8 +2,8 @@
 
 tests/corpus/expected.tsv records, for each session, the call each mode first stops (``-``: never);
 tests/corpus/real-sessions-expected.tsv and real-sessions-2-expected.tsv do the same for the real
-agent runs in ../shared/real-sessions and ../shared/real-sessions-2, in the defaults and the
-recommended mode (skipped with a message where shared/ is absent).
+agent runs in ../shared/real-sessions and ../shared/real-sessions-2, under the defaults and
+``preset: seed`` (skipped with a message where shared/ is absent).
 A change to the core that moves any of them fails here; if the move is deliberate, rerun
 ``python tests/corpus/measure.py --write-expected``, review the diff and say why in the commit.
 """

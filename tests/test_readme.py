@@ -211,14 +211,14 @@ def _and(items: list[str]) -> str:
 def render_quality() -> str:
     """What the README says of the decision quality, every figure a cell of the quality table (one
     figure per folder of real agent runs the table has a column for)."""
-    recommended, defaults = quality_row("defaults"), quality_row("preset seed")
+    defaults, seed = quality_row("defaults"), quality_row("preset seed")
     sources = [
-        c.split(":")[0] for c in recommended if c.startswith("real sessions") and c.endswith("loops caught")
+        c.split(":")[0] for c in defaults if c.startswith("real sessions") and c.endswith("loops caught")
     ]
 
     def sessions(source: str) -> str:
-        loops = int(recommended[f"{source}: loops caught"].split("/")[1])
-        return str(loops + int(recommended[f"{source}: ordinary runs stopped"].split(" of ")[1]))
+        loops = int(defaults[f"{source}: loops caught"].split("/")[1])
+        return str(loops + int(defaults[f"{source}: ordinary runs stopped"].split(" of ")[1]))
 
     def caught(row: dict[str, str]) -> str:
         return _and([row[f"{source}: loops caught"] for source in sources])
@@ -232,8 +232,8 @@ def render_quality() -> str:
     )
     return (
         f"in {count} of real agent runs ({_and([sessions(source) for source in sources])} sessions) the "
-        f"defaults caught {caught(recommended)} labelled loops and stopped {stopped(recommended)} ordinary "
-        f"runs (`preset: seed`: {caught(defaults)}; {stopped(defaults, counts=True)} stopped; "
+        f"defaults caught {caught(defaults)} labelled loops and stopped {stopped(defaults)} ordinary "
+        f"runs (`preset: seed`: {caught(seed)}; {stopped(seed, counts=True)} stopped; "
         "[docs/decision-quality.md](docs/decision-quality.md))."
     )
 

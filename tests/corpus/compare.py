@@ -42,8 +42,8 @@ from breaker.core.config import BreakerConfig, default_config, load_config
 from breaker.rtb.read.sessions import Session
 from breaker.rtb.replay.replayer import CallReplay, replay_session
 
-#: This project's rows: (row name, mode file under modes/). The recommended mode is the one the
-#: README recommends; change this list when it changes.
+#: This project's rows: (row name, mode file under modes/): the defaults, and the original
+#: design's settings one key away (``preset: seed``).
 PROJECT_ROWS = (("this project, defaults", "defaults"), ("this project, preset seed", "seed"))
 REFERENCE_ROW = "reference plugin 0.5.2 (its defaults)"
 CORPUS, EVASIONS = "corpus", "evasions"
