@@ -121,11 +121,11 @@ class RequestHandler:
         self._breaker: Breaker | None = None
         self._tool_call: type[ToolCall] | None = None
         self._stand_in: Callable[[ToolCall, BreakerConfig], object] | None = None
-        self._verdicts: type[Ask] | None = None  # the verdict type a preflight may answer, once imported
+        self._ask: type[Ask] | None = None  # the verdict type a preflight may answer, once imported
 
     def start(self) -> None:
         """Build the Breaker of the accepted configuration, if there is one and it is not built yet."""
-        if self._verdicts is None:
+        if self._ask is None:
             import traceback  # noqa: F401  # what handle() logs, and the redaction of error replies
 
             import breaker.core.wording.redaction  # noqa: F401
@@ -133,7 +133,7 @@ class RequestHandler:
 
             worker_log()
 
-            self._verdicts = Ask
+            self._ask = Ask
         if self._config is not None and self._breaker is None:
             from breaker.core.decision import Breaker
             from breaker.core.history.standin import stand_in
@@ -168,10 +168,10 @@ class RequestHandler:
             return ok_reply(request.id)
         if self._config is None:
             return error_reply(request.id, f"{request.op} before a successful configure")
-        breaker, ToolCall, Ask = self._breaker, self._tool_call, self._verdicts
+        breaker, ToolCall, Ask = self._breaker, self._tool_call, self._ask
         if breaker is None or ToolCall is None or Ask is None:
             self.start()  # the classes, imported by start()
-            breaker, ToolCall, Ask = self._breaker, self._tool_call, self._verdicts
+            breaker, ToolCall, Ask = self._breaker, self._tool_call, self._ask
             assert breaker is not None and ToolCall is not None and Ask is not None
         # The two requests of every call (a guard, a result) are matched first.
         match request:

@@ -398,7 +398,6 @@ def denial_counts(reached: Sequence[Reached]) -> str:
     for one in reached:
         name = _COUNTED_AS.get(one.rule)
         if name is not None:
-            limit = int(one.limit) if one.limit == int(one.limit) else one.limit
-            named.setdefault(name, []).append(f"{one.kind} {one.count}/{limit}")
+            named.setdefault(name, []).append(f"{one.kind} {one.count}/{format_number(one.limit)}")
     lists = [f"{name} {', '.join(counts)}" for name, counts in named.items()]
     return "; ".join(lists) or "no progress: the same result again"
