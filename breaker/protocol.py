@@ -22,7 +22,7 @@ Requests (shim → worker)
                   before: no pydantic check),          maxAgents, notices, condensedChars,
                   rows: [{id, keys, name}] (optional:  operations, resultTextChars,
                   the patch rows dsh composed)         factFields, factTextChars,
-                                                       breaks, workerFailureDenial, strays:
+                                                       breaks, grouping, workerFailureDenial, strays:
                                                        [str] (a line each:
                                                        ``breaker.strayrows``)}
     guard         agent: int, call: str, name: str,    deny: str | nil (``Breaker.decide``),
@@ -77,20 +77,27 @@ Requests (shim → worker)
     the same read (``superseded``): that one's reply brings them, as of later, and a reply without
     them grants nothing (the shim keeps the promise it holds).
 
-    ``conditional`` (``Breaker.conditional``; absent when it promises no more than ``passes``) is
-    ``{passes: int, digests: [int]}``: how many of the agent's calls, counted as ``passes`` is,
-    surely pass while every result of that agent sent after the request is *news*. A result
-    breaks the condition, in which the shim lets no call through beyond ``passes`` (it waits for
-    a newer answer), when: its digest is among ``digests`` or is that of a result sent before it
-    since the request (the digest: SHA-256 of the tool's name, a NUL byte and the result's
+    ``conditional`` (``Breaker.conditional``; absent when it promises no more than ``passes``, by
+    count or by group) is ``{passes: int, digests: [int]}``: how many of the agent's calls, counted
+    as ``passes`` is, surely pass while every result of that agent sent after the request is *news*.
+    A result breaks the condition, in which the shim lets no call through beyond ``passes`` (it
+    waits for a newer answer), when: its digest is among ``digests`` or is that of a result sent
+    before it since the request (the digest: SHA-256 of the tool's name, a NUL byte and the result's
     ``text`` as sent, in UTF-8; its first 6 bytes as a big-endian integer); its ``text`` holds one
-    of ``breaks.marks`` anywhere or starts with one of ``breaks.prefixes``; or its ``outcome``
-    holds a field of ``breaks.facts`` with a value not listed for it (a value of another type is
-    not listed: ``false`` is not ``0``; an absent field breaks nothing). ``breaks`` comes once, in
-    the configure reply. ``breaker.core.reading.news.breaks`` states it in Python;
+    of ``breaks.marks`` anywhere or starts with one of ``breaks.prefixes``; or its ``outcome`` holds
+    a field of ``breaks.facts`` with a value not listed for it (a value of another type is not
+    listed: ``false`` is not ``0``; an absent field breaks nothing). ``breaks`` comes once, in the
+    configure reply. ``breaker.core.reading.news.breaks`` states it in Python;
     node-shim/call/ahead.js (``NewsCheck``) evaluates it, and node-shim/test/conditions.test.js pins
     the two on the same cases. The condition names no rule: why a promise under it holds is the
-    worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py).
+    worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py). It
+    may also hold ``groups: [int]`` and ``room: int``: while the condition holds, a call beyond
+    those passes passes too when neither its group nor its tool's loose group is in ``groups`` and
+    fewer than ``room`` of the agent's calls committed since the request are of either. What a group
+    is (``breaker.core.reading.groups``; ``grouping``, in the configure reply, holds the names it
+    reads) and why such a call passes (tests/test_groups.py) are the worker's;
+    node-shim/call/groups.js computes a call's group, and node-shim/test/groups.test.js pins it
+    against Python's.
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
     call's arguments with each long text condensed, when that is the same call to ``Breaker``

@@ -44,6 +44,7 @@ from breaker.audit import forbid_side_effects
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.reading.counted import counted_tools_pattern
+from breaker.core.reading.groups import grouping
 from breaker.core.reading.sent import BREAKS, CONDENSED_CHARS, FACT_FIELDS, FACT_TEXT_CHARS, RESULT_TEXT_CHARS
 from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
 from breaker.lifeline import die_with_the_shim
@@ -269,6 +270,7 @@ class RequestHandler:
             "factFields": list(FACT_FIELDS),
             "factTextChars": FACT_TEXT_CHARS,
             "breaks": BREAKS._asdict(),  # what in a result breaks a conditional pass
+            "grouping": grouping(config.ignoreArgs),  # what a call's group reads (reading.groups)
             "workerFailureDenial": WORKER_FAILURE_DENIAL,
             # Rows dsh gives to nothing that were meant for this plugin: the shim prints each line.
             "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],

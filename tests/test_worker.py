@@ -17,9 +17,11 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from anyio.abc import Process
 
+from breaker import load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.reading.canonical import CONDENSED_CHARS, condensed
+from breaker.core.reading.groups import grouping
 from breaker.core.reading.news import BREAKS, digest
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
 from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
@@ -131,6 +133,7 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "factFields": list(FACT_FIELDS),
                 "factTextChars": FACT_TEXT_CHARS,
                 "breaks": breaks,
+                "grouping": json.loads(json.dumps(grouping(load_config(None).ignoreArgs))),
                 "workerFailureDenial": WORKER_FAILURE_DENIAL,
                 "strays": [],
             },
@@ -213,8 +216,16 @@ async def test_the_fifth_identical_call_is_denied_quoting_the_previous_result() 
         for index in range(4):
             call = bash(1, f"c{index}", "cat /etc/hostname", description=f"#{index}")
             reply = await pipe.call("guard", **call)
-            # Each repeat spends a pass: after the fourth, none is left.
-            assert reply == {"id": reply["id"], "ok": True, "deny": None, "passes": 3 - index}
+            # Each repeat spends a pass: after the fourth, none is left. Beyond them, calls by
+            # their group (reading.groups): a shell call has none, the window names none.
+            by_group = {"passes": 3 - index, "digests": [], "groups": [], "room": 4}
+            assert reply == {
+                "id": reply["id"],
+                "ok": True,
+                "deny": None,
+                "passes": 3 - index,
+                "conditional": by_group,
+            }
             assert (await pipe.call("result", agent=1, call=f"c{index}", text=f"host-{index}"))["ok"]
         denied = await pipe.call("guard", **bash(1, "c4", "cat /etc/hostname", description="#4"))
         assert denied["deny"].startswith("REPEAT_TOOL_BLOCKED:")
@@ -258,10 +269,10 @@ async def test_an_awaited_result_brings_the_passes_as_of_once_it_is_recorded() -
         guarded = await pipe.call("guard", **bash(1, "c1", "make test"))
         assert guarded["passes"] == 0  # two results still to come, each maybe the same again
         # While the results to come are news, only the caps limit the calls: 5 - 1 - 2 (twice).
-        assert guarded["conditional"] == {"passes": 2, "digests": []}
+        assert guarded["conditional"] == {"passes": 2, "digests": [], "groups": [], "room": 4}
         recorded = await pipe.call("result", agent=1, call="c0", text="2 passed")
         # c1's still to come; news is not what c0 returned
-        news = {"passes": 2, "digests": [digest("bash", "2 passed")]}
+        news = {"passes": 2, "digests": [digest("bash", "2 passed")], "groups": [], "room": 4}
         assert recorded == {"id": recorded["id"], "ok": True, "passes": 0, "conditional": news}
         recorded = await pipe.call("result", agent=1, call="c1", text="2 passed")
         # the next call, whatever it is; two while the results are news
@@ -294,7 +305,8 @@ async def test_results_read_at_once_bring_the_passes_once_per_agent_with_the_las
             "id": 103,
             "ok": True,
             "passes": 1,
-            "conditional": {"passes": 3, "digests": digests},  # distinct calls: 5 - 1 - 1
+            # distinct calls: 5 - 1 - 1; by group, 4 of a group the window does not name
+            "conditional": {"passes": 3, "digests": digests, "groups": [], "room": 4},
         }
 
 

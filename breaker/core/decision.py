@@ -221,7 +221,8 @@ class Breaker:
 
     def conditional(self, agent: AgentId, now: int) -> passes_.Conditional | None:
         """More calls of ``agent`` than ``now`` (its ``passes``) that surely pass while every
-        result to come is news (``reading.news``); None when there are no more."""
+        result to come is news (``reading.news``), counted or by their group (``reading.groups``);
+        None when there are no more."""
         state = self._agents.get(agent) or _FRESH
         return passes_.conditional(state, self.config, self._tightest_cap, now)
 
@@ -234,7 +235,11 @@ class Breaker:
         more = passes_.conditional(state, self.config, self._tightest_cap, passes, peak)
         if more is None:
             return {"passes": passes}
-        return {"passes": passes, "conditional": {"passes": more.passes, "digests": more.digests}}
+        conditional: dict[str, object] = {"passes": more.passes, "digests": more.digests}
+        if more.groups is not None:
+            conditional["groups"] = more.groups
+            conditional["room"] = more.room
+        return {"passes": passes, "conditional": conditional}
 
     def denial(self, verdict: Allow | Deny | Ask | None) -> dict[str, object]:
         """A verdict as a reply tells it: its denial's text (``deny``; None: not denied) and, under

@@ -47,7 +47,14 @@
 // sends anyway). The shim keeps the last results' checks (`resulted`), so an answer that comes
 // after later results were sent is checked against them at once; a result that breaks it ends
 // the promise, and the next call beyond the plain passes waits for the worker as before.
+//
+// Such a promise may also name the groups of the agent's window (`groups`, `room`: groups.js): a
+// call beyond it passes while the condition holds if neither its group nor its tool's loose group
+// is named and fewer than `room` of the calls committed since the answered request are of either
+// (groups.js `CallsSince` keeps and counts them).
 import { hash } from 'node:crypto';
+
+import { CallGroups, CallsSince } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
 const CHECKED_RESULTS = 16;
@@ -113,9 +120,10 @@ export class AheadVerdicts {
    *   each request does to its agent (the configure reply's, breaker/core/history/agents.py OPERATIONS):
    *   whether it makes it the most recent, and when it drops verdicts kept ahead
    */
-  constructor(maxAgents, operations, breaks = undefined) {
+  constructor(maxAgents, operations, breaks = undefined, grouping = undefined) {
     this.maxAgents = maxAgents;
     this.news = breaks ? new NewsCheck(breaks) : null; // none: the worker gives no conditions
+    this.groups = grouping ? new CallGroups(grouping) : null; // none: no promise by group
     this.operations = operations;
     this.touches = 0; // frames sent that make some agent the worker's most recent
     this.kept = new WeakMap(); // execution → what its preflight left for its guard
@@ -133,9 +141,10 @@ export class AheadVerdicts {
     // results: results sent; checked: the last ones' checks, for an answer that comes after them;
     // conditional: the passes while results are news, while they are (see the top)
     // open: calls preflighted whose guard has not run: a pass waits for them (calls commit in order)
+    // since: the calls committed since the latest answer's request, for a promise by group
     return {
       id, sent: 0, harmless: 0, committed: 0, spent: 0, allowance: 0, allowanceGeneration: -1, turnBegun: false, awaited: 0, reply: null,
-      results: 0, checked: [], conditional: null, open: 0,
+      results: 0, checked: [], conditional: null, open: 0, since: new CallsSince(),
     };
   }
 
@@ -171,10 +180,12 @@ export class AheadVerdicts {
    * A frame that commits a call is about to be sent: `op`, a guard or a commit; `passed`, a call
    * that reserved its pass (it was spent then). Returns the committed count to mark a request with.
    */
-  committing(agent, op, passed = false) {
+  committing(agent, op, passed = false, exec = undefined) {
     this.sending(agent, op);
     if (!passed) agent.spent++;
-    return ++agent.committed;
+    agent.committed++;
+    if (this.groups !== null) agent.since.add(agent.committed, exec);
+    return agent.committed;
   }
 
   /**
@@ -186,6 +197,7 @@ export class AheadVerdicts {
     agent.allowance = committed + passes;
     agent.allowanceGeneration = generation;
     agent.conditional = this.promised(agent, committed, conditional, results);
+    if (this.groups !== null) agent.since.answered(committed); // the calls before it are the worker's
   }
 
   // The conditional promise of an answer, checked against the results sent since its request;
@@ -195,7 +207,11 @@ export class AheadVerdicts {
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
     if (since < 0 || since > agent.checked.length) return null;
-    const promise = { until: committed + passes, forbidden: conditional.digests.slice() }; // a few: a list is cheaper
+    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, room: 0 }; // a few: a list is cheaper
+    if (this.groups !== null && Array.isArray(conditional.groups) && Number.isSafeInteger(conditional.room)) {
+      promise.named = conditional.groups; // the answer's own list: a window's few, never changed
+      promise.room = conditional.room;
+    }
     for (const check of agent.checked.slice(agent.checked.length - since)) {
       if (!this.keeps(promise, check)) return null;
     }
@@ -221,9 +237,22 @@ export class AheadVerdicts {
 
   // Whether a call of `agent` with `count` calls spent (or committed) before it is within the
   // latest answer's passes from worker `generation`, or its conditional ones while they hold.
-  allows(agent, count, generation) {
+  allows(agent, count, generation, exec = undefined) {
     if (agent.allowanceGeneration !== generation) return false;
-    return count < agent.allowance || (agent.conditional !== null && count < agent.conditional.until);
+    const promise = agent.conditional;
+    if (count < agent.allowance || (promise !== null && count < promise.until)) return true;
+    return promise !== null && promise.named !== null && exec !== undefined && this.byGroup(agent, promise, exec);
+  }
+
+  // Whether `exec` passes by its group on `promise` (see the top): its group and its tool's not
+  // named, and fewer than the room of either among the calls committed since the promise's mark.
+  byGroup(agent, promise, exec) {
+    const groups = /** @type {CallGroups} */ (this.groups);
+    const group = groups.of(exec.name, exec.arguments);
+    if (group === 0) return false;
+    const loose = groups.loose(String(exec.name));
+    if (group === loose || promise.named.includes(group) || promise.named.includes(loose)) return false;
+    return agent.since.alike(groups, promise.mark, group, loose) < promise.room;
   }
 
   /**
@@ -231,10 +260,10 @@ export class AheadVerdicts {
    * call committed now: the caller sends it (as a guard event).
    */
   reserve(exec, agent, generation) {
-    if (agent.open > 0 || !this.allows(agent, agent.spent, generation)) return false;
+    if (agent.open > 0 || !this.allows(agent, agent.spent, generation, exec)) return false;
     agent.spent++;
     this.passed.add(exec);
-    this.committing(agent, 'guard', true);
+    this.committing(agent, 'guard', true, exec);
     return true;
   }
 
@@ -304,6 +333,7 @@ export class AheadVerdicts {
   /** A call on a pass that never reached its guard (another listener or guard stopped it) and
    * was not sent yet: it is not committed after all (its pass stays spent). */
   uncommit(agent) {
+    agent.since.remove(agent.committed);
     agent.committed--;
   }
 }

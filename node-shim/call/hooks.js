@@ -40,7 +40,7 @@ export class CallHooks {
     this.plugin = plugin;
     this.log = log;
     this.logOnce = logOnce;
-    this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations, settings.breaks);
+    this.ahead = new AheadVerdicts(settings.maxAgents, settings.operations, settings.breaks, settings.grouping);
     this.counted = new RegExp(settings.countedTools);
     this.uncounted = new UncountedWatch(this.counted, toolNames, lists, log);
     this.request = callRequests(settings.condensedChars);
@@ -193,14 +193,14 @@ export class CallHooks {
       if (kept) {
         // The worker's verdict from the preflight still holds: it takes effect, no round trip.
         journal.guard({ ...kept.message, op: 'guard' }, kept.weight, 'commit');
-        ahead.committing(agent, 'commit');
+        ahead.committing(agent, 'commit', false, exec);
         // Only to the worker that kept it: a replacement rebuilds the call from the journal's guard.
         bridge.notify({ op: 'commit', agent: agent.id, call: kept.message.call }, kept.generation);
         return this.reportDenial(exec, agent, kept.deny, kept.counted);
       }
       this.asked.delete(exec); // an asked call that reaches the guard was approved: no notice owed
       const { message, weight } = this.request('guard', exec, agent.id);
-      const committed = ahead.committing(agent, 'guard');
+      const committed = ahead.committing(agent, 'guard', false, exec);
       const answer = bridge.call(message, since);
       if (!answer.ok) throw new Error(answer.error);
       ahead.granted(agent, committed, answer.passes, bridge.generation, answer.conditional);

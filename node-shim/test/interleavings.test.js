@@ -49,6 +49,24 @@ WorkerBridge.prototype.send = function record(message, ...rest) {
 
 
 const COMMANDS = ['make test', 'cat notes.txt', 'curl -s https://example.org/api'];
+// The calls the fuzz draws from: shell commands, and file calls that a promise by group may let
+// through (breaker/core/reading/groups.py): one file named several ways, one path with no name of
+// its own (loose), and files read once each (their groups new to the window).
+const CALLS = [
+  ...COMMANDS.map((command) => ['bash', { command }]),
+  ['read', { file_path: 'notes.md' }],
+  ['read', { file_path: './notes.md' }],
+  ['read', { file_path: 'docs/../notes.md/', description: 'again' }],
+  ['read', { file_path: '..' }],
+  ['read', { file_path: 'fresh' }],
+  ['read', { file_path: 'fresh' }],
+  ['edit', { file_path: 'notes.md', old_string: 'a', new_string: 'b' }],
+];
+/** A call of the fuzz: a file read once gets a path of its own (by its id). */
+function drawn(dsh, random, agent, id) {
+  const [tool, args] = random.pick(CALLS);
+  return dsh.execution(agent, tool, args.file_path === 'fresh' ? { file_path: `src/${id}.md` } : args, id);
+}
 
 // One agent's session: batches of one to four calls in flight at once. Their pre-executes run in
 // groups, a group's together and the groups one after another (a slow listener lets a later
@@ -63,7 +81,7 @@ async function session(dsh, random, agent, prefix, calls, { turns = false, pause
     if (turns) await dsh.step(agent, random.int(5) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
     const batch = [];
     for (let size = 1 + random.int(4); size > 0 && number < calls; size--, number++) {
-      batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
+      batch.push(drawn(dsh, random, agent, `${prefix}-${number}`));
     }
     const decisions = [];
     for (let start = 0; start < batch.length; ) {
@@ -86,6 +104,7 @@ async function session(dsh, random, agent, prefix, calls, { turns = false, pause
 // no-progress rules have something to stop), one an answer of its own every time; a function of
 // the call alone, whatever order the calls run in.
 function answerOf(exec) {
+  if (exec.name !== 'bash') return exec.arguments.file_path.startsWith('src/') ? `line of ${exec.callId}` : 'the same lines';
   const command = String(exec.arguments.command);
   return command.startsWith('curl') ? `{"id": "${exec.callId}"}` : `the same answer to ${command}`;
 }
@@ -180,7 +199,7 @@ async function dshSession(dsh, random, agent, prefix, calls, pause, messages) {
     await dsh.step(agent, number === 0 || random.int(messages) === 0 ? [userMessage(`${prefix}-${number}`)] : []);
     const batch = [];
     for (let size = 1 + random.int(messages === 4 ? 4 : 5); size > 0 && number < calls; size--, number++) {
-      batch.push(dsh.execution(agent, 'bash', { command: random.pick(COMMANDS) }, `${prefix}-${number}`));
+      batch.push(drawn(dsh, random, agent, `${prefix}-${number}`));
     }
     await runStep(dsh, batch, () => pause(random), verdicts);
   }

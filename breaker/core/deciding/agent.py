@@ -99,10 +99,10 @@ class AgentState:
             fingerprints = tuple(fp for fp in fingerprints if fp.key not in exempt)
         return fingerprints
 
-    def commit(self, call_id: str, keys: Iterable[str], peak: int, spelling: bytes) -> None:
-        """One window entry (its call spelled ``spelling``); what its call left behind leaves with
-        the entry it pushed out."""
-        evicted = self.repeats.commit(call_id, keys, peak)
+    def commit(self, call_id: str, keys: Iterable[str], peak: int, spelling: bytes, group: int) -> None:
+        """One window entry (its call spelled ``spelling``, of ``group``); what its call left
+        behind leaves with the entry it pushed out."""
+        evicted = self.repeats.commit(call_id, keys, peak, group)
         self.spellings.append(spelling)
         if evicted is None:
             return

@@ -22,6 +22,7 @@ from typing import Final, Literal, NamedTuple
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.history import SOONEST, Evidence, fresh_evidence_passes
+from breaker.core.reading.groups import NO_GROUP
 from breaker.core.reading.news import DIGEST_BYTES
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
@@ -51,12 +52,19 @@ def passes(state: AgentState, config: BreakerConfig, tightest: float | None, pea
     return passes if passes > 0 else 0
 
 
+#: A promise names at most this many groups (a window holding more promises none by group).
+GROUPS_NAMED = 64
+
+
 class Conditional(NamedTuple):
     """Calls that surely pass while the results after the answer are news, and the digests news
-    must not have."""
+    must not have; and beyond them, a call whose group and tool are not among ``groups`` while
+    fewer than ``room`` calls of its group or tool were sent since (``reading.groups``)."""
 
     passes: int
     digests: tuple[int, ...]
+    groups: tuple[int, ...] | None = None  # None: no call passes by its group
+    room: int = 0
 
 
 #: Why it holds. While every result to come is news (``reading.news``), a result changes nothing
@@ -65,6 +73,12 @@ class Conditional(NamedTuple):
 #: hang on results limits the calls to come: the caps (a call adds at most one to a capped key's
 #: count), and what is known now (a key or a run at its limit, a cycle gone round twice, a streak at
 #: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
+#:
+#: By group: a call that repeats a key of the window has its group or tool among the window's
+#: (two calls that share a key share a group, or one is loose: ``reading.groups``), and one that
+#: repeats a key of calls sent since the answer has as many of its group or tool among them. So a
+#: call of neither, with fewer than ``tightest - 1`` of them since, counts less than ``tightest - 1``
+#: on every capped key: no cap stops it (``tests/test_groups.py``).
 
 
 #: A result's head, what news compares (``reading.news``), and how it is read as a number.
@@ -110,4 +124,19 @@ def conditional(
             digests = tuple(sorted(set(map(int.from_bytes, heads, repeat(_BIG_ENDIAN)))))
     then = math.ceil(left)
     then = then if then > 0 else 0
-    return Conditional(then, digests) if then > now else None
+    groups, room = _named_groups(state, tightest)
+    if then > now:
+        return Conditional(then, digests, groups, room)
+    return None if groups is None else Conditional(now, digests, groups, room)
+
+
+def _named_groups(state: AgentState, tightest: float | None) -> tuple[tuple[int, ...] | None, int]:
+    """The groups of the window's calls and the room a group has (None: none promised)."""
+    if tightest is None:
+        return None, 0  # nothing capped: the passes are unlimited already
+    room = math.ceil(tightest - 1)
+    named = set(state.repeats.groups)
+    named.discard(NO_GROUP)
+    if room <= 0 or len(named) > GROUPS_NAMED:
+        return None, 0
+    return tuple(sorted(named)), room

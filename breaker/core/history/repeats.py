@@ -30,11 +30,12 @@ class Hit:
 class Repeats:
     """One agent's window of committed entries and each entry's peak, oldest first."""
 
-    __slots__ = ("peaks", "window")
+    __slots__ = ("groups", "peaks", "window")
 
     def __init__(self, size: int) -> None:
         self.window = Window(size)
         self.peaks = array("I")
+        self.groups = array("q")
 
     def hits(self, fingerprints: Iterable[Fingerprint], config: BreakerConfig) -> tuple[tuple[Hit, ...], int]:
         """The capped fingerprints this call would take to their cap (prior count >= cap - 1),
@@ -61,12 +62,14 @@ class Repeats:
                 hits.append(Hit(fp, prior + 1, cap))
         return tuple(hits), peak
 
-    def commit(self, call_id: str, keys: Iterable[str], peak: int) -> tuple[str, bytes] | None:
+    def commit(self, call_id: str, keys: Iterable[str], peak: int, group: int) -> tuple[str, bytes] | None:
         """Commit one entry; the call id and key digests of the entry it pushed out, if any."""
         evicted = self.window.append(call_id, keys)
         self.peaks.append(peak)
+        self.groups.append(group)
         if evicted is not None:
             self.peaks.pop(0)
+            self.groups.pop(0)
         return evicted
 
     def highest_peak(self) -> int:
@@ -75,3 +78,4 @@ class Repeats:
     def clear(self) -> None:
         self.window.clear()
         del self.peaks[:]
+        del self.groups[:]

@@ -1,11 +1,12 @@
 """Stage 1, reading a call: what one tool call does, read from its name and arguments alone.
 
 The shell lexer (``shell``), URLs and hosts (``urls``), paths (``paths``), a call's paths and URLs
-as they resolve (``resolved``), canonical argument values (``canonical``),
-command prefixes and HTTP clients (``wrappers``, ``fetchers``), what a command line touches
-(``findings``, ``commands``), and the call's fingerprints (``fingerprints``); also what a
-finished call's result says about how it ended (``outcomes``). Nothing here knows an agent: the
-same call always reads the same. Later stages take what they use from here.
+as they resolve (``resolved``), canonical argument values (``canonical``), command prefixes and
+HTTP clients (``wrappers``, ``fetchers``), what a command line touches (``findings``,
+``commands``), and the call's fingerprints (``fingerprints``); what names say (``names``) and
+which calls could share a key (``groups``); also what a finished call's result says about how it
+ended (``outcomes``). Nothing here knows an agent: the same call always reads the same. Later
+stages take what they use from here.
 """
 
 from __future__ import annotations

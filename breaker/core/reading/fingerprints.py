@@ -14,16 +14,14 @@ from typing import NamedTuple
 from breaker.core.config import HTTP_FETCH, BreakerConfig, HostPolicy
 from breaker.core.reading.canonical import bounded_key, json_key
 from breaker.core.reading.commands import analyze_shell
-from breaker.core.reading.resolved import URL_ARGS, URL_LIST_ARGS, resolved_arguments
-from breaker.core.reading.shell import COMMAND_ARGS, SHELL_TOOLS
+from breaker.core.reading.names import COMMAND_ARGS, SHELL_TOOLS, URL_ARGS, URL_LIST_ARGS, URL_TOOL_MARKERS
+from breaker.core.reading.resolved import resolved_arguments
 from breaker.core.reading.urls import CanonicalUrl, canonical_url
 
-#: Name fragments of tools that take a URL. A name with only "search" in it (``file_search``)
-#: counts as an HTTP fetch only when it is actually given a URL.
-_URL_TOOL_MARKERS = ("fetch", "browse", "web_", "search")
 _FETCH_TOOL_MARKERS = ("fetch", "browse", "web_")
-#: Whether a tool name holds one of ``_URL_TOOL_MARKERS``, asked of every call: one search.
-_URL_TOOL_NAME = re.compile("|".join(map(re.escape, _URL_TOOL_MARKERS)))
+#: Whether a tool name holds one of ``names.URL_TOOL_MARKERS`` (a tool that takes a URL), asked of
+#: every call: one search.
+_URL_TOOL_NAME = re.compile("|".join(map(re.escape, URL_TOOL_MARKERS)))
 
 
 class ToolCall(NamedTuple):

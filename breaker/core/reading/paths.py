@@ -16,15 +16,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-#: Argument names whose value is a path, whatever the tool; and any name ending in ``_path``.
-PATH_ARGS = frozenset(
-    {"path", "file_path", "filepath", "file", "filename", "notebook_path", "dir", "directory", "folder"}
-)
-#: Argument names whose value is a list of paths.
-PATH_LIST_ARGS = frozenset({"paths", "file_paths", "files"})
-#: Argument names that say which directory a call's relative paths are relative to.
-WORKDIR_ARGS = ("cwd", "workdir", "working_dir", "working_directory")
-_PATH_SUFFIX = "_path"
+from breaker.core.reading.names import PATH_ARGS as PATH_ARGS
+from breaker.core.reading.names import PATH_LIST_ARGS as PATH_LIST_ARGS
+from breaker.core.reading.names import PATH_SUFFIX as _PATH_SUFFIX
+from breaker.core.reading.names import WORKDIR_ARGS as WORKDIR_ARGS
 
 #: A word spelled like a file path in a command line: path characters only (no quote, glob,
 #: variable, ``:`` or ``=``), at least one ``/``, not an option.

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from breaker.core.reading.names import URL_ARGS as URL_ARGS
+from breaker.core.reading.names import URL_LIST_ARGS as URL_LIST_ARGS
 from breaker.core.reading.paths import (
     PATH_LIST_ARGS,
     WORKDIR_ARGS,
@@ -21,10 +23,6 @@ from breaker.core.reading.paths import (
     resolved_path,
 )
 from breaker.core.reading.urls import requested_url
-
-#: Argument names whose value is a URL, and a list of URLs.
-URL_ARGS = ("url", "href", "uri")
-URL_LIST_ARGS = ("urls",)
 
 _Kind = Literal["path", "paths", "workdir", "url", "urls"]
 #: What each item of a list argument holds.

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-#: Tools whose command argument is a shell line, and the names that argument goes by.
-SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
-COMMAND_ARGS = ("command", "cmd", "script")
+from breaker.core.reading.names import COMMAND_ARGS as COMMAND_ARGS
+from breaker.core.reading.names import SHELL_TOOLS as SHELL_TOOLS
+
 #: Commands longer than this are lexed up to here; the rest is only scanned for URLs.
 MAX_LEXED_CHARS = 1 << 16
 

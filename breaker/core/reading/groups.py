@@ -1,0 +1,123 @@
+"""Groups: which calls could share a key, told from their arguments as the shim holds them.
+
+A conditional pass (``deciding.passes``) holds whatever the calls to come are, so it covers only
+as many calls as the caps leave for a key that every one of them might repeat. A call's *group*
+lets the shim tell more: a digest of its tool and its arguments read coarsely, such that two calls
+that share a key have one group, or one of them is *loose* (its group is its tool's, ``loose``,
+which stands for every call of that tool). The worker names the groups of an agent's window with
+its conditional promise; a call whose group and tool are not among them, with fewer calls of its
+group sent since than the caps leave, repeats no key that could reach a cap.
+
+Only a call whose one key is its ``exact:`` key has a group (``fingerprints.fingerprint_call``: no
+shell tool, no tool that takes a URL). Its key is the canonical JSON of its arguments as they
+resolve, decoys (``ignoreArgs``) left out, so each argument but a decoy is read as a token:
+
+* a number ``#``, a boolean ``t`` or ``f``, null ``n``, a list or an object ``*``;
+* a string named as a URL ``u`` (``requested_url`` respells it); named as a path or working
+  directory, ``p`` and its last name (``paths.normal_path`` keeps a path's last name unless a
+  ``..`` or nothing follows it, and joining it to a directory keeps it): a path whose last name
+  is ``..``, ``.``, nothing or a ``~`` start has none, and makes its call loose; any other
+  string ``s`` and itself.
+
+``GROUPING`` goes to the shim in the configure reply; node-shim/call/groups.js computes the same
+digest for the calls it may let through (test/conformance.test.js pins the two against each
+other; tests/test_groups.py that calls sharing a key share a group).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from breaker.core.reading.names import (
+    PATH_ARGS,
+    PATH_SUFFIX,
+    SHELL_TOOLS,
+    URL_ARGS,
+    URL_TOOL_MARKERS,
+    WORKDIR_ARGS,
+)
+
+#: What the shim needs to compute a group (the configure reply's ``grouping``).
+GROUPING: dict[str, object] = {
+    "apart": sorted(SHELL_TOOLS),  # a tool of one of these names (lower-cased) has no group
+    "apartMarks": list(URL_TOOL_MARKERS),  # nor one whose lower-cased name holds one of these
+    "pathArgs": sorted(PATH_ARGS | set(WORKDIR_ARGS)),
+    "pathSuffix": PATH_SUFFIX,
+    "urlArgs": list(URL_ARGS),
+}
+#: A group is this many bytes of a SHA-256, read as a big-endian number (one JavaScript holds).
+GROUP_BYTES = 6
+#: No group: the call may have keys besides ``exact:`` (or arguments that are not an object).
+NO_GROUP = 0
+_TOKENS = {True: "t", False: "f", None: "n"}
+_LOOSE = None
+
+
+def grouping(ignored: Mapping[str, tuple[str, ...]]) -> dict[str, object]:
+    """The configure reply's ``grouping``: ``GROUPING`` and the configuration's ``ignoreArgs``."""
+    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}}
+
+
+def digest(text: str) -> int:
+    """A group as a number: the first ``GROUP_BYTES`` of SHA-256 of ``text`` in UTF-8."""
+    whole = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(whole[:GROUP_BYTES], "big") or 1
+
+
+def loose(tool: str) -> int:
+    """The group of ``tool``'s loose calls, which stands for every call of it."""
+    return digest(tool)
+
+
+def has_groups(tool: str) -> bool:
+    """Whether calls of ``tool`` have groups (their one key is ``exact:``)."""
+    lowered = tool.lower()
+    return lowered not in SHELL_TOOLS and not any(mark in lowered for mark in URL_TOOL_MARKERS)
+
+
+def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ...]]) -> int:
+    """The group of a call of ``tool`` with ``arguments`` as the shim sent them (``ignored``: the
+    configuration's ``ignoreArgs``); ``NO_GROUP`` when it has none."""
+    if type(arguments) is not dict or not has_groups(tool):
+        return NO_GROUP
+    shared, own = ignored.get("*", ()), ignored.get(tool, ())
+    fields: list[str] = []
+    for name, value in arguments.items():
+        if type(name) is not str:
+            return NO_GROUP
+        if name in shared or name in own:
+            continue
+        token = _token(name, value)
+        if token is _LOOSE:
+            return loose(tool)
+        fields.append(f"{name}\x01{token}")
+    fields.sort()
+    return digest(tool + "\0" + "\0".join(fields))
+
+
+def _token(name: str, value: object) -> str | None:
+    """One argument's token (None: its call is loose)."""
+    kind = type(value)
+    if kind is str:
+        assert isinstance(value, str)
+        if name in URL_ARGS:
+            return "u"
+        if name in PATH_ARGS or name in WORKDIR_ARGS or name.endswith(PATH_SUFFIX):
+            return _last_name(value)
+        return "s" + value
+    if kind is bool or value is None:
+        return _TOKENS[value]  # type: ignore[index]
+    if kind is int or kind is float:
+        return "#"
+    return "*"
+
+
+def _last_name(path: str) -> str | None:
+    """``p`` and the last name of ``path`` as it resolves; None when it may have none of its own."""
+    names = path.split("/")
+    while names and names[-1] in ("", "."):
+        names.pop()
+    if not names or names[-1] == ".." or (len(names) == 1 and names[0].startswith("~")):
+        return _LOOSE
+    return "p" + names[-1]

@@ -1,0 +1,188 @@
+// @ts-check
+// A call's group: which calls could share a key, read from the arguments as the shim sends them.
+// What a group is and why a call of a group the window does not hold passes is the worker's
+// (breaker/core/reading/groups.py, breaker/core/deciding/passes.py); this computes the same digest
+// from the configure reply's table (`grouping`), for a call that finds no pass (ahead.js), and
+// for the calls sent since the promise it is checked against. test/groups.test.js pins the two.
+//
+// Only arguments the worker surely gets as they are here are read: a plain object of at most
+// MOST_ARGUMENTS names of printable ASCII, each a string of at most MOST_TEXT_UNITS units, a
+// finite number, a boolean or null (its copy, arguments.js, is then the very same). A call of a
+// tool with a group whose arguments are anything else is taken as loose: its tool's group, which
+// stands for every call of the tool. A tool whose calls have keys besides `exact:` has none.
+import { hash } from 'node:crypto';
+
+const MOST_ARGUMENTS = 64;
+const MOST_TEXT_UNITS = 4096;
+const PRINTABLE = /^[\x20-\x7e]*$/;
+const LOOSE = null;
+
+/** A group as a number: the first 6 bytes of SHA-256 of `text` in UTF-8 (0 reads as 1). */
+export function groupDigest(text) {
+  const bytes = hash('sha256', text, 'binary'); // latin1: a char a byte
+  let value = 0;
+  for (let index = 0; index < 6; index++) value = value * 256 + bytes.charCodeAt(index);
+  return value || 1;
+}
+
+export class CallGroups {
+  /**
+   * @param {{apart: string[], apartMarks: string[], pathArgs: string[], pathSuffix: string,
+   *   urlArgs: string[], ignored: Record<string, string[]>}} grouping the configure reply's
+   */
+  constructor({ apart, apartMarks, pathArgs, pathSuffix, urlArgs, ignored }) {
+    this.apart = new Set(apart);
+    this.apartMarks = apartMarks;
+    this.pathArgs = new Set(pathArgs);
+    this.pathSuffix = pathSuffix;
+    this.urlArgs = new Set(urlArgs);
+    this.shared = new Set(ignored['*'] ?? []);
+    this.ignored = ignored;
+    /** @type {Map<string, number>} */
+    this.looseOf = new Map(); // tool -> its loose group, for the tools seen
+  }
+
+  /** The group of a tool's loose calls. */
+  loose(tool) {
+    let group = this.looseOf.get(tool);
+    if (group === undefined) {
+      group = groupDigest(tool);
+      if (this.looseOf.size >= 256) this.looseOf.clear();
+      this.looseOf.set(tool, group);
+    }
+    return group;
+  }
+
+  /**
+   * The group of a call of `tool` with `args` (its tool's loose group when it may be any), or 0
+   * when calls of the tool have none.
+   * @returns {number}
+   */
+  of(tool, args) {
+    if (typeof tool !== 'string' || !PRINTABLE.test(tool)) return 0; // never promised by group
+    const lowered = tool.toLowerCase();
+    if (this.apart.has(lowered) || this.apartMarks.some((mark) => lowered.includes(mark))) return 0;
+    const fields = this.fields(tool, args);
+    return fields === LOOSE ? this.loose(tool) : groupDigest(`${tool}\0${fields.sort().join('\0')}`);
+  }
+
+  /** Each argument but a decoy as `name\x01token`, or LOOSE. @returns {string[] | null} */
+  fields(tool, args) {
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) return LOOSE;
+    const prototype = Object.getPrototypeOf(args);
+    if ((prototype !== Object.prototype && prototype !== null) || typeof args.toJSON === 'function') return LOOSE;
+    const own = Object.hasOwn(this.ignored, tool) && tool !== '*' ? this.ignored[tool] : [];
+    try {
+      const names = Object.keys(args);
+      if (names.length > MOST_ARGUMENTS) return LOOSE;
+      const fields = [];
+      for (const name of names) {
+        if (!PRINTABLE.test(name)) return LOOSE;
+        if (this.shared.has(name) || own.includes(name)) continue;
+        const token = this.token(name, args[name]);
+        if (token === LOOSE) return LOOSE;
+        fields.push(`${name}\x01${token}`);
+      }
+      return fields;
+    } catch {
+      return LOOSE; // a getter that throws: the copy holds what the worker reads, not this
+    }
+  }
+
+  /** One argument's token (groups.py `_token`), or LOOSE. */
+  token(name, value) {
+    switch (typeof value) {
+      case 'string':
+        if (value.length > MOST_TEXT_UNITS) return LOOSE;
+        if (this.urlArgs.has(name)) return 'u';
+        if (this.pathArgs.has(name) || name.endsWith(this.pathSuffix)) return lastName(value);
+        return `s${value}`;
+      case 'number':
+        return Number.isFinite(value) ? '#' : LOOSE;
+      case 'boolean':
+        return value ? 't' : 'f';
+      default:
+        return value === null ? 'n' : LOOSE;
+    }
+  }
+}
+
+/** `p` and the last name of a path as it resolves, or LOOSE when it may have none of its own. */
+function lastName(path) {
+  const names = path.split('/');
+  while (names.length > 0 && (names[names.length - 1] === '' || names[names.length - 1] === '.')) names.pop();
+  const last = names[names.length - 1];
+  if (last === undefined || last === '..' || (names.length === 1 && last.startsWith('~'))) return LOOSE;
+  return `p${last}`;
+}
+
+/** Calls of an agent kept to count a promise by group against: no further ahead of an answer. */
+const MOST_SINCE = 1024;
+
+/**
+ * An agent's calls committed since the request of its latest answer (`answered`), tallied by
+ * group once a call asks (`alike`): how many of them a call's group or its tool's loose group
+ * has. Past MOST_SINCE calls the rest are not kept, and nothing is counted until an answer comes
+ * after them.
+ */
+export class CallsSince {
+  constructor() {
+    this.calls = []; // {number, exec, group}, oldest first
+    this.tally = new Map(); // group -> calls of it among the first `tallied`
+    this.tallied = 0;
+    this.unknown = 0; // calls among the tallied whose call is not known (any group)
+    this.lostUpTo = 0; // the last call number not kept
+    this.from = 0; // the calls up to this number are the worker's (not kept)
+  }
+
+  /** Call `number` (its execution, when known) is committed. */
+  add(number, exec) {
+    if (this.calls.length >= MOST_SINCE) this.lostUpTo = number;
+    else this.calls.push({ number, exec, group: 0 });
+  }
+
+  /** The latest call (`number`) is not committed after all. */
+  remove(number) {
+    const last = this.calls.at(-1);
+    if (last?.number !== number) return;
+    this.calls.pop();
+    if (this.tallied > this.calls.length) this.untally(last);
+  }
+
+  /** An answer to a request sent after call `number`: the calls up to it are the worker's. */
+  answered(number) {
+    if (number <= this.from) return;
+    this.from = number;
+    const calls = this.calls;
+    let drop = 0;
+    while (drop < calls.length && calls[drop].number <= number) {
+      if (drop < this.tallied) this.untally(calls[drop]);
+      drop++;
+    }
+    if (drop > 0) calls.splice(0, drop);
+  }
+
+  untally(call) {
+    this.tallied--;
+    if (call.group === -1) this.unknown--;
+    else if (call.group !== 0) this.tally.set(call.group, this.tally.get(call.group) - 1);
+  }
+
+  /**
+   * How many calls since `mark` are of `group` or of the loose group `loose` (Infinity when some
+   * may be and cannot be told: not kept, or not known).
+   * @param {CallGroups} groups
+   */
+  alike(groups, mark, group, loose) {
+    if (mark < this.lostUpTo || mark !== this.from) return Infinity; // some since the mark not kept
+    const calls = this.calls;
+    for (; this.tallied < calls.length; this.tallied++) {
+      const call = calls[this.tallied];
+      call.group = call.exec === undefined ? -1 : groups.of(call.exec.name, call.exec.arguments);
+      if (call.group === -1) this.unknown++;
+      else if (call.group !== 0) this.tally.set(call.group, (this.tally.get(call.group) ?? 0) + 1);
+    }
+    if (this.unknown > 0) return Infinity;
+    return (this.tally.get(group) ?? 0) + (this.tally.get(loose) ?? 0);
+  }
+}

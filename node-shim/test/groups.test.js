@@ -1,0 +1,170 @@
+// A call's group (call/groups.js) is the worker's (breaker/core/reading/groups.py) for every call
+// the shim reads, and a promise by group lets a call through only as the worker said
+// (call/ahead.js; why such a call passes is pinned by tests/test_groups.py).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { AheadVerdicts } from '../call/ahead.js';
+import { CallGroups } from '../call/groups.js';
+import { generator, workerSettings } from './processes.js';
+
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const PYTHON = process.env.RTB_PYTHON || 'python3';
+const SETTINGS = workerSettings({ ignoreArgs: { read: ['offset'] } });
+const groups = new CallGroups(SETTINGS.grouping);
+
+// [tool, arguments, whether the shim reads them (else the call is loose to it)]
+const CASES = [
+  ['read', { path: '/w/src/a.py' }, true],
+  ['read', { path: './src//a.py/.', description: 'a decoy', offset: 3 }, true],
+  ['read', { file_path: 'a.py', cwd: '/w', limit: 40 }, true],
+  ['read', { file_path: '..', cwd: '/w' }, true],
+  ['read', { source_path: '~' }, true],
+  ['read', { notebook_path: '/' }, true],
+  ['read', { path: '' }, true],
+  ['read', { path: 'src/*.py', workdir: '~w/x/' }, true],
+  ['edit', { path: '/w/a.py', old_string: 'caf\u00e9 \u{1F600}', new_string: '', replace_all: false }, true],
+  ['edit', { path: '/w/a.py', old_string: 'lone \ud800 surrogate', new_string: null }, true],
+  ['write', { file_path: '/w/a.py', content: 'x'.repeat(4096) }, true],
+  ['write', { file_path: '/w/a.py', content: 'x'.repeat(4097) }, false],
+  ['open_page', { url: 'https://x.org/a', href: 'HTTPS://X.ORG/a', uri: 7 }, true],
+  ['mcp__db__query', { sql: 'select 1', params: [1, 2] }, false],
+  ['mcp__db__query', { sql: 'select 1', options: { a: 1 } }, false],
+  ['mcp__db__query', { sql: 'select 1', ratio: 0.5, big: 1e21, negative: -0 }, true],
+  ['Glob', { pattern: '**/*.ts', 'n\u00e4me': 'x' }, false],
+  ['Glob', { pattern: '**/*.ts', z: 1, a: 2, A: 3, _: 4, 'a b': 5 }, true],
+  ['Read', { path: '/w/a.py' }, true],
+  ['bash', { command: 'cat a.py' }, true],
+  ['BASH', { command: 'cat a.py' }, true],
+  ['web_fetch', { url: 'https://x.org' }, true],
+  ['file_search', { query: 'x' }, true],
+  ['t\u00f6ol', { path: 'a' }, true],
+];
+
+test('a call\'s group is the worker\'s, or loose where the shim cannot read its arguments as the worker gets them', () => {
+  const script = `
+import json, sys
+from breaker.core.reading.groups import call_group, loose
+for tool, arguments, ignored in json.load(sys.stdin):
+    print(json.dumps([call_group(tool, arguments, ignored), loose(tool)]))
+`;
+  // The worker gets each text as UTF-8 (msgpack), where a lone surrogate is U+FFFD already.
+  const wire = CASES.map(([tool, args]) => [tool, JSON.parse(JSON.stringify(args).replace(/\\ud800/g, '\\ufffd')), SETTINGS.grouping.ignored]);
+  const run = spawnSync(PYTHON, ['-c', script], { input: JSON.stringify(wire), cwd: PACKAGE_ROOT, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const python = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.equal(python.length, CASES.length);
+  for (const [index, [tool, args, read]] of CASES.entries()) {
+    const [group, loose] = python[index];
+    const expected = read || tool !== 't\u00f6ol' ? (read ? group : loose) : 0;
+    assert.equal(groups.of(tool, args), tool === 't\u00f6ol' ? 0 : expected, `case ${index}: ${tool} ${JSON.stringify(args).slice(0, 60)}`);
+    if (group !== 0) assert.equal(groups.loose(tool), loose, `case ${index}: the loose group`);
+  }
+});
+
+test('drawn calls: every group the shim computes is the worker\'s', () => {
+  const random = generator(39);
+  const names = ['path', 'file_path', 'cwd', 'workdir', 'x_path', 'url', 'urls', 'text', 'description', 'offset', 'n'];
+  const texts = ['a.py', './a.py/', 'a/..', '..', '~', '~/x', '', '/', 'x//y/.', 'caf\u00e9', '\u{1F600}/b', 'a\u0001b', '\\x'];
+  const values = [...texts, 0, -1.5, 1e300, true, false, null];
+  const calls = Array.from({ length: 2000 }, () => {
+    const args = {};
+    for (let count = random.int(5); count > 0; count--) args[random.pick(names)] = random.pick(values);
+    return [random.pick(['read', 'Edit', 'mcp__x__y', 'bash', 'fetch_page']), args];
+  });
+  const script = `
+import json, sys
+from breaker.core.reading.groups import call_group
+print(json.dumps([call_group(tool, arguments, {"*": ["description"]}) for tool, arguments in json.load(sys.stdin)]))
+`;
+  const run = spawnSync(PYTHON, ['-c', script], { input: JSON.stringify(calls), cwd: PACKAGE_ROOT, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const python = JSON.parse(run.stdout);
+  const shim = new CallGroups({ ...SETTINGS.grouping, ignored: { '*': ['description'] } });
+  let grouped = 0;
+  for (const [index, [tool, args]] of calls.entries()) {
+    assert.equal(shim.of(tool, args), python[index], `${tool} ${JSON.stringify(args)}`);
+    if (python[index] !== 0 && python[index] !== shim.loose(tool)) grouped++;
+  }
+  assert.ok(grouped > 500, `${grouped} calls with a group of their own`);
+});
+
+/** An agent under a promise by group from worker 7: `named` groups of the window, `room`. */
+function promised(named, room, passes = 0) {
+  const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
+  const agent = AheadVerdicts.agent(1);
+  ahead.granted(agent, 0, passes, 7, { passes, digests: [], groups: named, room });
+  return { ahead, agent };
+}
+
+const read = (path) => ({ name: 'read', arguments: { path } });
+
+/** A call of `agent` through pre-execute and guard: whether it went through on a pass. */
+function passed(ahead, agent, exec) {
+  if (!ahead.reserve(exec, agent, 7)) return false;
+  assert.ok(ahead.usePass(exec));
+  return true;
+}
+
+test('a call of a group the window does not hold passes, fewer than the room of its group since', () => {
+  const { ahead, agent } = promised([groups.of('read', { path: '/w/a.py' })], 2);
+  assert.ok(!passed(ahead, agent, read('/w/src/../a.py')), 'its group is the window\'s: it waits for the worker');
+  assert.ok(passed(ahead, agent, read('/w/b.py')));
+  assert.ok(passed(ahead, agent, read('b.py/')), 'one of its group since: fewer than the room of 2');
+  assert.ok(!passed(ahead, agent, read('./b.py')), 'two of its group since: it waits');
+  assert.ok(passed(ahead, agent, read('/w/c.py')), 'another group has its own room');
+  assert.ok(!passed(ahead, agent, { name: 'bash', arguments: { command: 'cat c.py' } }), 'a shell call has no group');
+});
+
+test('a loose call never passes by its group, and one sent counts as every group of its tool', () => {
+  const { ahead, agent } = promised([], 2);
+  assert.ok(!passed(ahead, agent, read('..')));
+  const exec = read('/w/a.py');
+  ahead.committing(agent, 'guard', false, { name: 'read', arguments: { path: 'x/..' } }); // asked the worker
+  assert.ok(passed(ahead, agent, exec), 'one loose call since: fewer than 2');
+  assert.ok(!passed(ahead, agent, read('/w/a.py')), 'the loose call and a.py since: two of a.py\'s');
+  assert.ok(passed(ahead, agent, read('/w/b.py')), 'the loose call alone of b.py\'s');
+  assert.ok(passed(ahead, agent, { name: 'edit', arguments: { path: '/w/b.py' } }), 'another tool\'s calls are not counted');
+});
+
+test('a window whose loose group is named lets no call of that tool through by group', () => {
+  const { ahead, agent } = promised([groups.loose('read')], 4);
+  assert.ok(!passed(ahead, agent, read('/w/new.py')));
+  assert.ok(passed(ahead, agent, { name: 'edit', arguments: { path: '/w/new.py' } }));
+});
+
+test('a result that breaks the condition ends the promise by group too', () => {
+  const { ahead, agent } = promised([], 4);
+  assert.ok(passed(ahead, agent, read('/w/a.py')));
+  ahead.resulted(agent, 'read', 'Error: no such file', { isError: true });
+  assert.ok(!passed(ahead, agent, read('/w/b.py')));
+});
+
+test('calls committed before an answer\'s request are not counted against it; a newer answer counts from its own', () => {
+  const { ahead, agent } = promised([], 1);
+  assert.ok(passed(ahead, agent, read('/w/a.py')));
+  assert.ok(!passed(ahead, agent, read('/w/a.py')), 'one of its group since, a room of 1');
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], room: 1 }); // a worker that forgot it
+  assert.equal(agent.since.calls.length, 0, 'the calls before the request are let go');
+  assert.ok(passed(ahead, agent, read('/w/a.py')));
+});
+
+test('a promise further ahead than the calls kept cannot be counted: the call waits', () => {
+  const { ahead, agent } = promised([], 1000);
+  for (let index = 0; index <= 1024; index++) assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
+  assert.ok(!passed(ahead, agent, read('/w/last.py')), '1,025 calls since, 1,024 kept: the next cannot be counted');
+  ahead.granted(agent, agent.committed - 1, 0, 7, { passes: 0, digests: [], groups: [], room: 1000 });
+  assert.ok(!passed(ahead, agent, read('/w/last.py')), 'the call not kept is after that answer\'s request');
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], room: 1000 });
+  assert.ok(passed(ahead, agent, read('/w/last.py')), 'an answer after it');
+});
+
+test('a worker that names no groups (an older one) promises nothing by group', () => {
+  const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
+  const agent = AheadVerdicts.agent(1);
+  ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [] });
+  assert.ok(!passed(ahead, agent, read('/w/a.py')));
+});
