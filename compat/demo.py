@@ -27,8 +27,10 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dsh_run import CLOSED_PROXY, Attempt, Outcome, Target
 from mock_model import MODEL_ID
-from run import CLOSED_PROXY, SCENARIOS, Attempt, Outcome, Target, counter_lines, play
+from run import play
+from scenarios import SCENARIOS, counter_lines
 
 DEMO = next(scenario for scenario in SCENARIOS if scenario.name == "demo")
 HIT = re.compile(r"^- (\w+:.*) (\d+)/(\d+)$")

@@ -25,8 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dsh_run import DshRun, Outcome, Target, run_dsh
 from mock_model import MockModel, Script
-from run import SCENARIOS, DshRun, Outcome, Target, counter_lines, play, report, run_dsh
+from run import play, report
+from scenarios import SCENARIOS, counter_lines
 
 LOOP_A = next(scenario for scenario in SCENARIOS if scenario.name == "loop-a-identical")
 PREPARING = re.compile(r"no worker environment for dsh-repeat-tool-breaker (\S+) yet: preparing (\S+)")

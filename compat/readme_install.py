@@ -42,8 +42,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dsh_run import BLOCKED, PROXY_VARIABLES, Outcome, Target
 from mock_model import ScriptedCall
-from run import BLOCKED, PROXY_VARIABLES, Outcome, Scenario, Target, play, report
+from run import play, report
+from scenarios import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -24,6 +24,7 @@ sys.path.insert(0, str(COMPAT))
 from mock_model import TITLE_TEXT, MockModel, Script, ScriptedCall  # noqa: E402
 
 zstandard = pytest.importorskip("zstandard", reason="reading session logs needs zstandard")
+import dsh_run  # noqa: E402
 import run  # noqa: E402
 
 PINNED = "0.1.0-rc.8"
@@ -114,9 +115,9 @@ def test_models_and_health_are_served(model: MockModel) -> None:
 
 
 def test_a_recorded_session_pairs_calls_with_results() -> None:
-    attempts = run.attempts_of(run.read_events(EXAMPLES / "loop-a-identical.jsonl.zstd"))
+    attempts = dsh_run.attempts_of(dsh_run.read_events(EXAMPLES / "loop-a-identical.jsonl.zstd"))
     assert [a.is_error for a in attempts] == [False] * 4 + [True] * 2
-    assert all(a.text.startswith(run.BLOCKED) for a in attempts[4:])
+    assert all(a.text.startswith(dsh_run.BLOCKED) for a in attempts[4:])
     assert {a.arguments["command"].split(" >> ")[0] for a in attempts} == {"echo tick"}
 
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(COMPAT))
 
 zstandard = pytest.importorskip("zstandard", reason="compat/run.py reads session logs with zstandard")
 import demo  # noqa: E402
-from run import Attempt, Outcome  # noqa: E402
+from dsh_run import Attempt, Outcome  # noqa: E402
 
 LOOP_A = demo.LOOPS[0]
 
