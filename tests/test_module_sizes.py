@@ -120,3 +120,21 @@ def test_the_function_scanner_measures_each_kind_of_function_past_strings_regexe
     )
     found = [(function.name, function.first, function.lines) for function in functions(source)]
     assert sorted(found) == [("inner", 3, 3), ("method", 10, 3), ("outer", 1, 8)]
+
+
+#: ~450 for the rest of the tree, with the slack "about" gives.
+REST_LIMIT = 460
+
+
+def test_no_file_of_the_tests_compat_or_bench_is_past_460_lines() -> None:
+    """The tests, the compat boots and the benchmarks keep the brief's ~450 lines a file too: a
+    test module past it is split by the behaviours it pins (tests/test_acceptance.py and
+    tests/test_acceptance_local.py, the seed's list case by case)."""
+    sizes = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for folder in ("tests", "compat", "bench")
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in (".py", ".mjs", ".js", ".sh") and "node_modules" not in path.parts
+    }
+    assert len(sizes) > 100
+    assert {name: lines for name, lines in sizes.items() if lines > REST_LIMIT} == {}

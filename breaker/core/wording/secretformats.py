@@ -1,6 +1,6 @@
 """Which secrets are redacted: every format as a pattern, what replaces its match, and the words
 every match holds (so a text holding none of them skips the pattern). ``redaction`` applies
-them in order, as written and through backslash escapes; ``tests/test_messages.py`` has one case
+them in order, as written and through backslash escapes; ``tests/test_secret_formats.py`` has one case
 per format.
 
 Every pattern runs in linear time (no nested unbounded quantifiers) and uses nothing Python
@@ -131,7 +131,7 @@ FOLD_BEYOND_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", 
 #: Every secret format that is redacted, as (pattern, replacement, hints), applied in order: a
 #: pattern is run only on a text that holds one of its hints (words every match of it holds, read
 #: as ``_folded`` reads them; None: always run), since most texts hold no secret at all. Each entry
-#: names the formats it covers; ``tests/test_messages.py`` has one case per format.
+#: names the formats it covers; ``tests/test_secret_formats.py`` has one case per format.
 REDACTIONS: tuple[tuple[re.Pattern[str], Replacement, tuple[str, ...] | None], ...] = (
     # A private key block (PEM, OpenSSH, PGP), up to its END line or, when the text was cut, to the end.
     (
