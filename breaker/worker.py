@@ -44,7 +44,7 @@ from breaker.audit import forbid_side_effects
 from breaker.core.config import BreakerConfig, ConfigError, load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.reading.counted import counted_tools_pattern
-from breaker.core.reading.groups import grouping
+from breaker.core.reading.names import grouping
 from breaker.core.reading.sent import BREAKS, CONDENSED_CHARS, FACT_FIELDS, FACT_TEXT_CHARS, RESULT_TEXT_CHARS
 from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL
 from breaker.lifeline import die_with_the_shim

@@ -20,7 +20,7 @@ from breaker import load_config
 from breaker.core.history.agents import OPERATIONS
 from breaker.core.history.results import RESULT_TEXT_CHARS
 from breaker.core.reading.canonical import CONDENSED_CHARS, condensed
-from breaker.core.reading.groups import grouping
+from breaker.core.reading.names import grouping
 from breaker.core.reading.news import BREAKS, digest
 from breaker.core.reading.outcomes import FACT_FIELDS, FACT_TEXT_CHARS
 from breaker.core.wording.unavailable import WORKER_FAILURE_DENIAL

@@ -42,13 +42,16 @@ def test_a_known_configuration_is_answered_without_pydantic(
 
 
 #: Modules that answering ``configure`` must not wait for: the decision core, the verdicts, the
-#: redaction rules (compiled at import) and the log, which only the requests after it use.
+#: redaction rules (compiled at import), a call's group and the digests (OpenSSL's, ~5 ms) and the
+#: log, which only the requests after it use.
 DECISION_CORE = (
     "breaker.core.decision",
     "breaker.core.history.analysis",
     "breaker.core.judging.verdicts",
     "breaker.core.reading.fingerprints",
+    "breaker.core.reading.groups",
     "breaker.core.wording.redaction",
+    "hashlib",
     "logging",
     "traceback",
 )

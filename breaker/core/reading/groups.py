@@ -19,7 +19,7 @@ resolve, decoys (``ignoreArgs``) left out, so each argument but a decoy is read 
   is ``..``, ``.``, nothing or a ``~`` start has none, and makes its call loose; any other
   string ``s`` and itself.
 
-``GROUPING`` goes to the shim in the configure reply; node-shim/call/groups.js computes the same
+``names.GROUPING`` goes to the shim in the configure reply; node-shim/call/groups.js computes the same
 digest for the calls it may let through (test/conformance.test.js pins the two against each
 other; tests/test_groups.py that calls sharing a key share a group).
 """
@@ -38,25 +38,12 @@ from breaker.core.reading.names import (
     WORKDIR_ARGS,
 )
 
-#: What the shim needs to compute a group (the configure reply's ``grouping``).
-GROUPING: dict[str, object] = {
-    "apart": sorted(SHELL_TOOLS),  # a tool of one of these names (lower-cased) has no group
-    "apartMarks": list(URL_TOOL_MARKERS),  # nor one whose lower-cased name holds one of these
-    "pathArgs": sorted(PATH_ARGS | set(WORKDIR_ARGS)),
-    "pathSuffix": PATH_SUFFIX,
-    "urlArgs": list(URL_ARGS),
-}
 #: A group is this many bytes of a SHA-256, read as a big-endian number (one JavaScript holds).
 GROUP_BYTES = 6
 #: No group: the call may have keys besides ``exact:`` (or arguments that are not an object).
 NO_GROUP = 0
 _TOKENS = {True: "t", False: "f", None: "n"}
 _LOOSE = None
-
-
-def grouping(ignored: Mapping[str, tuple[str, ...]]) -> dict[str, object]:
-    """The configure reply's ``grouping``: ``GROUPING`` and the configuration's ``ignoreArgs``."""
-    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}}
 
 
 def digest(text: str) -> int:

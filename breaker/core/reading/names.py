@@ -1,9 +1,12 @@
 """What a tool's or an argument's name says a call holds: plain tables, read by the reading stage
-(``shell``, ``paths``, ``resolved``, ``fingerprints``) and by ``groups``, whose table the worker
-sends the shim in its answer to ``configure``, before it imports the rest of the core. No imports.
+(``shell``, ``paths``, ``resolved``, ``fingerprints``) and by ``groups``; the table of what a
+call's group reads (``GROUPING``) goes to the shim in the worker's answer to ``configure``, before
+it imports the rest of the core: nothing is imported here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 #: Tools whose command argument is a shell line, and the names that argument goes by.
 SHELL_TOOLS = frozenset({"bash", "pwsh", "shell"})
@@ -26,3 +29,17 @@ WORKDIR_ARGS = ("cwd", "workdir", "working_dir", "working_directory")
 #: Argument names whose value is a URL, and a list of URLs.
 URL_ARGS = ("url", "href", "uri")
 URL_LIST_ARGS = ("urls",)
+
+#: What the shim needs to compute a call's group (``groups``; the configure reply's ``grouping``).
+GROUPING: dict[str, object] = {
+    "apart": sorted(SHELL_TOOLS),  # a tool of one of these names (lower-cased) has no group
+    "apartMarks": list(URL_TOOL_MARKERS),  # nor one whose lower-cased name holds one of these
+    "pathArgs": sorted(PATH_ARGS | set(WORKDIR_ARGS)),
+    "pathSuffix": PATH_SUFFIX,
+    "urlArgs": list(URL_ARGS),
+}
+
+
+def grouping(ignored: Mapping[str, tuple[str, ...]]) -> dict[str, object]:
+    """The configure reply's ``grouping``: ``GROUPING`` and the configuration's ``ignoreArgs``."""
+    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}}
