@@ -4,10 +4,12 @@ what is left of it. Split from tests/test_messages.py, which holds the rest of t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from breaker.core.wording import redaction, secretformats
 from breaker.core.wording.messages import redact
 
 #: One case per secret format: (format, text that carries it, the secret that must not survive).
@@ -235,3 +237,24 @@ def test_redaction_keeps_what_identifies_the_resource() -> None:
     )
     assert redact("password='x' and PASSWORD=\"y\"") == "password='[REDACTED]' and PASSWORD=\"[REDACTED]\""
     assert redact("curl -u alice:pw https://x.org/") == "curl -u alice:[REDACTED] https://x.org/"
+
+
+def test_each_replacement_is_expanded_as_re_expands_it() -> None:
+    """``redaction`` reads each template once (``re``'s ``expand`` parses it at every match): on
+    every case's matches of every format, the same text as ``match.expand``."""
+    compared = 0
+    for pattern, replacement, _ in secretformats.REDACTIONS:
+        if not isinstance(replacement, str):
+            continue
+        for _, text, _ in SECRET_FORMATS:
+            for match in pattern.finditer(text):
+                assert redaction._expanded(match, replacement) == match.expand(replacement)
+                compared += 1
+    assert compared >= len(SECRET_FORMATS)
+
+
+def test_a_template_with_another_escape_is_refused() -> None:
+    match = re.match("(a)", "a")
+    assert match is not None
+    with pytest.raises(ValueError, match="only text and"):
+        redaction._expanded(match, r"\g<1>")

@@ -159,7 +159,7 @@ def _edit(
     """What a redaction changes in ``match``: (start, end, the text shown there), the name, quotes
     and separators it keeps left out; None when it changes nothing."""
     found = match.group(0)
-    shown = match.expand(replacement) if isinstance(replacement, str) else replacement(match)
+    shown = _expanded(match, replacement) if isinstance(replacement, str) else replacement(match)
     if shown == found:
         return None
     most = min(len(found), len(shown))
@@ -170,6 +170,26 @@ def _edit(
     while tail < most - kept and found[-1 - tail] == shown[-1 - tail]:
         tail += 1
     return match.start() + kept, match.end() - tail, shown[kept : len(shown) - tail]
+
+
+#: Each replacement template read once: its literal texts and the groups between them (``\N``).
+#: ``match.expand`` reads its template again at every match (Python 3.11 keeps no parsed copy):
+#: ~70 µs a match, a second for a text of 20,000 short secrets.
+_TEMPLATES: dict[str, tuple[str | int, ...]] = {}
+_GROUP_REFERENCE = re.compile(r"\\(\d)")
+
+
+def _expanded(match: re.Match[str], template: str) -> str:
+    """``match.expand(template)`` for a template of literal text and ``\\N`` group references (a
+    group that took part in no match is empty, as ``expand`` has it)."""
+    parts = _TEMPLATES.get(template)
+    if parts is None:
+        pieces = _GROUP_REFERENCE.split(template)
+        if any("\\" in literal for literal in pieces[::2]):
+            raise ValueError(f"a redaction template holds only text and \\N references: {template!r}")
+        parts = tuple(int(piece) if index % 2 else piece for index, piece in enumerate(pieces) if piece)
+        _TEMPLATES[template] = parts
+    return "".join(part if type(part) is str else match.group(part) or "" for part in parts)
 
 
 def neutralise(text: str) -> str:
