@@ -52,9 +52,7 @@
 // call beyond it passes while the condition holds if neither its group nor its tool's loose group
 // is named and fewer than `room` of the calls committed since the answered request are of either
 // (groups.js `CallsSince` keeps and counts them).
-import { hash } from 'node:crypto';
-
-import { CallGroups, CallsSince } from './groups.js';
+import { CallGroups, CallsSince, digestHead } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
 const CHECKED_RESULTS = 16;
@@ -95,12 +93,9 @@ export class NewsCheck {
   }
 
   /** A result's digest as conditions name it: SHA-256 of tool, NUL, text; its first 6 bytes
-   * (read from the digest as a string of bytes: no buffer made). */
+   * (`digestHead`). */
   digest(tool, text) {
-    const bytes = hash('sha256', `${tool}\0${text}`, 'binary'); // latin1: a char a byte
-    let value = 0;
-    for (let index = 0; index < 6; index++) value = value * 256 + bytes.charCodeAt(index);
-    return value;
+    return digestHead(`${tool}\0${text}`);
   }
 }
 

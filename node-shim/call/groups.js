@@ -19,10 +19,16 @@ const LOOSE = null;
 
 /** A group as a number: the first 6 bytes of SHA-256 of `text` in UTF-8 (0 reads as 1). */
 export function groupDigest(text) {
+  return digestHead(text) || 1;
+}
+
+/** The first 6 bytes of SHA-256 of `text` in UTF-8, as a number (breaker/core/reading/news.py
+ * `head`: a result's digest, a call's group), read from the digest as a string of bytes. */
+export function digestHead(text) {
   const bytes = hash('sha256', text, 'binary'); // latin1: a char a byte
   let value = 0;
   for (let index = 0; index < 6; index++) value = value * 256 + bytes.charCodeAt(index);
-  return value || 1;
+  return value;
 }
 
 export class CallGroups {

@@ -26,7 +26,6 @@ other; tests/test_groups.py that calls sharing a key share a group).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 
 from breaker.core.reading.names import (
@@ -37,9 +36,8 @@ from breaker.core.reading.names import (
     URL_TOOL_MARKERS,
     WORKDIR_ARGS,
 )
+from breaker.core.reading.news import head
 
-#: A group is this many bytes of a SHA-256, read as a big-endian number (one JavaScript holds).
-GROUP_BYTES = 6
 #: No group: the call may have keys besides ``exact:`` (or arguments that are not an object).
 NO_GROUP = 0
 _TOKENS = {True: "t", False: "f", None: "n"}
@@ -47,9 +45,8 @@ _LOOSE = None
 
 
 def digest(text: str) -> int:
-    """A group as a number: the first ``GROUP_BYTES`` of SHA-256 of ``text`` in UTF-8."""
-    whole = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(whole[:GROUP_BYTES], "big") or 1
+    """A group as a number: ``news.head`` of ``text``, 0 read as 1 (``NO_GROUP`` is none)."""
+    return head(text) or 1
 
 
 def loose(tool: str) -> int:

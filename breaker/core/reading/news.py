@@ -37,7 +37,13 @@ DIGEST_BYTES = 6
 
 def digest(tool: str, text: str) -> int:
     """A result's digest as a condition compares it."""
-    whole = hashlib.sha256(f"{tool}\0{text}".encode("utf-8", "surrogatepass")).digest()
+    return head(f"{tool}\0{text}")
+
+
+def head(text: str) -> int:
+    """The first ``DIGEST_BYTES`` of SHA-256 of ``text`` in UTF-8, as a number (a result's digest,
+    a call's group: ``groups``)."""
+    whole = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(whole[:DIGEST_BYTES], "big")
 
 
