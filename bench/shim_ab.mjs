@@ -4,23 +4,26 @@
 // On a shared machine the event loop's busy time per call drifts with the load by more than one
 // step of the shim takes off it; two mounts measured in turns, shape by shape, see the same
 // load, so their ratio shows through it. Each round measures, for each short shape of
-// bench/shapes.mjs, one agent calling back to back and one with a pause before each call
-// (bench/mounts.mjs `alone`, `paused`) on every mount in a rotating order: no plugin, the earlier copy (its own node-shim/ and breaker/, under the
+// bench/shapes.mjs, one agent calling back to back, one with a pause before each call and one
+// in model turns of one call (bench/mounts.mjs `alone`, `paused`, `inTurns`) on every mount in a rotating order: no plugin, the earlier copy (its own node-shim/ and breaker/, under the
 // defaults), this one, and the in-process reference 0.5.2 when given (its settings as in
 // bench/pipeline.mjs). Round 0 warms up and is dropped. Printed per shape: the medians of the
-// extra busy time, main-thread CPU time, wall back to back and wall paused over no plugin, the
+// extra busy time, main-thread CPU time, wall back to back, wall paused and busy time in turns
+// of one call over no plugin, the
 // median of the rounds' after / before ratios, and this shim against the reference.
 import { pathToFileURL } from 'node:url';
 
 import * as ours from '../node-shim/index.js';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
-import { alone, median, mount, paused } from './mounts.mjs';
+import { alone, inTurns, median, mount, paused } from './mounts.mjs';
 import { SHAPES } from './shapes.mjs';
 
 const [beforePath, roundsArgument, referencePath] = process.argv.slice(2);
 if (!beforePath) throw new Error('usage: node bench/shim_ab.mjs <earlier index.js> [rounds] [reference index.js]');
 const before = await import(pathToFileURL(beforePath).href);
 const ROUNDS = Number(roundsArgument ?? 5);
+/** Model turns of one call each, with the pause before each, whose busy time is measured. */
+const TURNS = 60;
 /** The shapes whose busy time is above the reference's (the large ones are far below it). */
 const SHORT = SHAPES.filter((shape) => shape.calls >= 300);
 
@@ -33,7 +36,8 @@ for (let round = 0; round <= ROUNDS; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + round + index) % names.length];
       mounts[name].setResult(shape.result);
-      const figures = { ...(await alone(mounts[name].fake, shape)), ...(await paused(mounts[name].fake, shape)) };
+      const fake = mounts[name].fake;
+      const figures = { ...(await alone(fake, shape)), ...(await paused(fake, shape)), turn: (await inTurns(fake, shape, 1, TURNS)).busy };
       if (round > 0) samples[index][name].push(figures);
     }
   }
@@ -44,9 +48,9 @@ const extra = (bySample, name, key) => bySample[name].map((s, round) => s[key] -
 const us = (value) => `${value.toFixed(0)} µs`;
 
 console.log(`${ROUNDS} rounds, one agent back to back, medians; "+" is the extra over no plugin; after / before is the median of the rounds' ratios\n`);
-const KEYS = ['busy', 'cpu', 'wall', 'paused'];
+const KEYS = ['busy', 'cpu', 'wall', 'paused', 'turn'];
 const head = ['call shape', ...KEYS.flatMap((key) => [`${key}, before`, `${key}, after`, 'after / before'])];
-const VERSUS = ['busy', 'cpu', 'paused'];
+const VERSUS = ['busy', 'cpu', 'paused', 'turn'];
 if (referencePath) head.push(...VERSUS.flatMap((key) => [`${key}, reference`, 'after / reference']));
 console.log(`| ${head.join(' | ')} |`);
 console.log(`|${head.map(() => '---').join('|')}|`);
