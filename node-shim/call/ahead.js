@@ -39,7 +39,11 @@
 // finds a pass waiting for it. A pre-execute that finds none while such answers are on their way
 // has them sent at once if they wait still, and waits for them rather than ask, waking at each
 // (`nextReply`): the worker answers an agent's results in order, and the answer to an earlier one
-// may bring the pass before the latest one's comes.
+// may bring the pass before the latest one's comes. A result sent while the agent still has passes
+// enough goes without its reply asked for (`quiet`); while the worker owes the agent no answer
+// (`settled`), such a result and a call on a pass wait for the next send that must go, rather
+// than wake the worker for them alone: after a pause, as a model takes, a write that wakes
+// another process is most of what a call costs the event loop (docs/benchmarks.md).
 //
 // An answer may promise more while results are news (`conditional`, breaker/core/reading/news.py):
 // that many calls, counted the same way, surely pass as long as no result of the agent sent after
@@ -56,6 +60,10 @@ import { CallGroups, CallsSince, digestHead } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
 const CHECKED_RESULTS = 16;
+
+/** Passes left to an agent with which a result of it goes as an event, its reply not asked for
+ * (`quiet`): the next call takes one, and the result after it asks. */
+export const QUIET_WHILE_LEFT = 2;
 
 /**
  * What in a result breaks a conditional pass (the configure reply's `breaks`; its meaning is
@@ -218,6 +226,29 @@ export class AheadVerdicts {
     if (breaks || promise.forbidden.includes(digest)) return false;
     promise.forbidden.push(digest);
     return true;
+  }
+
+  /**
+   * Whether the worker owes `agent` nothing: no answer to its results is on its way. What the
+   * agent sends that no call waits on may then wait for the next send that must go
+   * (worker/idle.js `defer`) rather than wake a worker that has nothing else to do.
+   */
+  settled(agent) {
+    return agent.awaited === 0;
+  }
+
+  /**
+   * Whether a result of `agent`, checked (`resulted`), may go as an event, its reply not asked
+   * for: the latest answer of worker `generation` still lets at least QUIET_WHILE_LEFT more calls
+   * through whatever they are (its passes, or its conditional ones while results are news), so
+   * the passes its reply would bring are not wanted yet. The worker then makes no promise and
+   * writes no reply, and the event loop reads none.
+   */
+  quiet(agent, generation) {
+    if (agent.allowanceGeneration !== generation) return false;
+    const promise = agent.conditional;
+    const until = promise !== null && promise.until > agent.allowance ? promise.until : agent.allowance;
+    return until - agent.spent >= QUIET_WHILE_LEFT;
   }
 
   /** A result of `agent` (`tool`'s) is about to be sent (`sending`): checked against its promises. */

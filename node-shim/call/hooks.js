@@ -126,13 +126,21 @@ export class CallHooks {
       this.unsent.delete(exec);
       if (!cancelled) this.sendPassed(exec, agent, since);
     };
-    if (!place?.put(send)) this.bridge.idle.push(send);
+    if (!place?.put(send)) this.idleSend(agent, send);
     this.unsent.set(exec, () => {
       this.unsent.delete(exec);
       cancelled = true;
       this.ahead.uncommit(agent);
     });
     return decision;
+  }
+
+  // A send no call waits on, of `agent`: once the event loop is idle, or later, with the next
+  // send that must go, while the worker owes the agent nothing (ahead.js `settled`).
+  idleSend(agent, send) {
+    const { idle } = this.bridge;
+    if (this.ahead.settled(agent)) idle.defer(send);
+    else idle.push(send);
   }
 
   // The preflight of a call: the request, and its answer on its way.
@@ -228,9 +236,10 @@ export class CallHooks {
       const agent = this.countedAgent(exec, { create: true });
       if (agent === undefined) return decision;
       this.toldTurn(agent);
-      // What still waits to be sent (the loop was never idle since: calls back to back) goes now,
-      // so the answers that bring the next passes are on their way while this call runs.
-      bridge.idle.flush();
+      // What still waits for an idle moment (the loop was never idle since: calls back to back)
+      // goes now, so the answers that bring the next passes are on their way while this call
+      // runs; what was deferred (idle.js) waits on.
+      if (bridge.idle.soon) bridge.idle.flush();
       if (ahead.reserve(exec, agent, bridge.generation)) return this.passed(exec, agent, since, decision);
       let preflight = null; // the preflight sent, its answer on its way
       let reply = ahead.nextReply(agent); // an answer to one of its results, on its way, may bring a pass
@@ -311,8 +320,16 @@ export class CallHooks {
       // Its answer, read on the event loop, brings the agent's passes (ahead.js); a worker
       // slow to give it is left to the next request that cannot wait. It is sent once this
       // turn of the event loop is over (or before any later request): the call is done first.
+      // While the agent has passes enough, it goes as an event (ahead.quiet).
       const sent = () => journal.result(message, message.text.length + 64);
-      askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
+      if (!ahead.quiet(agent, bridge.generation)) {
+        askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
+      } else {
+        this.idleSend(agent, () => {
+          bridge.notify(message);
+          sent();
+        });
+      }
     } else {
       bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
       journal.result(message, message.text.length + 64);

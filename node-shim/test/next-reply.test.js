@@ -184,3 +184,43 @@ test('a call cannot go through on a condition a later result did not meet: an ea
   assert.equal((await failed.decided).kind, 'allow');
   assert.equal(failed.hooks.guard(failed.third), 'stopped', "the worker's verdict, not a pass");
 });
+
+/** Once the event loop has been idle a few times (0 ms timers fired), well within DEFER_MS. */
+const idleMoments = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** One agent's first call preflighted and promised `passes` calls (its own and the next), done. */
+async function firstCallDone(passes) {
+  const shim = mount();
+  const agent = {};
+  const first = shim.execution(agent);
+  assert.equal((await preflighted(shim, first, { ok: true, decided: true, passes })).kind, 'allow');
+  assert.equal(shim.hooks.guard(first), undefined);
+  await shim.done(first, 'line 1');
+  await idleMoments();
+  return { ...shim, agent };
+}
+
+test('a result sent while its agent has two passes left or more goes without its reply asked for, and waits with the calls on a pass for the next send that must go', async () => {
+  const { bridge, hooks, execution, done, agent } = await firstCallDone(4); // three passes left
+  assert.deepEqual(bridge.frames, ['preflight 1 c1', 'commit 1 c1'], 'nothing woke the worker for the result');
+  for (const text of ['line 2', 'line 3']) {
+    const next = execution(agent);
+    assert.equal((await hooks.preExecute(next, allow)).kind, 'allow', 'on a pass');
+    assert.equal(hooks.guard(next), undefined);
+    await done(next, text);
+    await idleMoments();
+    if (text === 'line 2') assert.equal(bridge.frames.length, 2, 'the second call, on a pass, and its result (two passes left) wait too');
+  }
+  // The third call's result left one pass: it asks for its reply, and what waited goes before it.
+  assert.deepEqual(bridge.frames, ['preflight 1 c1', 'commit 1 c1', 'result 1 c1', 'guard 1 c2', 'result 1 c2', 'guard 1 c3', 'result 1 c3']);
+  assert.deepEqual(bridge.replies.map((reply) => reply.op), ['result'], 'one reply awaited: the last result\'s');
+});
+
+test('while an answer to its results is on its way, a call of the agent on a pass is sent at the next idle moment, not deferred', async () => {
+  const { bridge, hooks, execution, agent } = await firstCallDone(2); // one pass left: the result asks for its answer
+  assert.deepEqual(bridge.replies.map((reply) => reply.op), ['result'], 'its answer is on its way');
+  const second = execution(agent);
+  assert.equal((await hooks.preExecute(second, allow)).kind, 'allow', 'on the pass left');
+  await idleMoments();
+  assert.equal(bridge.frames.at(-1), 'guard 1 c2', 'sent once the event loop was idle');
+});

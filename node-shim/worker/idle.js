@@ -3,6 +3,16 @@
 // through on a pass, a result whose reply brings the next passes: index.js), run in the order
 // they were made, once this turn of the event loop is over, or sooner, when another request is
 // about to go out (it must not overtake them: bridge.js runs them first).
+//
+// A send may also wait longer (`defer`): one that neither brings passes nor is awaited by the
+// worker's next answers, made while the worker has nothing of its agent to answer, waits for the
+// next send that must go, or DEFER_MS at most, rather than wake a worker asleep for it alone.
+
+/** The longest a deferred send waits when nothing else goes out, in ms. */
+export const DEFER_MS = 250;
+
+/** Sends waiting beyond which one more is not deferred: it goes at the next idle moment. */
+export const DEFERRED_AT_MOST = 64;
 
 export class IdleSends {
   /**
@@ -15,7 +25,8 @@ export class IdleSends {
     this.log = log;
     this.done = done;
     this.waiting = []; // sends, oldest first
-    this.timer = null; // the pending turn of the event loop that runs them
+    this.timer = null; // the pending turn of the event loop that runs them, or DEFER_MS' timer
+    this.soon = false; // the timer is the next idle moment's: a send waits that must go then
     this.running = false; // the sends of a flush are running
     this.fire = () => {
       this.timer = null; // it fired: nothing to clear
@@ -29,6 +40,7 @@ export class IdleSends {
     if (this.waiting.length === 0) return;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.soon = false;
     const waiting = this.waiting;
     this.waiting = [];
     const outer = this.running; // a send that made more and flushed them: the outer flush ends it
@@ -54,7 +66,19 @@ export class IdleSends {
   /** Run `send` once the event loop is idle, or at the next `flush`, after those before it. */
   push(send) {
     this.waiting.push(send);
-    this.timer ??= setTimeout(this.fire, 0);
+    if (this.soon) return;
+    if (this.timer !== null) clearTimeout(this.timer); // a deferred send's: they go now, in order
+    this.timer = setTimeout(this.fire, 0);
+    this.soon = true;
+  }
+
+  /** Run `send` with the next send that must go (`push`) or at the next `flush`, after those
+   * before it; at the latest DEFER_MS from now, whatever keeps the process up (the timer does
+   * not: a dsh that exits first closes the bridge, which flushes). */
+  defer(send) {
+    if (this.waiting.length >= DEFERRED_AT_MOST) return this.push(send);
+    this.waiting.push(send);
+    if (this.timer === null) this.timer = setTimeout(this.fire, DEFER_MS).unref();
   }
 
   /** A place among the sends, kept by `send`: it runs when the sends after it or a request go
