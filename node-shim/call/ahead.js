@@ -42,8 +42,8 @@
 // may bring the pass before the latest one's comes. A result sent while the agent still has passes
 // enough goes without its reply asked for (`quiet`); while the worker owes the agent no answer
 // (`settled`), such a result and a call on a pass wait for the next send that must go, rather
-// than wake the worker for them alone: after a pause, as a model takes, a write that wakes
-// another process is most of what a call costs the event loop (docs/benchmarks.md).
+// than wake the worker for them alone: the calls of one model turn go to it in one write after
+// the second, not one inside each (docs/benchmarks.md, "What a call after a pause costs").
 //
 // An answer may promise more while results are news (`conditional`, breaker/core/reading/news.py):
 // that many calls, counted the same way, surely pass as long as no result of the agent sent after

@@ -8,10 +8,13 @@ import { DEFERRED_AT_MOST, DEFER_MS, IdleSends } from '../worker/idle.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A deferred send's longest wait in these tests, far beyond their idle moments. */
+const LONG_MS = 60_000;
+
 /** Sends that note their name in `sent` when they run, and the sends' `done` as `done`. */
-function recorder() {
+function recorder(deferMs = LONG_MS) {
   const sent = [];
-  const idle = new IdleSends((line) => assert.fail(line), () => sent.push('done'));
+  const idle = new IdleSends((line) => assert.fail(line), () => sent.push('done'), deferMs);
   return { sent, idle, send: (name) => () => sent.push(name) };
 }
 
@@ -27,13 +30,18 @@ test('a deferred send waits for the next pushed send and goes before it, at its 
   assert.equal(idle.size, 0);
 });
 
-test('a deferred send alone goes within DEFER_MS, and its timer does not keep the process up', async () => {
-  const { sent, idle, send } = recorder();
+test('a deferred send alone goes within its longest wait, and its timer does not keep the process up', async () => {
+  const { sent, idle, send } = recorder(50);
   idle.defer(send('deferred'));
   assert.equal(idle.timer?.hasRef(), false, 'unreferenced: an idle dsh may exit (closing the bridge flushes)');
   assert.equal(idle.soon, false);
-  await sleep(DEFER_MS + 100);
+  await sleep(150);
   assert.deepEqual(sent, ['deferred', 'done']);
+});
+
+test('by default a deferred send waits DEFER_MS at most: longer than between the calls of a turn, far shorter than a model takes', () => {
+  assert.equal(new IdleSends(() => {}).deferMs, DEFER_MS);
+  assert.ok(DEFER_MS >= 1 && DEFER_MS <= 50, `${DEFER_MS} ms`);
 });
 
 test('a flush runs the deferred sends at once, and a later push arms its own idle moment', async () => {

@@ -18,7 +18,7 @@ const allow = () => Promise.resolve({ kind: 'allow' });
  * awaited replies, oldest first, each taken by `answer`. */
 class ScriptedBridge {
   constructor() {
-    this.idle = new IdleSends((line) => assert.fail(line));
+    this.idle = new IdleSends((line) => assert.fail(line), undefined, 60_000); // deferred: until the next send
     this.generation = 1;
     this.later = true; // answers come through the event loop
     this.frames = [];

@@ -8,11 +8,13 @@
 // worker's next answers, made while the worker has nothing of its agent to answer, waits for the
 // next send that must go, or DEFER_MS at most, rather than wake a worker asleep for it alone.
 
-/** The longest a deferred send waits when nothing else goes out, in ms. */
-export const DEFER_MS = 250;
+/** The longest a deferred send waits when nothing else goes out, in ms: longer than dsh takes
+ * between the calls of one model turn, far shorter than a model takes between turns (so a
+ * deferred send goes with the next call's of the turn, or on its own while the model thinks). */
+export const DEFER_MS = 2;
 
 /** Sends waiting beyond which one more is not deferred: it goes at the next idle moment. */
-export const DEFERRED_AT_MOST = 64;
+export const DEFERRED_AT_MOST = 16;
 
 export class IdleSends {
   /**
@@ -20,10 +22,12 @@ export class IdleSends {
    * @param {() => void} [done] what `flush` runs after the sends by default: while they run
    *   (`running`), the events they make wait for them rather than for a timer of their own, and
    *   bridge.js then writes whatever they left, in one write
+   * @param {number} [deferMs] the longest a deferred send waits (DEFER_MS)
    */
-  constructor(log, done = () => {}) {
+  constructor(log, done = () => {}, deferMs = DEFER_MS) {
     this.log = log;
     this.done = done;
+    this.deferMs = deferMs;
     this.waiting = []; // sends, oldest first
     this.timer = null; // the pending turn of the event loop that runs them, or DEFER_MS' timer
     this.soon = false; // the timer is the next idle moment's: a send waits that must go then
@@ -73,12 +77,12 @@ export class IdleSends {
   }
 
   /** Run `send` with the next send that must go (`push`) or at the next `flush`, after those
-   * before it; at the latest DEFER_MS from now, whatever keeps the process up (the timer does
+   * before it; at the latest `deferMs` from now, whatever keeps the process up (the timer does
    * not: a dsh that exits first closes the bridge, which flushes). */
   defer(send) {
     if (this.waiting.length >= DEFERRED_AT_MOST) return this.push(send);
     this.waiting.push(send);
-    if (this.timer === null) this.timer = setTimeout(this.fire, DEFER_MS).unref();
+    if (this.timer === null) this.timer = setTimeout(this.fire, this.deferMs).unref();
   }
 
   /** A place among the sends, kept by `send`: it runs when the sends after it or a request go
