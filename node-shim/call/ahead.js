@@ -245,10 +245,7 @@ export class AheadVerdicts {
    * writes no reply, and the event loop reads none.
    */
   quiet(agent, generation) {
-    if (agent.allowanceGeneration !== generation) return false;
-    const promise = agent.conditional;
-    const until = promise !== null && promise.until > agent.allowance ? promise.until : agent.allowance;
-    return until - agent.spent >= QUIET_WHILE_LEFT;
+    return this.allows(agent, agent.spent + QUIET_WHILE_LEFT - 1, generation); // whatever the calls are: no group
   }
 
   /** A result of `agent` (`tool`'s) is about to be sent (`sending`): checked against its promises. */

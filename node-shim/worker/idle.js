@@ -29,7 +29,7 @@ export class IdleSends {
     this.done = done;
     this.deferMs = deferMs;
     this.waiting = []; // sends, oldest first
-    this.timer = null; // the pending turn of the event loop that runs them, or DEFER_MS' timer
+    this.timer = null; // the pending turn of the event loop that runs them, or a deferred send's
     this.soon = false; // the timer is the next idle moment's: a send waits that must go then
     this.running = false; // the sends of a flush are running
     this.fire = () => {
