@@ -9,6 +9,10 @@ import { answerOf } from './shapes.mjs';
 
 /** Between one call's end and the next one's start, in the paused measure. */
 export const PAUSE_MS = 5;
+/** Before each measure, not timed: a worker still reading the calls a measure before let
+ * through on passes (the shim runs ahead of it back to back) is done before the next begins, as
+ * it is in use while the model takes its time; each measure starts from every process idle. */
+export const SETTLE_MS = 100;
 const PAUSED_CALLS = 100;
 
 const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
@@ -35,6 +39,9 @@ let nextAgent = 0;
 export const freshAgent = (kind) => makeAgent(`${kind}-${nextAgent++}`);
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The wait before a measure (SETTLE_MS). */
+export const settle = () => pause(SETTLE_MS);
 
 /** `count` calls of `agent`, each `pauseMs` after the one before; the ms spent in the calls. */
 export async function callsInARow(fake, shape, agent, count, pauseMs = 0) {
@@ -76,6 +83,7 @@ export function median(values) {
 
 /** One agent back to back: wall, event-loop busy and main-thread CPU microseconds per call. */
 export async function alone(fake, shape) {
+  await settle();
   const agent = freshAgent('alone');
   const loop = performance.eventLoopUtilization();
   const cpu = mainThreadCpu();
@@ -88,6 +96,7 @@ export async function alone(fake, shape) {
 
 /** One agent with a pause before each call: wall microseconds per call, the pauses left out. */
 export async function paused(fake, shape) {
+  await settle();
   const agent = freshAgent('paused');
   const count = Math.min(shape.calls, PAUSED_CALLS);
   return { paused: ((await callsInARow(fake, shape, agent, count, PAUSE_MS)) * 1000) / count };
@@ -98,6 +107,7 @@ export async function paused(fake, shape) {
  * them, not timed): wall µs per call, and the event loop's busy µs per call over the whole run
  * (what a plugin leaves for an idle moment after a turn counts too). */
 export async function inTurns(fake, shape, size, turns) {
+  await settle();
   const agent = freshAgent(`turns-${size}`);
   const loop = performance.eventLoopUtilization();
   let spent = 0;

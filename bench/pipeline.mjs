@@ -25,7 +25,7 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 import * as ours from '../node-shim/index.js';
-import { PAUSE_MS, alone, callsInARow, freshAgent, median, mount, paused, plus, ratio, us } from './mounts.mjs';
+import { PAUSE_MS, alone, callsInARow, freshAgent, median, mount, paused, plus, ratio, settle, us } from './mounts.mjs';
 import { REFERENCE_CONFIG, loadReference } from './reference.mjs';
 import { SHAPES } from './shapes.mjs';
 
@@ -45,6 +45,7 @@ const mounts = {
 
 /** 16 agents at once: calls per second, and the event-loop delay p99 meanwhile (ms). */
 async function crowd(fake, shape) {
+  await settle();
   const agents = Array.from({ length: AGENTS }, () => freshAgent('crowd'));
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();

@@ -40,10 +40,10 @@
 // has them sent at once if they wait still, and waits for them rather than ask, waking at each
 // (`nextReply`): the worker answers an agent's results in order, and the answer to an earlier one
 // may bring the pass before the latest one's comes. A result sent while the agent still has passes
-// enough goes without its reply asked for (`quiet`); while the worker owes the agent no answer
-// (`settled`), such a result and a call on a pass wait for the next send that must go, rather
-// than wake the worker for them alone: the calls of one model turn go to it in one write after
-// the second, not one inside each (docs/benchmarks.md, "What a call after a pause costs").
+// enough goes without its reply asked for (`quiet`); such a result and a call on a pass wait for
+// the next send that must go, rather than wake the worker for them alone: the calls of one model
+// turn go to it in one write after the second, not one inside each (docs/benchmarks.md, "What a
+// call after a pause costs").
 //
 // An answer may promise more while results are news (`conditional`, breaker/core/reading/news.py):
 // that many calls, counted the same way, surely pass as long as no result of the agent sent after
@@ -55,7 +55,10 @@
 // Such a promise may also name the groups of the agent's window (`groups`, `room`: groups.js): a
 // call beyond it passes while the condition holds if neither its group nor its tool's loose group
 // is named and fewer than `room` of the calls committed since the answered request are of either
-// (groups.js `CallsSince` keeps and counts them).
+// (groups.js `CallsSince` keeps and counts them). The result of a call whose group would pass so
+// waits too (`alike`), and whether it asks for its reply is decided as it goes out (`asksLate`):
+// only the latest result of the agent asks, and only while no answer is on its way, so a run of
+// such calls back to back asks once a write rather than once a call.
 import { CallGroups, CallsSince, digestHead } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
@@ -229,15 +232,6 @@ export class AheadVerdicts {
   }
 
   /**
-   * Whether the worker owes `agent` nothing: no answer to its results is on its way. What the
-   * agent sends that no call waits on may then wait for the next send that must go
-   * (worker/idle.js `defer`) rather than wake a worker that has nothing else to do.
-   */
-  settled(agent) {
-    return agent.awaited === 0;
-  }
-
-  /**
    * Whether a result of `agent`, checked (`resulted`), may go as an event, its reply not asked
    * for: the latest answer of worker `generation` still lets at least QUIET_WHILE_LEFT more calls
    * through whatever they are (its passes, or its conditional ones while results are news), so
@@ -246,6 +240,25 @@ export class AheadVerdicts {
    */
   quiet(agent, generation) {
     return this.allows(agent, agent.spent + QUIET_WHILE_LEFT - 1, generation); // whatever the calls are: no group
+  }
+
+  /**
+   * Whether the result of `exec`, checked (`resulted`) and not `quiet`, may still wait to ask
+   * for its reply (`asksLate`): a call of its group would go by it on the promise of worker
+   * `generation` as it holds now, so the next calls of a run like it pass without that reply.
+   */
+  alike(exec, agent, generation) {
+    return this.fitsGroup(agent, generation, exec);
+  }
+
+  /**
+   * Whether a result of `agent` that waited (`alike`), the `results`th, asks for its reply as it
+   * goes out: it is the agent's latest, no answer is on its way, and the passes of worker
+   * `generation` are not enough to go without (`quiet`). Else the calls that followed it carry
+   * the ask, or the answer on its way brings the passes.
+   */
+  asksLate(agent, results, generation) {
+    return agent.results === results && agent.awaited === 0 && !this.quiet(agent, generation);
   }
 
   /** A result of `agent` (`tool`'s) is about to be sent (`sending`): checked against its promises. */
@@ -261,17 +274,28 @@ export class AheadVerdicts {
   // Whether a call of `agent` with `count` calls spent (or committed) before it is within the
   // latest answer's passes from worker `generation`, or its conditional ones while they hold.
   allows(agent, count, generation, exec = undefined) {
+    return this.counts(agent, count, generation) || this.fitsGroup(agent, generation, exec);
+  }
+
+  // Whether the `count`th call of `agent` is within the passes of worker `generation` whatever it is.
+  counts(agent, count, generation) {
     if (agent.allowanceGeneration !== generation) return false;
     const promise = agent.conditional;
-    if (count < agent.allowance || (promise !== null && count < promise.until)) return true;
-    return promise !== null && promise.named !== null && exec !== undefined && this.byGroup(agent, promise, exec);
+    return count < agent.allowance || (promise !== null && count < promise.until);
+  }
+
+  // Whether `exec` of `agent` passes by its group on the latest promise of worker `generation`.
+  fitsGroup(agent, generation, exec) {
+    const promise = agent.conditional;
+    if (agent.allowanceGeneration !== generation || promise === null || promise.named === null || exec === undefined) return false;
+    return this.byGroup(agent, promise, exec);
   }
 
   // Whether `exec` passes by its group on `promise` (see the top): its group and its tool's not
   // named, and fewer than the room of either among the calls committed since the promise's mark.
   byGroup(agent, promise, exec) {
     const groups = /** @type {CallGroups} */ (this.groups);
-    const group = groups.of(exec.name, exec.arguments);
+    const group = groups.ofCall(exec);
     if (group === 0) return false;
     const loose = groups.loose(String(exec.name));
     if (group === loose || promise.named.includes(group) || promise.named.includes(loose)) return false;
@@ -283,7 +307,8 @@ export class AheadVerdicts {
    * call committed now: the caller sends it (as a guard event).
    */
   reserve(exec, agent, generation) {
-    if (agent.open > 0 || !this.allows(agent, agent.spent, generation, exec)) return false;
+    if (agent.open > 0) return false;
+    if (!this.counts(agent, agent.spent, generation) && !this.fitsGroup(agent, generation, exec)) return false;
     agent.spent++;
     this.passed.add(exec);
     this.committing(agent, 'guard', true, exec);

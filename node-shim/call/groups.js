@@ -46,6 +46,18 @@ export class CallGroups {
     this.ignored = ignored;
     /** @type {Map<string, number>} */
     this.looseOf = new Map(); // tool -> its loose group, for the tools seen
+    /** @type {WeakMap<object, number>} */
+    this.known = new WeakMap(); // execution -> its group, as first read
+  }
+
+  /** The group of the call `exec` (`of` its name and arguments), read once a call. */
+  ofCall(exec) {
+    let group = this.known.get(exec);
+    if (group === undefined) {
+      group = this.of(exec.name, exec.arguments);
+      this.known.set(exec, group);
+    }
+    return group;
   }
 
   /** The group of a tool's loose calls. */
@@ -184,7 +196,7 @@ export class CallsSince {
     const calls = this.calls;
     for (; this.tallied < calls.length; this.tallied++) {
       const call = calls[this.tallied];
-      call.group = call.exec === undefined ? -1 : groups.of(call.exec.name, call.exec.arguments);
+      call.group = call.exec === undefined ? -1 : groups.ofCall(call.exec);
       if (call.group === -1) this.unknown++;
       else if (call.group !== 0) this.tally.set(call.group, (this.tally.get(call.group) ?? 0) + 1);
     }

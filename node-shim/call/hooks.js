@@ -5,7 +5,7 @@
 // dsh: a call the worker could not judge is let through, or denied when onWorkerFailure says so.
 import { randomUUID } from 'node:crypto';
 
-import { askWhenIdle } from '../worker/idle.js';
+import { askNow, askWhenIdle } from '../worker/idle.js';
 import { WorkerUnavailable, clock } from '../worker/bridge.js';
 import { Agents } from './agents.js';
 import { AheadVerdicts } from './ahead.js';
@@ -126,7 +126,7 @@ export class CallHooks {
       this.unsent.delete(exec);
       if (!cancelled) this.sendPassed(exec, agent, since);
     };
-    if (!place?.put(send)) this.idleSend(agent, send);
+    if (!place?.put(send)) this.idleSend(send);
     this.unsent.set(exec, () => {
       this.unsent.delete(exec);
       cancelled = true;
@@ -135,12 +135,9 @@ export class CallHooks {
     return decision;
   }
 
-  // A send no call waits on, of `agent`: once the event loop is idle, or later, with the next
-  // send that must go, while the worker owes the agent nothing (ahead.js `settled`).
-  idleSend(agent, send) {
-    const { idle } = this.bridge;
-    if (this.ahead.settled(agent)) idle.defer(send);
-    else idle.push(send);
+  // A send no call waits on: with the next send that must go, or DEFER_MS later (idle.js `defer`).
+  idleSend(send) {
+    this.bridge.idle.defer(send);
   }
 
   // The preflight of a call: the request, and its answer on its way.
@@ -320,21 +317,40 @@ export class CallHooks {
       // Its answer, read on the event loop, brings the agent's passes (ahead.js); a worker
       // slow to give it is left to the next request that cannot wait. It is sent once this
       // turn of the event loop is over (or before any later request): the call is done first.
-      // While the agent has passes enough, it goes as an event (ahead.quiet).
+      // While the agent has passes enough, it goes as an event (ahead.quiet); while a call of its
+      // group would pass, it waits and decides as it goes out (askingLate).
       const sent = () => journal.result(message, message.text.length + 64);
-      if (!ahead.quiet(agent, bridge.generation)) {
-        askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
-      } else {
-        this.idleSend(agent, () => {
+      if (ahead.quiet(agent, bridge.generation)) {
+        this.idleSend(() => {
           bridge.notify(message);
           sent();
         });
+      } else if (ahead.alike(exec, agent, bridge.generation)) {
+        this.idleSend(this.askingLate(agent, message, committed, sent));
+      } else {
+        askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
       }
     } else {
       bridge.notify(message); // a restart inside notify replays the journal without it, then sends it
       journal.result(message, message.text.length + 64);
     }
     return [];
+  }
+
+  // The send of a result of a call whose group would pass (ahead.alike): whether it asks for its
+  // reply is decided as it goes out (ahead.asksLate), so a run of such calls asks once a write.
+  askingLate(agent, message, committed, sent) {
+    const { bridge, ahead } = this;
+    const { generation } = bridge;
+    const results = agent.results;
+    const since = clock();
+    return () => {
+      if (ahead.asksLate(agent, results, generation)) {
+        return askNow(bridge, message, since, true, sent, ahead.refreshing(agent, committed, generation, results));
+      }
+      bridge.notify(message);
+      sent();
+    };
   }
 
   // A notice the worker owes a call, as the UserMessage dsh appends after its result.

@@ -38,7 +38,7 @@ class ScriptedBridge {
 
   askThen(message, since, patient, resolve) {
     this.record(message);
-    this.replies.push({ op: message.op, resolve });
+    this.replies.push({ op: message.op, call: message.call, resolve });
   }
 
   ask(message) {
@@ -216,11 +216,70 @@ test('a result sent while its agent has two passes left or more goes without its
   assert.deepEqual(bridge.replies.map((reply) => reply.op), ['result'], 'one reply awaited: the last result\'s');
 });
 
-test('while an answer to its results is on its way, a call of the agent on a pass is sent at the next idle moment, not deferred', async () => {
+test('while an answer to its results is on its way, a call of the agent on a pass waits too, for the next send that must go', async () => {
   const { bridge, hooks, execution, agent } = await firstCallDone(2); // one pass left: the result asks for its answer
   assert.deepEqual(bridge.replies.map((reply) => reply.op), ['result'], 'its answer is on its way');
   const second = execution(agent);
   assert.equal((await hooks.preExecute(second, allow)).kind, 'allow', 'on the pass left');
   await idleMoments();
-  assert.equal(bridge.frames.at(-1), 'guard 1 c2', 'sent once the event loop was idle');
+  assert.equal(bridge.frames.at(-1), 'result 1 c1', 'not sent for an idle moment alone');
+  bridge.idle.flush();
+  assert.equal(bridge.frames.at(-1), 'guard 1 c2', 'it goes with the next send, in its place');
+});
+
+/** One agent's first call preflighted and promised no further call but by group (a window of
+ * no groups, a room of 4), done: its result waits. */
+async function groupedFirstCallDone() {
+  const shim = mount();
+  const agent = {};
+  const first = shim.execution(agent);
+  const answer = { ok: true, decided: true, passes: 1, conditional: { passes: 1, digests: [], groups: [], room: 4 } };
+  assert.equal((await preflighted(shim, first, answer)).kind, 'allow');
+  assert.equal(shim.hooks.guard(first), undefined);
+  await shim.done(first, 'line 1');
+  return { ...shim, agent };
+}
+
+/** A call of `agent` on a pass, done with `text`. */
+async function onPass({ hooks, execution, done }, agent, text) {
+  const exec = execution(agent);
+  assert.equal((await hooks.preExecute(exec, allow)).kind, 'allow', 'on a pass');
+  assert.equal(hooks.guard(exec), undefined);
+  await done(exec, text);
+}
+
+test('the results of a run of calls that go by their group ask for one reply: the latest as it goes out', async () => {
+  const shim = await groupedFirstCallDone();
+  const { bridge, agent } = shim;
+  await onPass(shim, agent, 'line 2'); // no pass left but by its group
+  await onPass(shim, agent, 'line 3');
+  await idleMoments();
+  assert.deepEqual(bridge.frames, ['preflight 1 c1', 'commit 1 c1'], 'the results wait with the calls on a pass');
+  bridge.idle.flush(); // the next send that must go, or DEFER_MS
+  assert.deepEqual(bridge.frames.slice(2), ['result 1 c1', 'guard 1 c2', 'result 1 c2', 'guard 1 c3', 'result 1 c3']);
+  assert.deepEqual(bridge.replies.map(({ op, call }) => `${op} ${call}`), ['result c3'], 'the earlier results went as events');
+});
+
+test('while the answer a late result asked for is on its way, the next such results go as events; once it came, the latest asks again', async () => {
+  const shim = await groupedFirstCallDone();
+  const { bridge, agent } = shim;
+  bridge.idle.flush();
+  assert.deepEqual(bridge.replies.map(({ call }) => call), ['c1'], 'the one result waiting asked');
+  await onPass(shim, agent, 'line 2');
+  bridge.idle.flush();
+  assert.equal(bridge.frames.at(-1), 'result 1 c2');
+  assert.equal(bridge.replies.length, 1, 'an answer was on its way: no second ask');
+  bridge.answer('result', { ok: true, passes: 0, conditional: { passes: 0, digests: [], groups: [], room: 4 } });
+  await onPass(shim, agent, 'line 3');
+  bridge.idle.flush();
+  assert.deepEqual(bridge.replies.map(({ call }) => call), ['c3'], 'no answer on its way: the latest asks');
+});
+
+test('a result that breaks the condition does not wait to ask: it asks at the next idle moment', async () => {
+  const shim = await groupedFirstCallDone();
+  const { bridge, agent } = shim;
+  await onPass(shim, agent, 'Error: no such file');
+  await idleMoments();
+  assert.deepEqual(bridge.replies.map(({ call }) => call), ['c2'], 'the promise by group is over: its reply is asked for at once');
+  assert.deepEqual(bridge.frames.slice(-3), ['result 1 c1', 'guard 1 c2', 'result 1 c2'], 'what waited went before it, the earlier result as an event');
 });

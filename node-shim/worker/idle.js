@@ -4,9 +4,9 @@
 // they were made, once this turn of the event loop is over, or sooner, when another request is
 // about to go out (it must not overtake them: bridge.js runs them first).
 //
-// A send may also wait longer (`defer`): one that neither brings passes nor is awaited by the
-// worker's next answers, made while the worker has nothing of its agent to answer, waits for the
-// next send that must go, or DEFER_MS at most, rather than wake a worker asleep for it alone.
+// A send may also wait longer (`defer`): one no call waits on (a call on a pass, a result whose
+// reply is not wanted yet) waits for the next send that must go, or DEFER_MS at most, rather than
+// cost a write, and a worker asleep a wake-up, for it alone.
 
 /** The longest a deferred send waits when nothing else goes out, in ms: longer than dsh takes
  * between the calls of one model turn, far shorter than a model takes between turns (so a
@@ -105,12 +105,15 @@ export class IdleSends {
  * @param {(reply: any) => void} settle
  */
 export function askWhenIdle(bridge, message, since, patient, sent, settle) {
-  bridge.idle.push(() => {
-    try {
-      bridge.askThen(message, since, patient, settle, settle);
-    } catch (error) {
-      queueMicrotask(() => settle(error));
-    }
-    sent();
-  });
+  bridge.idle.push(() => askNow(bridge, message, since, patient, sent, settle));
+}
+
+/** `askWhenIdle`'s send, run now (by a send that waited and decides as it goes out to ask). */
+export function askNow(bridge, message, since, patient, sent, settle) {
+  try {
+    bridge.askThen(message, since, patient, settle, settle);
+  } catch (error) {
+    queueMicrotask(() => settle(error));
+  }
+  sent();
 }
