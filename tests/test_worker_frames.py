@@ -13,11 +13,15 @@ import pytest
 
 from breaker.protocol import MAX_FRAME_BYTES, MAX_FRAME_VALUES, parse_request
 from breaker.worker import RequestHandler
-
-# anyio_backend: the fixture of the test side's one event loop, as tests/test_worker.py has it
-from tests.test_worker import anyio_backend, bash, configured, frame  # noqa: F401
+from tests.worker_pipe import bash, configured, frame
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The worker is what is under test; one event loop for the test side is enough."""
+    return "asyncio"
 
 
 async def test_malformed_frames_get_error_replies_and_the_worker_keeps_serving() -> None:

@@ -20,7 +20,7 @@ import pytest
 from breaker.core.decision import Breaker
 from breaker.protocol import Configure, Guard
 from breaker.worker import RequestHandler
-from tests.test_worker import PACKAGE_ROOT, WorkerPipe, bash
+from tests.worker_pipe import PACKAGE_ROOT, WorkerPipe, bash
 
 pytestmark = pytest.mark.anyio
 
