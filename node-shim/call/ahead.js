@@ -307,8 +307,7 @@ export class AheadVerdicts {
    * call committed now: the caller sends it (as a guard event).
    */
   reserve(exec, agent, generation) {
-    if (agent.open > 0) return false;
-    if (!this.counts(agent, agent.spent, generation) && !this.fitsGroup(agent, generation, exec)) return false;
+    if (agent.open > 0 || !this.allows(agent, agent.spent, generation, exec)) return false;
     agent.spent++;
     this.passed.add(exec);
     this.committing(agent, 'guard', true, exec);

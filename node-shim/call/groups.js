@@ -52,6 +52,7 @@ export class CallGroups {
 
   /** The group of the call `exec` (`of` its name and arguments), read once a call. */
   ofCall(exec) {
+    if (exec === null || typeof exec !== 'object') return 0; // not a call: never promised by group
     let group = this.known.get(exec);
     if (group === undefined) {
       group = this.of(exec.name, exec.arguments);
