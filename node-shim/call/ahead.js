@@ -56,9 +56,9 @@
 // call beyond it passes while the condition holds if neither its group nor its tool's loose group
 // is named and fewer than `room` of the calls committed since the answered request are of either
 // (groups.js `CallsSince` keeps and counts them). The result of a call whose group would pass so
-// waits too (`alike`), and whether it asks for its reply is decided as it goes out (`asksLate`):
-// only the latest result of the agent asks, and only while no answer is on its way, so a run of
-// such calls back to back asks once a write rather than once a call.
+// waits too (`fitsGroup`), and whether it asks for its reply is decided as it goes out
+// (`asksLate`): only the latest result of the agent asks, and only while no answer is on its
+// way, so a run of such calls back to back asks once a write rather than once a call.
 import { CallGroups, CallsSince, digestHead } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
@@ -243,19 +243,10 @@ export class AheadVerdicts {
   }
 
   /**
-   * Whether the result of `exec`, checked (`resulted`) and not `quiet`, may still wait to ask
-   * for its reply (`asksLate`): a call of its group would go by it on the promise of worker
-   * `generation` as it holds now, so the next calls of a run like it pass without that reply.
-   */
-  alike(exec, agent, generation) {
-    return this.fitsGroup(agent, generation, exec);
-  }
-
-  /**
-   * Whether a result of `agent` that waited (`alike`), the `results`th, asks for its reply as it
-   * goes out: it is the agent's latest, no answer is on its way, and the passes of worker
-   * `generation` are not enough to go without (`quiet`). Else the calls that followed it carry
-   * the ask, or the answer on its way brings the passes.
+   * Whether a result of `agent` that waited (its call's group would pass: `fitsGroup`), the
+   * `results`th, asks for its reply as it goes out: it is the agent's latest, no answer is on its
+   * way, and the passes of worker `generation` are not enough to go without (`quiet`). Else the
+   * calls that followed it carry the ask, or the answer on its way brings the passes.
    */
   asksLate(agent, results, generation) {
     return agent.results === results && agent.awaited === 0 && !this.quiet(agent, generation);
@@ -284,7 +275,9 @@ export class AheadVerdicts {
     return count < agent.allowance || (promise !== null && count < promise.until);
   }
 
-  // Whether `exec` of `agent` passes by its group on the latest promise of worker `generation`.
+  // Whether `exec` of `agent` passes by its group on the latest promise of worker `generation`;
+  // of a call done, whether the next call of its group would (its result may then wait to ask for
+  // its reply: `asksLate`).
   fitsGroup(agent, generation, exec) {
     const promise = agent.conditional;
     if (agent.allowanceGeneration !== generation || promise === null || promise.named === null || exec === undefined) return false;

@@ -325,7 +325,7 @@ export class CallHooks {
           bridge.notify(message);
           sent();
         });
-      } else if (ahead.alike(exec, agent, bridge.generation)) {
+      } else if (ahead.fitsGroup(agent, bridge.generation, exec)) {
         this.idleSend(this.askingLate(agent, message, committed, sent));
       } else {
         askWhenIdle(bridge, message, clock(), true, sent, ahead.refreshing(agent, committed, bridge.generation));
@@ -337,7 +337,7 @@ export class CallHooks {
     return [];
   }
 
-  // The send of a result of a call whose group would pass (ahead.alike): whether it asks for its
+  // The send of a result of a call whose group would pass (ahead.fitsGroup): whether it asks for its
   // reply is decided as it goes out (ahead.asksLate), so a run of such calls asks once a write.
   askingLate(agent, message, committed, sent) {
     const { bridge, ahead } = this;

@@ -188,12 +188,13 @@ test('a call cannot go through on a condition a later result did not meet: an ea
 /** Once the event loop has been idle a few times (0 ms timers fired), well within DEFER_MS. */
 const idleMoments = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-/** One agent's first call preflighted and promised `passes` calls (its own and the next), done. */
-async function firstCallDone(passes) {
+/** One agent's first call preflighted and promised `passes` calls (its own and the next), and
+ * `conditional` ones when given, done. */
+async function firstCallDone(passes, conditional = undefined) {
   const shim = mount();
   const agent = {};
   const first = shim.execution(agent);
-  assert.equal((await preflighted(shim, first, { ok: true, decided: true, passes })).kind, 'allow');
+  assert.equal((await preflighted(shim, first, { ok: true, decided: true, passes, conditional })).kind, 'allow');
   assert.equal(shim.hooks.guard(first), undefined);
   await shim.done(first, 'line 1');
   await idleMoments();
@@ -227,18 +228,9 @@ test('while an answer to its results is on its way, a call of the agent on a pas
   assert.equal(bridge.frames.at(-1), 'guard 1 c2', 'it goes with the next send, in its place');
 });
 
-/** One agent's first call preflighted and promised no further call but by group (a window of
- * no groups, a room of 4), done: its result waits. */
-async function groupedFirstCallDone() {
-  const shim = mount();
-  const agent = {};
-  const first = shim.execution(agent);
-  const answer = { ok: true, decided: true, passes: 1, conditional: { passes: 1, digests: [], groups: [], room: 4 } };
-  assert.equal((await preflighted(shim, first, answer)).kind, 'allow');
-  assert.equal(shim.hooks.guard(first), undefined);
-  await shim.done(first, 'line 1');
-  return { ...shim, agent };
-}
+/** One agent's first call promised no further call but by group (a window of no groups, a
+ * room of 4), done: its result waits. */
+const groupedFirstCallDone = () => firstCallDone(1, { passes: 1, digests: [], groups: [], room: 4 });
 
 /** A call of `agent` on a pass, done with `text`. */
 async function onPass({ hooks, execution, done }, agent, text) {
