@@ -45,7 +45,7 @@ export class CallGroups {
     this.shared = new Set(ignored['*'] ?? []);
     this.ignored = ignored;
     /** @type {Map<string, number>} */
-    this.looseOf = new Map(); // tool -> its loose group, for the tools seen
+    this.tools = new Map(); // tool -> its loose group, or 0 when its calls have none: the tools seen
     /** @type {WeakMap<object, number>} */
     this.known = new WeakMap(); // execution -> its group, as first read
   }
@@ -63,13 +63,27 @@ export class CallGroups {
 
   /** The group of a tool's loose calls. */
   loose(tool) {
-    let group = this.looseOf.get(tool);
+    return this.ofTool(tool) || groupDigest(tool);
+  }
+
+  /** The loose group of `tool`, or 0 when its calls have none: read once a tool (of the last
+   * 256 seen), as every call of it asks. */
+  ofTool(tool) {
+    let group = this.tools.get(tool);
     if (group === undefined) {
-      group = groupDigest(tool);
-      if (this.looseOf.size >= 256) this.looseOf.clear();
-      this.looseOf.set(tool, group);
+      group = this.grouped(tool) ? groupDigest(tool) : 0;
+      if (this.tools.size >= 256) this.tools.clear();
+      this.tools.set(tool, group);
     }
     return group;
+  }
+
+  /** Whether calls of `tool` have groups (groups.py `has_groups`; a name the worker may read
+   * otherwise never does). */
+  grouped(tool) {
+    if (!PRINTABLE.test(tool)) return false;
+    const lowered = tool.toLowerCase();
+    return !this.apart.has(lowered) && !this.apartMarks.some((mark) => lowered.includes(mark));
   }
 
   /**
@@ -78,11 +92,11 @@ export class CallGroups {
    * @returns {number}
    */
   of(tool, args) {
-    if (typeof tool !== 'string' || !PRINTABLE.test(tool)) return 0; // never promised by group
-    const lowered = tool.toLowerCase();
-    if (this.apart.has(lowered) || this.apartMarks.some((mark) => lowered.includes(mark))) return 0;
+    if (typeof tool !== 'string') return 0; // never promised by group
+    const loose = this.ofTool(tool);
+    if (loose === 0) return 0;
     const fields = this.fields(tool, args);
-    return fields === LOOSE ? this.loose(tool) : groupDigest(`${tool}\0${fields.sort().join('\0')}`);
+    return fields === LOOSE ? loose : groupDigest(`${tool}\0${fields.sort().join('\0')}`);
   }
 
   /** Each argument but a decoy as `name\x01token`, or LOOSE. @returns {string[] | null} */
