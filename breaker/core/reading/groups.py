@@ -60,10 +60,45 @@ def has_groups(tool: str) -> bool:
     return lowered not in SHELL_TOOLS and not any(mark in lowered for mark in URL_TOOL_MARKERS)
 
 
+#: What each tool name and argument name was found to be, kept (a handful of each, asked of every
+#: call): a dict look-up instead of lower-casing and searching the name again. Both are let go
+#: once they hold ``_NAMES_KEPT``.
+_NAMES_KEPT = 256
+_grouped: dict[str, bool] = {}
+#: An argument name's reading: its string is a URL, a path (or working directory), or plain text.
+_URL, _PATH, _TEXT = range(3)
+_read_as: dict[str, int] = {}
+
+
+def _has_groups_kept(tool: str) -> bool:
+    known = _grouped.get(tool)
+    if known is None:
+        if len(_grouped) >= _NAMES_KEPT:
+            _grouped.clear()
+        known = _grouped[tool] = has_groups(tool)
+    return known
+
+
+def _reading(name: str) -> int:
+    """How a string argument of this name is read (``_URL``, ``_PATH`` or ``_TEXT``)."""
+    known = _read_as.get(name)
+    if known is None:
+        if name in URL_ARGS:
+            known = _URL
+        elif name in PATH_ARGS or name in WORKDIR_ARGS or name.endswith(PATH_SUFFIX):
+            known = _PATH
+        else:
+            known = _TEXT
+        if len(_read_as) >= _NAMES_KEPT:
+            _read_as.clear()
+        _read_as[name] = known
+    return known
+
+
 def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ...]]) -> int:
     """The group of a call of ``tool`` with ``arguments`` as the shim sent them (``ignored``: the
     configuration's ``ignoreArgs``); ``NO_GROUP`` when it has none."""
-    if type(arguments) is not dict or not has_groups(tool):
+    if type(arguments) is not dict or not _has_groups_kept(tool):
         return NO_GROUP
     shared, own = ignored.get("*", ()), ignored.get(tool, ())
     fields: list[str] = []
@@ -75,7 +110,7 @@ def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ..
         token = _token(name, value)
         if token is _LOOSE:
             return loose(tool)
-        fields.append(f"{name}\x01{token}")
+        fields.append(name + "\x01" + token)
     fields.sort()
     return digest(tool + "\0" + "\0".join(fields))
 
@@ -85,11 +120,10 @@ def _token(name: str, value: object) -> str | None:
     kind = type(value)
     if kind is str:
         assert isinstance(value, str)
-        if name in URL_ARGS:
-            return "u"
-        if name in PATH_ARGS or name in WORKDIR_ARGS or name.endswith(PATH_SUFFIX):
-            return _last_name(value)
-        return "s" + value
+        reading = _reading(name)
+        if reading == _TEXT:
+            return "s" + value
+        return "u" if reading == _URL else _last_name(value)
     if kind is bool or value is None:
         return _TOKENS[value]  # type: ignore[index]
     if kind is int or kind is float:
@@ -99,6 +133,9 @@ def _token(name: str, value: object) -> str | None:
 
 def _last_name(path: str) -> str | None:
     """``p`` and the last name of ``path`` as it resolves; None when it may have none of its own."""
+    _, slash, last = path.rpartition("/")
+    if last and last != "." and last != "..":  # the usual path: its last name is its own
+        return _LOOSE if not slash and last.startswith("~") else "p" + last
     names = path.split("/")
     while names and names[-1] in ("", "."):
         names.pop()
