@@ -102,33 +102,38 @@ def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ..
         return NO_GROUP
     shared, own = ignored.get("*", ()), ignored.get(tool, ())
     fields: list[str] = []
+    # Each argument's token, read here (one call's few arguments each call, no call per token):
+    # a number ``#``, a boolean or null its letter, a list or an object ``*``, a string as its
+    # name reads it (``_reading``): ``u``, ``p`` and its last name, or ``s`` and itself.
     for name, value in arguments.items():
         if type(name) is not str:
             return NO_GROUP
         if name in shared or name in own:
             continue
-        token = _token(name, value)
-        if token is _LOOSE:
-            return loose(tool)
+        kind = type(value)
+        if kind is str:
+            assert isinstance(value, str)
+            reading = _read_as.get(name)
+            if reading is None:
+                reading = _reading(name)
+            if reading == _TEXT:
+                token = "s" + value
+            elif reading == _URL:
+                token = "u"
+            else:
+                last = _last_name(value)
+                if last is _LOOSE:
+                    return loose(tool)
+                token = last
+        elif kind is int or kind is float:
+            token = "#"
+        elif kind is bool or value is None:
+            token = _TOKENS[value]
+        else:
+            token = "*"
         fields.append(name + "\x01" + token)
     fields.sort()
     return digest(tool + "\0" + "\0".join(fields))
-
-
-def _token(name: str, value: object) -> str | None:
-    """One argument's token (None: its call is loose)."""
-    kind = type(value)
-    if kind is str:
-        assert isinstance(value, str)
-        reading = _reading(name)
-        if reading == _TEXT:
-            return "s" + value
-        return "u" if reading == _URL else _last_name(value)
-    if kind is bool or value is None:
-        return _TOKENS[value]  # type: ignore[index]
-    if kind is int or kind is float:
-        return "#"
-    return "*"
 
 
 def _last_name(path: str) -> str | None:
