@@ -71,6 +71,7 @@ _read_as: dict[str, int] = {}
 
 
 def _has_groups_kept(tool: str) -> bool:
+    """``has_groups``, kept by tool name."""
     known = _grouped.get(tool)
     if known is None:
         if len(_grouped) >= _NAMES_KEPT:
