@@ -78,4 +78,4 @@ def test_counts_always_equal_a_rescan_of_the_last_size_entries(
             assert window.count(key) == sum(key in keys for keys in kept)
         assert len(window) == len(kept)
         # Keys that left the window are not remembered: memory stays bounded.
-        assert len(window._digests) == 8 * sum(len(keys) for keys in kept)
+        assert len(window.digests) == 8 * sum(len(keys) for keys in kept)

@@ -118,16 +118,35 @@ def conditional(
         if evidence is not None:
             if evidence.stops_now(limit):
                 return None
-            # Each held result's head as a big-endian number, in C (map over the heads, no frame
-            # per result): ``int.from_bytes(result[:DIGEST_BYTES], "big")``.
-            heads = map(_HEAD, held(evidence))
-            digests = tuple(sorted(set(map(int.from_bytes, heads, repeat(_BIG_ENDIAN)))))
+            digests = _head_numbers(held(evidence))
     then = math.ceil(left)
     then = then if then > 0 else 0
     groups, room = _named_groups(state, tightest)
     if then > now:
         return Conditional(then, digests, groups, room)
     return None if groups is None else Conditional(now, digests, groups, room)
+
+
+#: The held results' heads as numbers, kept: most results one answer holds, the next holds
+#: again, and reading them apart is most of what a promise costs to read them (all are let go
+#: once ``_HEADS_KEPT`` are kept).
+_HEADS_KEPT = 4096
+_heads: dict[bytes, int] = {}
+
+
+def _head_numbers(results: set[bytes]) -> tuple[int, ...]:
+    """Each result's head as a big-endian number (``int.from_bytes(result[:DIGEST_BYTES],
+    "big")``), sorted and each once."""
+    heads = _heads
+    missing = results.difference(heads)
+    if missing:
+        if len(heads) + len(missing) > _HEADS_KEPT:
+            heads.clear()
+            missing = results
+        # In C: map over the heads, no frame per result.
+        numbers = map(int.from_bytes, map(_HEAD, missing), repeat(_BIG_ENDIAN))
+        heads.update(zip(missing, numbers, strict=True))
+    return tuple(sorted(set(map(heads.__getitem__, results))))
 
 
 def _named_groups(state: AgentState, tightest: float | None) -> tuple[tuple[int, ...] | None, int]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from breaker.core.config import BreakerConfig
 from breaker.core.history.caps import read_key
-from breaker.core.history.window import Window
+from breaker.core.history.window import Window, digest
 from breaker.core.reading import Fingerprint
 
 
@@ -42,7 +42,8 @@ class Repeats:
         and the highest count any of its capped fingerprints would reach (its ``peak``)."""
         hits: list[Hit] = []
         peak = 0
-        window = self.window
+        # Window.count inlined: the window's digests, each key's counted in C.
+        digests = self.window.digests
         limits, one_by_one = config.limits, config.capped_one_by_one
         for fp in fingerprints:
             key = fp.key
@@ -55,7 +56,7 @@ class Repeats:
                 cap = limits.get(fp.kind)
             if cap is None:
                 continue
-            prior = window.count(key)
+            prior = digests.count(digest(key)) if digests else 0
             if prior >= peak:
                 peak = prior + 1
             if prior >= cap - 1:

@@ -37,13 +37,15 @@ def split(digests: bytes | bytearray) -> set[bytes]:
 class Window:
     """The last ``size`` entries of one agent, oldest first, counted by key digest."""
 
-    __slots__ = ("_call_ids", "_digests", "_lengths", "size")
+    __slots__ = ("_call_ids", "_lengths", "digests", "size")
 
     def __init__(self, size: int) -> None:
         if size < 1:
             raise ValueError(f"a window holds at least one entry, got size {size}")
         self.size = size
-        self._digests = bytearray()  # every entry's key digests, oldest entry first
+        # Every entry's key digests, oldest entry first: read by ``Repeats.hits`` (its counts, in C),
+        # changed only here.
+        self.digests = bytearray()
         self._lengths = array("I")  # per entry, the bytes its digests take
         self._call_ids: list[str] = []  # per entry, the call id it was committed under
 
@@ -52,7 +54,7 @@ class Window:
 
     def count(self, key: str) -> int:
         """How many entries in the window hold ``key``."""
-        return self._digests.count(digest(key)) if self._digests else 0
+        return self.digests.count(digest(key)) if self.digests else 0
 
     def holds_call(self, call_id: str) -> bool:
         """Whether some entry in the window was committed under ``call_id``."""
@@ -62,29 +64,29 @@ class Window:
         """Commit the entry ``keys`` as the newest; when the window was full, return the call id and
         the key digests (see ``split``) of the entry it pushed out."""
         digests = b"".join(dict.fromkeys(map(digest, keys)))  # a key counts once per entry
-        self._digests += digests
+        self.digests += digests
         self._lengths.append(len(digests))
         self._call_ids.append(call_id)
         if len(self._call_ids) <= self.size:
             return None
         evicted_id = self._call_ids.pop(0)
         width = self._lengths.pop(0)
-        evicted = bytes(self._digests[:width])
-        del self._digests[:width]
+        evicted = bytes(self.digests[:width])
+        del self.digests[:width]
         return evicted_id, evicted
 
     def newest_first(self, keys: Iterable[str]) -> Iterator[tuple[str, bool]]:
         """From the most recent entry to the oldest: its call id, and whether it holds one of
         ``keys`` (for finding a result to quote)."""
         wanted = {digest(key) for key in keys}
-        end = len(self._digests)
+        end = len(self.digests)
         for call_id, width in zip(reversed(self._call_ids), reversed(self._lengths), strict=True):
             start = end - width
-            yield call_id, not wanted.isdisjoint(split(self._digests[start:end]))
+            yield call_id, not wanted.isdisjoint(split(self.digests[start:end]))
             end = start
 
     def clear(self) -> None:
         """Forget every entry (a human turn starts a fresh budget)."""
-        self._digests.clear()
+        self.digests.clear()
         del self._lengths[:]
         self._call_ids.clear()

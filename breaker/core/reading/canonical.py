@@ -221,8 +221,8 @@ def _valid(key: str) -> str:
 
 
 def _is_plain(value: object) -> bool:
-    """Whether the C encoder can take ``value`` as is: JSON types, str keys, shallow, no sharing,
-    no text to condense."""
+    """Whether the C encoder can take ``value`` as is: JSON types and tuples, str keys, shallow, no
+    list or object shared, no text to condense."""
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
@@ -231,6 +231,12 @@ def _is_plain(value: object) -> bool:
             if depth >= _PLAIN_DEPTH or id(item) in seen:
                 return False
             seen.add(id(item))
+            stack.extend((child, depth + 1) for child in item)
+        elif type(item) is tuple:
+            # Written as a list, by either encoder, and written again where it is met again
+            # (immutable: only the lists and objects in it can close a cycle, and they are seen).
+            if depth >= _PLAIN_DEPTH:
+                return False
             stack.extend((child, depth + 1) for child in item)
         elif type(item) is dict:
             if depth >= _PLAIN_DEPTH or id(item) in seen:

@@ -156,15 +156,17 @@ def _generic_args(
     kept: list[str] = []
     options_done = False
     as_data = found.as_data
+    path, keep_dot = paths != "text", paths == "names"  # read once: the same for every word
+    count = len(words)
     i = 0
-    while i < len(words):
+    while i < count:
         word = words[i]
         i += 1
         if not options_done and word.startswith("--"):
             name, equals, _ = word.partition("=")
             arity = generic_volatile_arity(name)
             if arity is not None:
-                if arity and not equals and i < len(words) and _DURATION.fullmatch(words[i]):
+                if arity and not equals and i < count and _DURATION.fullmatch(words[i]):
                     found.removed.append(f"{word} {words[i]}")
                     i += 1
                 else:
@@ -173,10 +175,12 @@ def _generic_args(
             options_done = word == "--"
         elif is_tee and (options_done or not word.startswith("-") or word == "-"):
             found.add_sink(word)
-        stored = i - 1 in messages
-        found.as_data = as_data or stored
-        kept.append(found.render(word, path=paths != "text" and not stored, keep_dot=paths == "names"))
-    found.as_data = as_data
+        if messages and i - 1 in messages:  # text stored: its URLs are no targets
+            found.as_data = True
+            kept.append(found.render(word, path=False, keep_dot=keep_dot))
+            found.as_data = as_data
+        else:
+            kept.append(found.render(word, path=path, keep_dot=keep_dot))
     return kept
 
 

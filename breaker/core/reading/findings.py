@@ -20,7 +20,9 @@ from breaker.core.reading.urls import URL_IN_TEXT, CanonicalUrl, canonical_url, 
 MAX_URLS = 64
 
 _SAFE_WORD = re.compile(r"[\w@%+=:,./~^-]+")
-_SAFE_ASCII_BYTES = (string.ascii_letters + string.digits + "_@%+=:,./~^-").encode("ascii")
+#: The ASCII characters a word may hold and be written as it is (``_SAFE_WORD``'s, \w being
+#: [A-Za-z0-9_] in ASCII).
+_SAFE_ASCII = frozenset(string.ascii_letters + string.digits + "_@%+=:,./~^-")
 #: Destinations that say nothing about which resource was written.
 _GENERIC_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-", "/dev/zero"})
 _GENERIC_SINK_PREFIXES = ("/dev/fd/", "/proc/self/fd/")
@@ -101,8 +103,8 @@ def is_file(path: str) -> bool:
 
 def quote(word: str) -> str:
     """One word as a shell would need it written; a single canonical spelling of each value."""
-    if word.isascii():  # for ASCII, \\w is [A-Za-z0-9_]: one bytes pass instead of the regex
-        if word and not word.encode("ascii").translate(None, _SAFE_ASCII_BYTES):
+    if word.isascii():  # one set look-up per character instead of the regex
+        if word and _SAFE_ASCII.issuperset(word):
             return word
     elif _SAFE_WORD.fullmatch(word):
         return word

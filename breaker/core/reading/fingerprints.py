@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from breaker.core.config import HTTP_FETCH, BreakerConfig, HostPolicy
-from breaker.core.reading.canonical import bounded_key, json_key
+from breaker.core.reading.canonical import MAX_KEY_CHARS, bounded_key, json_key
 from breaker.core.reading.commands import analyze_shell
 from breaker.core.reading.names import COMMAND_ARGS, SHELL_TOOLS, URL_ARGS, URL_LIST_ARGS, URL_TOOL_MARKERS
 from breaker.core.reading.resolved import resolved_arguments
@@ -157,7 +157,15 @@ def _targets(
     for verb in verbs:
         keys["verb:" + verb] = "verb"
     # Interned: a window holds the same site, family and verb keys over and over, across agents too.
-    return [Fingerprint(kind, sys.intern(bounded_key(key)), is_local) for key, kind in keys.items()]
+    # A short ASCII key is bounded already (``bounded_key`` keeps it as it is): no call for it.
+    return [
+        Fingerprint(
+            kind,
+            sys.intern(key if len(key) <= MAX_KEY_CHARS and key.isascii() else bounded_key(key)),
+            is_local,
+        )
+        for key, kind in keys.items()
+    ]
 
 
 def _without_decoys(arguments: object, config: BreakerConfig, tool: str) -> tuple[object, tuple[str, ...]]:

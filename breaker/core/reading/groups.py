@@ -60,45 +60,88 @@ def has_groups(tool: str) -> bool:
     return lowered not in SHELL_TOOLS and not any(mark in lowered for mark in URL_TOOL_MARKERS)
 
 
+#: What each tool name and argument name was found to be, kept (a handful of each, asked of every
+#: call): a dict look-up instead of lower-casing and searching the name again. Both are let go
+#: once they hold ``_NAMES_KEPT``.
+_NAMES_KEPT = 256
+_grouped: dict[str, bool] = {}
+#: An argument name's reading: its string is a URL, a path (or working directory), or plain text.
+_URL, _PATH, _TEXT = range(3)
+_read_as: dict[str, int] = {}
+
+
+def _has_groups_kept(tool: str) -> bool:
+    """``has_groups``, kept by tool name."""
+    known = _grouped.get(tool)
+    if known is None:
+        if len(_grouped) >= _NAMES_KEPT:
+            _grouped.clear()
+        known = _grouped[tool] = has_groups(tool)
+    return known
+
+
+def _reading(name: str) -> int:
+    """How a string argument of this name is read (``_URL``, ``_PATH`` or ``_TEXT``)."""
+    known = _read_as.get(name)
+    if known is None:
+        if name in URL_ARGS:
+            known = _URL
+        elif name in PATH_ARGS or name in WORKDIR_ARGS or name.endswith(PATH_SUFFIX):
+            known = _PATH
+        else:
+            known = _TEXT
+        if len(_read_as) >= _NAMES_KEPT:
+            _read_as.clear()
+        _read_as[name] = known
+    return known
+
+
 def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ...]]) -> int:
     """The group of a call of ``tool`` with ``arguments`` as the shim sent them (``ignored``: the
     configuration's ``ignoreArgs``); ``NO_GROUP`` when it has none."""
-    if type(arguments) is not dict or not has_groups(tool):
+    if type(arguments) is not dict or not _has_groups_kept(tool):
         return NO_GROUP
     shared, own = ignored.get("*", ()), ignored.get(tool, ())
     fields: list[str] = []
+    # Each argument's token, read here (one call's few arguments each call, no call per token):
+    # a number ``#``, a boolean or null its letter, a list or an object ``*``, a string as its
+    # name reads it (``_reading``): ``u``, ``p`` and its last name, or ``s`` and itself.
     for name, value in arguments.items():
         if type(name) is not str:
             return NO_GROUP
         if name in shared or name in own:
             continue
-        token = _token(name, value)
-        if token is _LOOSE:
-            return loose(tool)
-        fields.append(f"{name}\x01{token}")
+        kind = type(value)
+        if kind is str:
+            assert isinstance(value, str)
+            reading = _read_as.get(name)
+            if reading is None:
+                reading = _reading(name)
+            if reading == _TEXT:
+                token = "s" + value
+            elif reading == _URL:
+                token = "u"
+            else:
+                last = _last_name(value)
+                if last is _LOOSE:
+                    return loose(tool)
+                token = last
+        elif kind is int or kind is float:
+            token = "#"
+        elif kind is bool or value is None:
+            token = _TOKENS[value]
+        else:
+            token = "*"
+        fields.append(name + "\x01" + token)
     fields.sort()
     return digest(tool + "\0" + "\0".join(fields))
 
 
-def _token(name: str, value: object) -> str | None:
-    """One argument's token (None: its call is loose)."""
-    kind = type(value)
-    if kind is str:
-        assert isinstance(value, str)
-        if name in URL_ARGS:
-            return "u"
-        if name in PATH_ARGS or name in WORKDIR_ARGS or name.endswith(PATH_SUFFIX):
-            return _last_name(value)
-        return "s" + value
-    if kind is bool or value is None:
-        return _TOKENS[value]  # type: ignore[index]
-    if kind is int or kind is float:
-        return "#"
-    return "*"
-
-
 def _last_name(path: str) -> str | None:
     """``p`` and the last name of ``path`` as it resolves; None when it may have none of its own."""
+    _, slash, last = path.rpartition("/")
+    if last and last != "." and last != "..":  # the usual path: its last name is its own
+        return _LOOSE if not slash and last.startswith("~") else "p" + last
     names = path.split("/")
     while names and names[-1] in ("", "."):
         names.pop()

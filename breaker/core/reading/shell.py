@@ -104,7 +104,8 @@ def _lex(text: str) -> ShellScript:
                 end = n if end < 0 else end
             if end > i and (end == n or text[end] in _PLAIN_WORD_ENDS):
                 command.words.append(text[i:end])
-                i = end
+                # The blank after it read with it: the next pass starts at the next word.
+                i = end + 1 if end < n and text[end] == " " else end
             else:
                 i = _lex_word(text, i, command, pending_heredocs)
         elif char in _BLANK_CHARS:

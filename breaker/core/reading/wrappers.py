@@ -77,7 +77,7 @@ def strip_prefix(words: list[str], found: Findings) -> tuple[list[str], int]:
             kept.append(word)
             i += 1
             continue
-        if _ASSIGNMENT.match(word):
+        if "=" in word and _ASSIGNMENT.match(word):  # no regex for the usual word, which has none
             found.canonical_text(word)
             removed.append(word)
             i += 1
