@@ -29,11 +29,11 @@ Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` place
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from breaker.core.history.tokens import place_digest, token_of
 from breaker.core.reading import (
     COMMAND_ARGS,
     FETCHERS,
@@ -144,6 +144,7 @@ class _Place:
     edits: list[tuple[str | None, Edit]] = field(default_factory=list)  # (content before, edit)
     held: set[str | None] = field(default_factory=lambda: {None})
     moved: bool = False  # code a line ran: its answer changed between two of its runs (a poll)
+    digest: int = 0  # ``place_digest`` of its identity (0: none), which the state holds until it moves
 
 
 class Workspace:
@@ -218,14 +219,14 @@ class Workspace:
             return
         tokens = effect.tokens
         if effect.run:  # a shell line: every place it wrote holds the line
-            tokens = (_hash(["run", effect.run]),) * len(effect.places)
+            tokens = (token_of("run", effect.run),) * len(effect.places)
         if effect.answered:  # each possible change that landed is a change: its own token
             self._changes += 1
-            tokens = (_hash(["answer", text, self._changes]),)
+            tokens = (token_of("answer", text, self._changes),)
         for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
             place = self._places.pop(name, None) or _Place()
             if name in effect.ran:  # what code it ran wrote is told by its answer
-                token = _hash(["ran", content_of(text, effect.said)])
+                token = token_of("ran", content_of(text, effect.said))
                 place.moved = place.moved or place.content not in (None, token)
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
@@ -234,10 +235,10 @@ class Workspace:
                 else:
                     place.edits.append((place.content, effect.edit))
                     del place.edits[:-MAX_EDITS]
-                    token = _hash(["edit", place.content, effect.edit])
+                    token = token_of("edit", place.content, effect.edit)
             else:
                 if name in effect.appends:
-                    token = _hash(["append", place.content, token])
+                    token = token_of("append", place.content, token)
                 place.edits.clear()
             self._hold(name, place, token)
         while len(self._places) > MAX_PLACES:
@@ -262,20 +263,20 @@ class Workspace:
     def _digest_of(self, name: str, token: Literal["content", "identity"]) -> int:
         """The digest of one place's ``content`` or ``identity`` token (0: unchanged)."""
         place = self._places.get(name)
-        held = None if place is None else place.content if token == "content" else place.identity
-        return 0 if held is None else _digest(name, held)
+        if place is None:
+            return 0
+        if token == "identity":
+            return place.digest
+        return 0 if place.content is None else place_digest(name, place.content)
 
     def _rekey(self, name: str, place: _Place, identity: str | None) -> None:
-        known = not name.startswith(CHANGED)
-        if place.identity is not None:
-            self._xor ^= _digest(name, place.identity)
-            if known:
-                self.known_state ^= _digest(name, place.identity)
-        place.identity = identity
-        if identity is not None:
-            self._xor ^= _digest(name, identity)
-            if known:
-                self.known_state ^= _digest(name, identity)
+        """The place's identity is now ``identity``: the state trades its old digest for the new."""
+        digest = 0 if identity is None else place_digest(name, identity)
+        moved = place.digest ^ digest
+        self._xor ^= moved
+        if not name.startswith(CHANGED):
+            self.known_state ^= moved
+        place.identity, place.digest = identity, digest
 
 
 def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
@@ -296,7 +297,7 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     if path is not None:
         place = "file:" + path
         if content is not None:
-            return Effect((place,), (_hash(["content", content]),))
+            return Effect((place,), (token_of("content", content),))
         return Effect((place,), edit=edit)
     if not may_change(tool):
         return NO_EFFECT
@@ -417,12 +418,3 @@ def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> st
         if isinstance(value, str):
             return value
     return None
-
-
-def _hash(value: object) -> str:
-    return hashlib.blake2b(canonical_json(value).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _digest(place: str, token: str) -> int:
-    pair = f"{place}\0{token}".encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(pair, digest_size=8).digest(), "big")
