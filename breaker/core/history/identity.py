@@ -171,23 +171,32 @@ class Workspace:
         effect = effect_of(call, fingerprints)
         self._last = (call.call_id, effect)
         state = self._xor
+        places = self._places
         for name in effect.places:
-            state ^= self._digest_of(name, "identity")
+            place = places.get(name)
+            if place is not None:
+                state ^= place.digest
+        # What a key keyed by this state carries, spelled once for the call's keys (a sink's aside).
+        mark = f"{WORKSPACE_MARK}{state:016x}"
         keyed: list[Fingerprint] = []
         consumers = None  # read for the first address fetched (most calls fetch none)
         for fp in fingerprints:
-            fp_state = state
-            if fp.kind == "sink":
-                fp_state ^= self._digest_of(_sink_place(fp), "content")
-            fetched = fp.kind in NETWORK_KINDS and not fp.local
-            if fetched and consumers is None:
-                consumers = _consumers(fingerprints)
-            if fetched and consumers:
-                keyed.append(Fingerprint(fp.kind, f"{fp.key} |{consumers}", fp.local))
-            elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
+            kind = fp.kind
+            if kind in NETWORK_KINDS and not fp.local:  # fetched: keyed by what reads it, if any
+                if consumers is None:
+                    consumers = _consumers(fingerprints)
+                keyed.append(Fingerprint(kind, f"{fp.key} |{consumers}", fp.local) if consumers else fp)
+            elif kind == "sink":
+                sink_state = state ^ self._digest_of(_sink_place(fp), "content")
+                keyed.append(
+                    Fingerprint(kind, f"{fp.key}{WORKSPACE_MARK}{sink_state:016x}", fp.local)
+                    if sink_state
+                    else fp
+                )
+            elif state == 0 or kind in UNKEYED_KINDS:  # nothing changed yet: the plain key
                 keyed.append(fp)
             else:
-                keyed.append(Fingerprint(fp.kind, f"{fp.key}{WORKSPACE_MARK}{fp_state:016x}", fp.local))
+                keyed.append(Fingerprint(kind, fp.key + mark, fp.local))
         return tuple(keyed)
 
     @property
@@ -316,13 +325,20 @@ def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Finger
     command = text_argument(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
-    fingerprints = tuple(fingerprints)
-    cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
-    places = [_sink_place(fp) for fp in fingerprints if fp.kind == "sink"]
+    cmd_key = None
+    places: list[str] = []
+    runners = False  # whether any of its programs may run code (most lines run none)
+    for fp in fingerprints:  # one pass over them: a line has several
+        kind = fp.kind
+        if kind == "sink":
+            places.append(_sink_place(fp))
+        elif kind == "cmd":
+            cmd_key = fp.key if cmd_key is None else cmd_key
+        elif kind == "verb" and not runners:
+            runners = may_run(fp.key[5:])
+    cmd_key = command if cmd_key is None else cmd_key
     script = lex_shell(command)
-    mutates, ran = _writes(
-        script, runners=any(fp.kind == "verb" and may_run(fp.key[5:]) for fp in fingerprints)
-    )
+    mutates, ran = _writes(script, runners=runners)
     if mutates:
         places.append("run:" + cmd_key)
     if ran:
@@ -359,19 +375,15 @@ def _writes(script: ShellScript, depth: int = 2, *, runners: bool = True) -> tup
     for part in script.parts:
         if isinstance(part, str) or not part.words:
             continue
-        verb, *rest = part.words
-        verb = verb.rsplit("/", 1)[-1]
+        words = part.words
+        verb = words[0].rsplit("/", 1)[-1]
         subcommands = MUTATING_COMMANDS.get(verb)
-        if (subcommands is not None and (not subcommands or (rest and rest[0] in subcommands))) or (
-            verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest)
-        ):
+        if (
+            subcommands is not None and (not subcommands or (len(words) > 1 and words[1] in subcommands))
+        ) or (verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in words[1:])):
             mutates = True
-        elif (
-            runners
-            and not ran
-            and any(may_run(word.rsplit("/", 1)[-1]) for word in part.words[:_PREFIX_WORDS])
-        ):
-            words = part.words[strip_prefix(part.words, Findings({}))[1] :]
+        elif runners and not ran and any(may_run(word.rsplit("/", 1)[-1]) for word in words[:_PREFIX_WORDS]):
+            words = words[strip_prefix(words, Findings({}))[1] :]
             text = shell_text(words) if depth else None
             if text is None:
                 ran = runs_code(words)
@@ -405,10 +417,6 @@ def _consumers(fingerprints: Iterable[Fingerprint]) -> str:
     wrapper or its flags keeps the same target key."""
     verbs = sorted({fp.key[5:] for fp in fingerprints if fp.kind == "verb"} - FETCHER_NAMES)
     return " ".join(verbs)
-
-
-def _keyed(fp: Fingerprint) -> bool:
-    return fp.kind not in UNKEYED_KINDS and (fp.kind not in NETWORK_KINDS or fp.local)
 
 
 def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
