@@ -177,7 +177,7 @@ class Workspace:
             if place is not None:
                 state ^= place.digest
         # What a key keyed by this state carries, spelled once for the call's keys (a sink's aside).
-        mark = f"{WORKSPACE_MARK}{state:016x}"
+        mark = f"{WORKSPACE_MARK}{state:016x}" if state else ""
         keyed: list[Fingerprint] = []
         consumers = None  # read for the first address fetched (most calls fetch none)
         for fp in fingerprints:

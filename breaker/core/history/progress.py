@@ -230,8 +230,9 @@ class Evidence:
             since = self.since()
             self.returns = {serial: result for serial, result in returns.items() if serial > since}
         recent = self.recent
-        for at, (keys, _, ran_id, turn) in enumerate(recent):
-            if ran_id == call_id:
+        for at in range(len(recent)):
+            if recent[at][2] == call_id:
+                keys, _, ran_id, turn = recent[at]
                 recent[at] = (keys, result, ran_id, turn)
         failing: frozenset[str] = frozenset()
         if asked is not None and (failure is not None or self.failed_any):
