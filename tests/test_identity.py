@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from breaker.core.config import ConfigError, load_config
 from breaker.core.decision import Breaker
 from breaker.core.history.identity import Workspace, effect_of, reverse
+from breaker.core.history.tokens import token_of
 from breaker.core.judging.verdicts import Allow, Deny
-from breaker.core.reading import succeeded
+from breaker.core.reading import canonical_json, succeeded
 from breaker.core.reading.fingerprints import ToolCall, fingerprint_call
 
 STATE_AWARE = load_config({"identity": "state-aware"})
@@ -121,3 +124,21 @@ def test_effects_and_results() -> None:
     assert succeeded("(no output)") and succeeded("ok\n[exit code: 0]")
     assert not succeeded("boom\n[exit code: 2]") and not succeeded("x\n[killed by signal: SIGKILL]")
     assert not succeeded("Error: old_string not found in a")
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("run", 'pytest -q "a\\b"\n'),
+        ("answer", "é\x00\u2028\ud800 ok", 12),
+        ("edit", None, (("old", "new"), ("x" * 70_000, "\x1f"))),
+        ("edit", "0" * 32, ()),
+        ("append", None, "tick\n"),
+        ("content", "y" * 70_000),
+    ],
+)
+def test_a_token_is_the_digest_of_its_parts_as_canonical_json_writes_them(parts: tuple[object, ...]) -> None:
+    """Tokens are written without ``canonical_json`` (its total encoder walks tuples one item at a
+    time), yet each is the one it always was: a long text condensed, an edit's tuples as lists."""
+    written = canonical_json(list(parts)).encode("utf-8", "surrogatepass")
+    assert token_of(*parts) == hashlib.blake2b(written, digest_size=16).hexdigest()  # type: ignore[arg-type]

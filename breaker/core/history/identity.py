@@ -29,11 +29,11 @@ Pure and bounded: a call and a result in, keys out; at most ``MAX_PLACES`` place
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from breaker.core.history.tokens import place_digest, token_of
 from breaker.core.reading import (
     COMMAND_ARGS,
     FETCHERS,
@@ -144,6 +144,7 @@ class _Place:
     edits: list[tuple[str | None, Edit]] = field(default_factory=list)  # (content before, edit)
     held: set[str | None] = field(default_factory=lambda: {None})
     moved: bool = False  # code a line ran: its answer changed between two of its runs (a poll)
+    digest: int = 0  # ``place_digest`` of its identity (0: none), which the state holds until it moves
 
 
 class Workspace:
@@ -170,23 +171,32 @@ class Workspace:
         effect = effect_of(call, fingerprints)
         self._last = (call.call_id, effect)
         state = self._xor
+        places = self._places
         for name in effect.places:
-            state ^= self._digest_of(name, "identity")
+            place = places.get(name)
+            if place is not None:
+                state ^= place.digest
+        # What a key keyed by this state carries, spelled once for the call's keys (a sink's aside).
+        mark = f"{WORKSPACE_MARK}{state:016x}" if state else ""
         keyed: list[Fingerprint] = []
         consumers = None  # read for the first address fetched (most calls fetch none)
         for fp in fingerprints:
-            fp_state = state
-            if fp.kind == "sink":
-                fp_state ^= self._digest_of(_sink_place(fp), "content")
-            fetched = fp.kind in NETWORK_KINDS and not fp.local
-            if fetched and consumers is None:
-                consumers = _consumers(fingerprints)
-            if fetched and consumers:
-                keyed.append(Fingerprint(fp.kind, f"{fp.key} |{consumers}", fp.local))
-            elif fp_state == 0 or not _keyed(fp):  # nothing changed yet: the plain key
+            kind = fp.kind
+            if kind in NETWORK_KINDS and not fp.local:  # fetched: keyed by what reads it, if any
+                if consumers is None:
+                    consumers = _consumers(fingerprints)
+                keyed.append(Fingerprint(kind, f"{fp.key} |{consumers}", fp.local) if consumers else fp)
+            elif kind == "sink":
+                sink_state = state ^ self._digest_of(_sink_place(fp), "content")
+                keyed.append(
+                    Fingerprint(kind, f"{fp.key}{WORKSPACE_MARK}{sink_state:016x}", fp.local)
+                    if sink_state
+                    else fp
+                )
+            elif state == 0 or kind in UNKEYED_KINDS:  # nothing changed yet: the plain key
                 keyed.append(fp)
             else:
-                keyed.append(Fingerprint(fp.kind, f"{fp.key}{WORKSPACE_MARK}{fp_state:016x}", fp.local))
+                keyed.append(Fingerprint(kind, fp.key + mark, fp.local))
         return tuple(keyed)
 
     @property
@@ -218,14 +228,14 @@ class Workspace:
             return
         tokens = effect.tokens
         if effect.run:  # a shell line: every place it wrote holds the line
-            tokens = (_hash(["run", effect.run]),) * len(effect.places)
+            tokens = (token_of("run", effect.run),) * len(effect.places)
         if effect.answered:  # each possible change that landed is a change: its own token
             self._changes += 1
-            tokens = (_hash(["answer", text, self._changes]),)
+            tokens = (token_of("answer", text, self._changes),)
         for name, token in zip(effect.places, tokens or (None,) * len(effect.places), strict=True):
             place = self._places.pop(name, None) or _Place()
             if name in effect.ran:  # what code it ran wrote is told by its answer
-                token = _hash(["ran", content_of(text, effect.said)])
+                token = token_of("ran", content_of(text, effect.said))
                 place.moved = place.moved or place.content not in (None, token)
             self._places[name] = place  # now the most recently changed
             if token is None:  # an edit: undo the previous one, or push it
@@ -234,10 +244,10 @@ class Workspace:
                 else:
                     place.edits.append((place.content, effect.edit))
                     del place.edits[:-MAX_EDITS]
-                    token = _hash(["edit", place.content, effect.edit])
+                    token = token_of("edit", place.content, effect.edit)
             else:
                 if name in effect.appends:
-                    token = _hash(["append", place.content, token])
+                    token = token_of("append", place.content, token)
                 place.edits.clear()
             self._hold(name, place, token)
         while len(self._places) > MAX_PLACES:
@@ -262,20 +272,20 @@ class Workspace:
     def _digest_of(self, name: str, token: Literal["content", "identity"]) -> int:
         """The digest of one place's ``content`` or ``identity`` token (0: unchanged)."""
         place = self._places.get(name)
-        held = None if place is None else place.content if token == "content" else place.identity
-        return 0 if held is None else _digest(name, held)
+        if place is None:
+            return 0
+        if token == "identity":
+            return place.digest
+        return 0 if place.content is None else place_digest(name, place.content)
 
     def _rekey(self, name: str, place: _Place, identity: str | None) -> None:
-        known = not name.startswith(CHANGED)
-        if place.identity is not None:
-            self._xor ^= _digest(name, place.identity)
-            if known:
-                self.known_state ^= _digest(name, place.identity)
-        place.identity = identity
-        if identity is not None:
-            self._xor ^= _digest(name, identity)
-            if known:
-                self.known_state ^= _digest(name, identity)
+        """The place's identity is now ``identity``: the state trades its old digest for the new."""
+        digest = 0 if identity is None else place_digest(name, identity)
+        moved = place.digest ^ digest
+        self._xor ^= moved
+        if not name.startswith(CHANGED):
+            self.known_state ^= moved
+        place.identity, place.digest = identity, digest
 
 
 def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
@@ -296,7 +306,7 @@ def effect_of(call: ToolCall, fingerprints: Iterable[Fingerprint]) -> Effect:
     if path is not None:
         place = "file:" + path
         if content is not None:
-            return Effect((place,), (_hash(["content", content]),))
+            return Effect((place,), (token_of("content", content),))
         return Effect((place,), edit=edit)
     if not may_change(tool):
         return NO_EFFECT
@@ -315,13 +325,20 @@ def _shell_effect(arguments: dict[object, object], fingerprints: Iterable[Finger
     command = text_argument(arguments, COMMAND_ARGS)
     if command is None:
         return NO_EFFECT
-    fingerprints = tuple(fingerprints)
-    cmd_key = next((fp.key for fp in fingerprints if fp.kind == "cmd"), command)
-    places = [_sink_place(fp) for fp in fingerprints if fp.kind == "sink"]
+    cmd_key = None
+    places: list[str] = []
+    runners = False  # whether any of its programs may run code (most lines run none)
+    for fp in fingerprints:  # one pass over them: a line has several
+        kind = fp.kind
+        if kind == "sink":
+            places.append(_sink_place(fp))
+        elif kind == "cmd":
+            cmd_key = fp.key if cmd_key is None else cmd_key
+        elif kind == "verb" and not runners:
+            runners = may_run(fp.key[5:])
+    cmd_key = command if cmd_key is None else cmd_key
     script = lex_shell(command)
-    mutates, ran = _writes(
-        script, runners=any(fp.kind == "verb" and may_run(fp.key[5:]) for fp in fingerprints)
-    )
+    mutates, ran = _writes(script, runners=runners)
     if mutates:
         places.append("run:" + cmd_key)
     if ran:
@@ -358,19 +375,15 @@ def _writes(script: ShellScript, depth: int = 2, *, runners: bool = True) -> tup
     for part in script.parts:
         if isinstance(part, str) or not part.words:
             continue
-        verb, *rest = part.words
-        verb = verb.rsplit("/", 1)[-1]
+        words = part.words
+        verb = words[0].rsplit("/", 1)[-1]
         subcommands = MUTATING_COMMANDS.get(verb)
-        if (subcommands is not None and (not subcommands or (rest and rest[0] in subcommands))) or (
-            verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in rest)
-        ):
+        if (
+            subcommands is not None and (not subcommands or (len(words) > 1 and words[1] in subcommands))
+        ) or (verb in IN_PLACE_COMMANDS and any(word.startswith("-i") for word in words[1:])):
             mutates = True
-        elif (
-            runners
-            and not ran
-            and any(may_run(word.rsplit("/", 1)[-1]) for word in part.words[:_PREFIX_WORDS])
-        ):
-            words = part.words[strip_prefix(part.words, Findings({}))[1] :]
+        elif runners and not ran and any(may_run(word.rsplit("/", 1)[-1]) for word in words[:_PREFIX_WORDS]):
+            words = words[strip_prefix(words, Findings({}))[1] :]
             text = shell_text(words) if depth else None
             if text is None:
                 ran = runs_code(words)
@@ -406,10 +419,6 @@ def _consumers(fingerprints: Iterable[Fingerprint]) -> str:
     return " ".join(verbs)
 
 
-def _keyed(fp: Fingerprint) -> bool:
-    return fp.kind not in UNKEYED_KINDS and (fp.kind not in NETWORK_KINDS or fp.local)
-
-
 def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> str | None:
     """The first of ``names`` whose value is a string, else None."""
     for name in names:
@@ -417,12 +426,3 @@ def text_argument(arguments: dict[object, object], names: tuple[str, ...]) -> st
         if isinstance(value, str):
             return value
     return None
-
-
-def _hash(value: object) -> str:
-    return hashlib.blake2b(canonical_json(value).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _digest(place: str, token: str) -> int:
-    pair = f"{place}\0{token}".encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(pair, digest_size=8).digest(), "big")

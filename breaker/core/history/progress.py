@@ -216,25 +216,27 @@ class Evidence:
         self.answered = None
         if ran is None:
             return None
-        judged = judge(ran.tool, facts, text)
+        tool, asked = ran.tool, ran.asked
+        judged = judge(tool, facts, text)
         failure = judged.reason if isinstance(judged, Failure) else None
         # A call that may change what later calls read and reports what it did (``changes``):
         # made again with the same report, it changed nothing, like a settled answer.
-        changes = failure is None and may_change(ran.tool) and reports_state(text)
+        changes = failure is None and may_change(tool) and reports_state(text)
         silent = says_nothing(text)  # read once, for both of its readers
-        sooner = stops_sooner(failure, ran.tool, text, ran.settled or changes, silent)
-        result = self.returns[ran.serial] = result_digest(ran.tool, text)
-        if len(self.returns) > 2 * self.window:  # only a record of a call since ``since`` counts
+        sooner = stops_sooner(failure, tool, text, ran.settled or changes, silent)
+        returns = self.returns
+        result = returns[ran.serial] = result_digest(tool, text)
+        if len(returns) > 2 * self.window:  # only a record of a call since ``since`` counts
             since = self.since()
-            self.returns = {serial: result for serial, result in self.returns.items() if serial > since}
+            self.returns = {serial: result for serial, result in returns.items() if serial > since}
         recent = self.recent
         for at in range(len(recent)):
             if recent[at][2] == call_id:
                 keys, _, ran_id, turn = recent[at]
                 recent[at] = (keys, result, ran_id, turn)
         failing: frozenset[str] = frozenset()
-        if ran.asked is not None and (failure is not None or self.failed_any):
-            failing = ran.asked.failed  # read only when it failed or something had failed
+        if asked is not None and (failure is not None or self.failed_any):
+            failing = asked.failed  # read only when it failed or something had failed
             self.failed_any = self.failed_any or (failure is not None and bool(failing))
         if changes and self.changes.landed(ran.keys, result):  # a new change: what it may undo starts over
             for key in [
@@ -243,8 +245,8 @@ class Evidence:
                 del self.repeats[key]
             self.failed_any = False
             self.variants.ended()
-        data = answers_data(ran.tool, failure, text)
-        answer = self.answered = Answer(ran.tool, text, ran.asked.call if ran.asked else None)
+        data = answers_data(tool, failure, text)
+        answer = self.answered = Answer(tool, text, asked.call if asked else None)
         for key in ran.keys | failing if failing else ran.keys:
             previous = self.repeats.pop(key, None)
             if key in failing and failure is None:
@@ -260,7 +262,6 @@ class Evidence:
         if silent:  # an answer with no output says nothing about a rewording
             self.target_of, self.target_result, self.target_run = None, b"", 0
         else:
-            asked = ran.asked
             # Its target is read only after the same result as the last one's (else a new run starts).
             same = result == self.target_result and asked is not None and bool(asked.target)
             if same and asked is not None and asked.target == self.target():
@@ -269,10 +270,10 @@ class Evidence:
             else:
                 self.target_of, self.target_result, self.target_run = asked, result, 1
         self.target_quote, self.target_round = call_id, ran.round
-        if failure is None or not may_change(ran.tool):  # a tool it reads: calls of their own
-            self.variants.ended(ran.tool)
+        if failure is None or not may_change(tool):  # a tool it reads: calls of their own
+            self.variants.ended(tool)
         else:
-            self.variants.failed(ran.tool, answer.content(), call_id, ran.round)
+            self.variants.failed(tool, answer.content(), call_id, ran.round)
         if call_id == self.last_id:  # only the latest call's result can continue its tool's run
             self.last_id = ""
             if not self.tool_run or result != self.tool_result:
@@ -412,7 +413,8 @@ class Evidence:
         self.target_of, self.target_result, self.target_run, self.target_quote = None, b"", 0, ""
         self.tool_result, self.tool_run, self.tool_quote = b"", 0, ""
         self.failed_any = False
-        self.changes = Changes()
+        if self.changes.context:  # a change landed since the last restart (else it is as made)
+            self.changes = Changes()
         self.variants.ended()
 
 

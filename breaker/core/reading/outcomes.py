@@ -238,6 +238,8 @@ _COMMAND_NOT_FOUND = re.compile(
     r"|\d+: [^\n:]{1,256}: not found|command not found: [^\n]{1,256})$",
     re.MULTILINE,
 )
+#: A literal part of every match of ``_COMMAND_NOT_FOUND``.
+_NOT_FOUND = "not found"
 #: A result that is only dsh's line saying a command did not exit 0 (it printed nothing at all).
 _ENDED_ALONE = re.compile(r"\s*\[(?:exit code: [1-9]\d*|killed by signal: [^\]\n]+)\]\s*")
 
@@ -246,4 +248,6 @@ def succeeded(text: str) -> bool:
     """Whether a result shows the call did its work (dsh's error and shell failure markers)."""
     if failure_shape(text) is not None or _ENDED_ALONE.fullmatch(text) is not None:
         return False
-    return _COMMAND_NOT_FOUND.search(text) is None
+    # Searched for only in a text that holds its literal part (as ``_from_shell_text`` does): every
+    # result of a change is read here, and a multiline search costs a pass per line of the output.
+    return _NOT_FOUND not in text or _COMMAND_NOT_FOUND.search(text) is None
