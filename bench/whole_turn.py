@@ -21,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "compat"))
 
+from dsh_run import Target, attempts_of, find_session, read_events, run_dsh  # noqa: E402
 from mock_model import MockModel, Script  # noqa: E402
-from run import Target, attempts_of, bash, find_session, read_events, run_dsh  # noqa: E402
+from scenarios import bash  # noqa: E402
 
 BUNDLE = "dsh-repeat-tool-breaker"
 
