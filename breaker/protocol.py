@@ -84,16 +84,20 @@ Requests (shim → worker)
     waits for a newer answer), when: its digest is among ``digests`` or is that of a result sent
     before it since the request (the digest: SHA-256 of the tool's name, a NUL byte and the result's
     ``text`` as sent, in UTF-8; its first 6 bytes as a big-endian integer); its ``text`` holds one
-    of ``breaks.marks`` anywhere or starts with one of ``breaks.prefixes``; or its ``outcome`` holds
+    of ``breaks.marks`` anywhere, starts with one of ``breaks.prefixes``, or holds the string of a
+    ``breaks.heads`` entry ``[string, units, marks]`` within its first ``units`` UTF-16 code units
+    and one of that entry's ``marks`` anywhere; or its ``outcome`` holds
     a field of ``breaks.facts`` with a value not listed for it (a value of another type is not
     listed: ``false`` is not ``0``; an absent field breaks nothing). ``breaks`` comes once, in the
     configure reply. ``breaker.core.reading.news.breaks`` states it in Python;
     node-shim/call/ahead.js (``NewsCheck``) evaluates it, and node-shim/test/conditions.test.js pins
     the two on the same cases. The condition names no rule: why a promise under it holds is the
     worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py). It
-    may also hold ``groups: [int]`` and ``room: int``: while the condition holds, a call beyond
-    those passes passes too when neither its group nor its tool's loose group is in ``groups`` and
-    fewer than ``room`` of the agent's calls committed since the request are of either. What a group
+    may also hold ``groups: [int]``, ``counts: [int]`` (how many of the window's calls are of each
+    of ``groups``) and ``room: int``: while the condition holds, a call beyond those passes passes
+    too when fewer than ``room`` of the window's calls (the counts of its group and its tool's loose
+    group, 0 for one not in ``groups``) and of the agent's calls committed since the request,
+    taken together, are of its group or its tool's loose group. What a group
     is (``breaker.core.reading.groups``; ``grouping``, in the configure reply, holds the names it
     reads) and why such a call passes (tests/test_groups.py) are the worker's;
     node-shim/call/groups.js computes a call's group, and node-shim/test/groups.test.js pins it

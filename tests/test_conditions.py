@@ -6,6 +6,7 @@ as no result since the answer broke the condition; and what a result must be to 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,10 @@ _RESULTS: list[tuple[str, dict[str, Any] | None]] = [
     ("page {n}", {"statusCode": 404}),
     ("page {n}", {"statusCode": 200}),
     ("timed out {n}", {"timedOut": True}),
+    ('{{"id": {n}, "status": "open"}}', {"isError": False}),
+    ('{{"error": "no such order {n}"}}', {"isError": False}),
+    ('  {{"e\\u0072ror": "locked {n}"}}', None),
+    ('{{"error": null, "id": {n}}}', None),
 ]
 _STEPS = st.lists(
     st.one_of(
@@ -133,9 +138,28 @@ def test_no_call_within_a_conditional_promise_is_stopped_while_the_results_are_n
         promises = [promise for promise in promises if promise.holds and promise.left > 0]
 
 
+#: JSON objects as a function-calling tool returns them: keys that are or spell ``error`` (through an
+#: escape) or are not it, values that say nothing, and some space before the object.
+_JSON_KEYS = st.sampled_from(["error", "Error", "errors", "id", "err\\u006fr", "\\u0065rror", "e\\rr"])
+_JSON_VALUES: st.SearchStrategy[Any] = (
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.just({}) | st.just([])
+)
+
+
+def _json_object(space: str, pairs: list[tuple[str, Any]]) -> str:
+    return space + "{" + ", ".join(f'"{key}": {json.dumps(value)}' for key, value in pairs) + "}"
+
+
+_JSON_TEXTS = st.builds(
+    _json_object,
+    st.sampled_from(["", " ", "\n  "]),
+    st.lists(st.tuples(_JSON_KEYS, _JSON_VALUES), max_size=3),
+)
+
+
 @given(
-    tool=st.sampled_from(["bash", "read", "edit", "web_fetch", "grep"]),
-    text=st.text(max_size=80) | st.sampled_from([f"x {mark} y" for mark in FAILURE_MARKS]),
+    tool=st.sampled_from(["bash", "read", "edit", "web_fetch", "grep", "mcp__shop__get_order"]),
+    text=st.text(max_size=80) | st.sampled_from([f"x {mark} y" for mark in FAILURE_MARKS]) | _JSON_TEXTS,
     facts=st.dictionaries(
         st.sampled_from(["isError", "exitCode", "signal", "timedOut", "statusCode", "status", "kind"]),
         st.none() | st.booleans() | st.integers(-2, 600) | st.sampled_from(["", "SIGTERM", "0"]),
@@ -159,6 +183,18 @@ def test_two_results_compared_alike_have_one_digest_unless_a_condition_breaks_on
     for one in (text, f"Fetched {other} (HTTP 200){text}"):
         if not one.startswith(BREAKS.prefixes):
             assert digest(tool, one).to_bytes(6, "big") == result_digest(tool, one)[:6]
+
+
+def test_a_json_object_breaks_the_condition_only_with_the_name_of_an_error_key_or_an_escape() -> None:
+    """A function-calling tool's JSON answer is news unless it may hold an ``error`` key."""
+    assert not breaks("mcp__shop__get_order", '{"id": 7, "status": "open"}', None, frozenset())
+    assert not breaks("mcp__shop__get_order", '{"faults_seen": 0}', None, frozenset())
+    assert breaks("mcp__shop__get_order", '{"error": "no such order"}', None, frozenset())
+    assert breaks("mcp__shop__get_order", '{"e\\u0072ror": "locked"}', None, frozenset())
+    assert breaks("mcp__shop__get_order", '{"id": 7, "note": "no error"}', None, frozenset())  # anywhere
+    assert not breaks("read", "an error, not a JSON object", None, frozenset())
+    escaped = judge("mcp__shop__get_order", {"isError": False}, '{"e\\u0072ror": "locked"}')
+    assert isinstance(escaped, Failure)
 
 
 def test_a_value_of_another_type_breaks_the_condition() -> None:

@@ -184,10 +184,10 @@ _GROUP_CONFIGS = [
 
 @dataclass
 class _GroupPromise:
-    """A promise by group as the shim holds it: the window's groups, the room, the groups of the
-    calls sent since, and whether every result since was news."""
+    """A promise by group as the shim holds it: how many of the window's calls are of each group,
+    the room, the groups of the calls sent since, and whether every result since was news."""
 
-    groups: set[int]
+    counts: dict[int, int]
     room: int
     forbidden: set[int]
     since: list[int] = field(default_factory=list)
@@ -195,9 +195,10 @@ class _GroupPromise:
 
     def lets_through(self, tool: str, group: int) -> bool:
         own = loose(tool)
-        if not self.holds or group in (NO_GROUP, own) or group in self.groups or own in self.groups:
+        if not self.holds or group in (NO_GROUP, own):
             return False
-        return sum(1 for sent in self.since if sent in (group, own)) < self.room
+        window = self.counts.get(group, 0) + self.counts.get(own, 0)
+        return window + sum(1 for sent in self.since if sent in (group, own)) < self.room
 
 
 @settings(max_examples=500, deadline=None)
@@ -239,12 +240,15 @@ def test_no_call_let_through_by_its_group_is_stopped_while_the_results_are_news(
         more = breaker.conditional(1, breaker.passes(1))
         if more is not None and more.groups is not None:
             assert len(more.groups) <= GROUPS_NAMED
-            promises.append(_GroupPromise(set(more.groups), more.room, set(more.digests)))
+            assert len(more.counts) == len(more.groups)
+            counts = dict(zip(more.groups, more.counts, strict=True))
+            promises.append(_GroupPromise(counts, more.room, set(more.digests)))
         promises = [promise for promise in promises if promise.holds]
 
 
 def test_distinct_reads_are_promised_by_group_and_a_repeat_is_named() -> None:
-    """Under the defaults, the window's reads are named and a new one has the caps' room."""
+    """Under the defaults, the window's reads are named, each with how many of the window's calls
+    are of its group, and a new one has the caps' room."""
     breaker = Breaker(load_config({}))
     for index in range(3):
         call = ToolCall("read", {"path": f"/w/{index}.js"}, f"c{index}")
@@ -253,5 +257,33 @@ def test_distinct_reads_are_promised_by_group_and_a_repeat_is_named() -> None:
     more = breaker.conditional(1, breaker.passes(1))
     assert more is not None and more.groups is not None and more.room == 4
     named = {call_group("read", {"path": f"/w/{index}.js"}, {}) for index in range(3)}
-    assert set(more.groups) == named
+    assert set(more.groups) == named and more.counts == (1, 1, 1)
     assert call_group("read", {"path": "/w/3.js"}, {}) not in more.groups
+
+
+def test_a_group_in_the_window_has_the_room_its_calls_there_leave() -> None:
+    """A read of a file read twice in the window is let through by its group while fewer than the
+    room of 4 are of its group in the window and since, and stops being so at 4."""
+    breaker = Breaker(load_config({}))
+    same = {"path": "/w/a.js"}
+    group = call_group("read", same, {})
+
+    def read(index: int, arguments: dict[str, Any]) -> Any:
+        call = ToolCall("read", arguments, f"c{index}")
+        assert isinstance(breaker.decide(1, call), Allow)
+        breaker.record_result(1, call.call_id, f"line {index}", {"isError": False})
+        more = breaker.conditional(1, breaker.passes(1))
+        assert more is not None and more.groups is not None
+        return _GroupPromise(dict(zip(more.groups, more.counts, strict=True)), more.room, set(more.digests))
+
+    read(0, same)
+    read(1, {"path": "/w/b.js"})
+    promise = read(2, same)
+    assert promise.counts[group] == 2 and promise.lets_through("read", group)
+    promise.since.append(group)
+    assert promise.lets_through("read", group)
+    promise.since.append(group)
+    assert not promise.lets_through("read", group)  # 2 in the window and 2 since: it would be the 5th
+    assert read(3, same).lets_through("read", group)
+    promise = read(4, same)
+    assert promise.counts[group] == 4 and not promise.lets_through("read", group)

@@ -52,10 +52,11 @@
 // after later results were sent is checked against them at once; a result that breaks it ends
 // the promise, and the next call beyond the plain passes waits for the worker as before.
 //
-// Such a promise may also name the groups of the agent's window (`groups`, `room`: groups.js): a
-// call beyond it passes while the condition holds if neither its group nor its tool's loose group
-// is named and fewer than `room` of the calls committed since the answered request are of either
-// (groups.js `CallsSince` keeps and counts them). The result of a call whose group would pass so
+// Such a promise may also name the groups of the agent's window, each with how many of the
+// window's calls are of it (`groups`, `counts`, `room`: groups.js): a call beyond it passes while
+// the condition holds if fewer than `room` of the window's calls and of the calls committed since
+// the answered request, taken together, are of its group or its tool's loose group (groups.js
+// `CallsSince` keeps and counts those since). The result of a call whose group would pass so
 // waits too (`fitsGroup`), and whether it asks for its reply is decided as it goes out
 // (`asksLate`): only the latest result of the agent asks, and only while no answer is on its
 // way, so a run of such calls back to back asks once a write rather than once a call.
@@ -71,11 +72,12 @@ export const QUIET_WHILE_LEFT = 2;
 /**
  * What in a result breaks a conditional pass (the configure reply's `breaks`; its meaning is
  * breaker/core/reading/news.py `breaks`, pinned by test/conditions.test.js): a mark anywhere in
- * the text, a prefix at its start, a head within its first so many UTF-16 units, a fact with a
- * value not listed; or its digest among those the answer names or of a result before it since.
+ * the text, a prefix at its start, a head within its first so many UTF-16 units with one of its
+ * own marks anywhere, a fact with a value not listed; or its digest among those the answer names
+ * or of a result before it since.
  */
 export class NewsCheck {
-  /** @param {{marks: string[], prefixes: string[], heads: [string, number][], facts: Record<string, unknown[]>}} breaks */
+  /** @param {{marks: string[], prefixes: string[], heads: [string, number, string[]][], facts: Record<string, unknown[]>}} breaks */
   constructor({ marks, prefixes, heads, facts }) {
     this.marks = marks;
     this.prefixes = prefixes;
@@ -93,7 +95,7 @@ export class NewsCheck {
     for (let index = 0; index < heads.length; index++) {
       const head = heads[index][0]; // no destructuring: an array's iterator is an object
       const at = text.indexOf(head); // the first is within the units if any is
-      if (at !== -1 && at + head.length <= heads[index][1]) return true;
+      if (at !== -1 && at + head.length <= heads[index][1] && holdsAny(text, heads[index][2])) return true;
     }
     if (outcome === null || typeof outcome !== 'object') return false;
     for (let index = 0; index < facts.length; index++) {
@@ -108,6 +110,13 @@ export class NewsCheck {
   digest(tool, text) {
     return digestHead(`${tool}\0${text}`);
   }
+}
+
+/** Whether `text` holds one of `marks` (none listed: no). */
+function holdsAny(text, marks) {
+  if (!Array.isArray(marks)) return false;
+  for (let index = 0; index < marks.length; index++) if (text.includes(marks[index])) return true;
+  return false;
 }
 
 /** A promise and what settles it (the wait of a pre-execute for its agent's next reply). */
@@ -213,10 +222,12 @@ export class AheadVerdicts {
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
     if (since < 0 || since > agent.checked.length) return null;
-    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, room: 0 }; // a few: a list is cheaper
-    if (this.groups !== null && Array.isArray(conditional.groups) && Number.isSafeInteger(conditional.room)) {
-      promise.named = conditional.groups; // the answer's own list: a window's few, never changed
-      promise.room = conditional.room;
+    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, counts: null, room: 0 }; // a few: a list is cheaper
+    const { groups, counts, room } = conditional;
+    if (this.groups !== null && Array.isArray(groups) && Array.isArray(counts) && counts.length === groups.length && counts.every(Number.isSafeInteger) && Number.isSafeInteger(room)) {
+      promise.named = groups; // the answer's own lists: a window's few, never changed
+      promise.counts = counts;
+      promise.room = room;
     }
     for (const check of agent.checked.slice(agent.checked.length - since)) {
       if (!this.keeps(promise, check)) return null;
@@ -284,15 +295,20 @@ export class AheadVerdicts {
     return this.byGroup(agent, promise, exec);
   }
 
-  // Whether `exec` passes by its group on `promise` (see the top): its group and its tool's not
-  // named, and fewer than the room of either among the calls committed since the promise's mark.
+  // Whether `exec` passes by its group on `promise` (see the top): fewer than the room of the
+  // window's calls (the counts of the groups named) and of those committed since the promise's
+  // mark are of its group or its tool's loose group.
   byGroup(agent, promise, exec) {
     const groups = /** @type {CallGroups} */ (this.groups);
     const group = groups.ofCall(exec);
     if (group === 0) return false;
     const loose = groups.loose(String(exec.name));
-    if (group === loose || promise.named.includes(group) || promise.named.includes(loose)) return false;
-    return agent.since.alike(groups, promise.mark, group, loose) < promise.room;
+    if (group === loose) return false;
+    const { named, counts } = promise;
+    const own = named.indexOf(group);
+    const tools = named.indexOf(loose);
+    const window = (own === -1 ? 0 : counts[own]) + (tools === -1 ? 0 : counts[tools]);
+    return window < promise.room && window + agent.since.alike(groups, promise.mark, group, loose) < promise.room;
   }
 
   /**

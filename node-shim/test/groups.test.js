@@ -92,11 +92,13 @@ print(json.dumps([call_group(tool, arguments, {"*": ["description"]}) for tool, 
   assert.ok(grouped > 500, `${grouped} calls with a group of their own`);
 });
 
-/** An agent under a promise by group from worker 7: `named` groups of the window, `room`. */
-function promised(named, room, passes = 0) {
+/** An agent under a promise by group from worker 7: `window`, the groups of the window's calls
+ * as [group, how many of its calls], and `room`. */
+function promised(window, room, passes = 0) {
   const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
   const agent = AheadVerdicts.agent(1);
-  ahead.granted(agent, 0, passes, 7, { passes, digests: [], groups: named, room });
+  const [groups, counts] = [window.map(([group]) => group), window.map(([, count]) => count)];
+  ahead.granted(agent, 0, passes, 7, { passes, digests: [], groups, counts, room });
   return { ahead, agent };
 }
 
@@ -110,8 +112,8 @@ function passed(ahead, agent, exec) {
 }
 
 test('a call of a group the window does not hold passes, fewer than the room of its group since', () => {
-  const { ahead, agent } = promised([groups.of('read', { path: '/w/a.py' })], 2);
-  assert.ok(!passed(ahead, agent, read('/w/src/../a.py')), 'its group is the window\'s: it waits for the worker');
+  const { ahead, agent } = promised([[groups.of('read', { path: '/w/a.py' }), 2]], 2);
+  assert.ok(!passed(ahead, agent, read('/w/src/../a.py')), 'two of its group in the window, a room of 2: it waits for the worker');
   assert.ok(passed(ahead, agent, read('/w/b.py')));
   assert.ok(passed(ahead, agent, read('b.py/')), 'one of its group since: fewer than the room of 2');
   assert.ok(!passed(ahead, agent, read('./b.py')), 'two of its group since: it waits');
@@ -130,10 +132,35 @@ test('a loose call never passes by its group, and one sent counts as every group
   assert.ok(passed(ahead, agent, { name: 'edit', arguments: { path: '/w/b.py' } }), 'another tool\'s calls are not counted');
 });
 
-test('a window whose loose group is named lets no call of that tool through by group', () => {
-  const { ahead, agent } = promised([groups.loose('read')], 4);
-  assert.ok(!passed(ahead, agent, read('/w/new.py')));
+test('a group the window holds passes while its calls there and since are fewer than the room', () => {
+  const { ahead, agent } = promised([[groups.of('read', { path: '/w/a.py' }), 2], [groups.of('read', { path: '/w/b.py' }), 1]], 4);
+  assert.ok(passed(ahead, agent, read('/w/a.py')), 'two in the window: fewer than a room of 4');
+  assert.ok(passed(ahead, agent, read('./a.py')), 'two in the window and one since: three');
+  assert.ok(!passed(ahead, agent, read('a.py')), 'two in the window and two since: it waits');
+  for (const spelling of ['/w/b.py', 'b.py', './b.py']) assert.ok(passed(ahead, agent, read(spelling)), 'another group counts its own');
+  assert.ok(!passed(ahead, agent, read('/w/b.py')), 'one in the window and three since: it waits');
+});
+
+test('the loose calls of a tool in the window count as calls of each of its groups', () => {
+  const { ahead, agent } = promised([[groups.loose('read'), 4]], 4);
+  assert.ok(!passed(ahead, agent, read('/w/new.py')), 'four loose reads, a room of 4: no read passes by group');
   assert.ok(passed(ahead, agent, { name: 'edit', arguments: { path: '/w/new.py' } }));
+  const some = promised([[groups.loose('read'), 2], [groups.of('read', { path: '/w/a.py' }), 1]], 4);
+  assert.ok(passed(some.ahead, some.agent, read('/w/a.py')), 'two loose and one of its own: three');
+  assert.ok(!passed(some.ahead, some.agent, read('/w/a.py')), 'and one since: four');
+  assert.ok(passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and none of its own');
+  assert.ok(passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and one since: three');
+  assert.ok(!passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and two since: four');
+});
+
+test('a promise whose counts are missing, of another length or no numbers lets nothing through by group', () => {
+  const group = groups.of('read', { path: '/w/a.py' });
+  for (const counts of [undefined, [], [1, 1], ['1'], [null], [1.5]]) {
+    const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
+    const agent = AheadVerdicts.agent(1);
+    ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [], groups: [group], counts, room: 4 });
+    assert.ok(!passed(ahead, agent, read('/w/b.py')), JSON.stringify(counts));
+  }
 });
 
 test('a result that breaks the condition ends the promise by group too', () => {
@@ -147,7 +174,7 @@ test('calls committed before an answer\'s request are not counted against it; a 
   const { ahead, agent } = promised([], 1);
   assert.ok(passed(ahead, agent, read('/w/a.py')));
   assert.ok(!passed(ahead, agent, read('/w/a.py')), 'one of its group since, a room of 1');
-  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], room: 1 }); // a worker that forgot it
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1 }); // a worker that forgot it
   assert.equal(agent.since.calls.length, 0, 'the calls before the request are let go');
   assert.ok(passed(ahead, agent, read('/w/a.py')));
 });
@@ -156,9 +183,9 @@ test('a promise further ahead than the calls kept cannot be counted: the call wa
   const { ahead, agent } = promised([], 1000);
   for (let index = 0; index <= 1024; index++) assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
   assert.ok(!passed(ahead, agent, read('/w/last.py')), '1,025 calls since, 1,024 kept: the next cannot be counted');
-  ahead.granted(agent, agent.committed - 1, 0, 7, { passes: 0, digests: [], groups: [], room: 1000 });
+  ahead.granted(agent, agent.committed - 1, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1000 });
   assert.ok(!passed(ahead, agent, read('/w/last.py')), 'the call not kept is after that answer\'s request');
-  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], room: 1000 });
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1000 });
   assert.ok(passed(ahead, agent, read('/w/last.py')), 'an answer after it');
 });
 

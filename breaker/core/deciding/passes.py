@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import Counter
 from itertools import repeat
 from typing import Final, Literal, NamedTuple
 
@@ -58,13 +59,15 @@ GROUPS_NAMED = 64
 
 class Conditional(NamedTuple):
     """Calls that surely pass while the results after the answer are news, and the digests news
-    must not have; and beyond them, a call whose group and tool are not among ``groups`` while
-    fewer than ``room`` calls of its group or tool were sent since (``reading.groups``)."""
+    must not have; and beyond them, a call while fewer than ``room`` calls are of its group or its
+    tool's loose group among the window's (``groups``, each with its ``counts``) and those sent
+    since (``reading.groups``)."""
 
     passes: int
     digests: tuple[int, ...]
     groups: tuple[int, ...] | None = None  # None: no call passes by its group
     room: int = 0
+    counts: tuple[int, ...] = ()  # how many of the window's calls are of each of ``groups``
 
 
 #: Why it holds. While every result to come is news (``reading.news``), a result changes nothing
@@ -74,11 +77,11 @@ class Conditional(NamedTuple):
 #: count), and what is known now (a key or a run at its limit, a cycle gone round twice, a streak at
 #: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
 #:
-#: By group: a call that repeats a key of the window has its group or tool among the window's
-#: (two calls that share a key share a group, or one is loose: ``reading.groups``), and one that
-#: repeats a key of calls sent since the answer has as many of its group or tool among them. So a
-#: call of neither, with fewer than ``tightest - 1`` of them since, counts less than ``tightest - 1``
-#: on every capped key: no cap stops it (``tests/test_groups.py``).
+#: By group: a call counts on a key no more often than the calls that share it, and two calls that
+#: share a key share a group, or one is loose (``reading.groups``). So a call with fewer than
+#: ``tightest - 1`` calls of its group or its tool's loose group in the window (``counts``) and
+#: sent since the answer, taken together, counts less than ``tightest - 1`` on every capped key: no
+#: cap stops it (``tests/test_groups.py``).
 
 
 #: A result's head, what news compares (``reading.news``), and how it is read as a number.
@@ -121,10 +124,10 @@ def conditional(
             digests = _head_numbers(held(evidence))
     then = math.ceil(left)
     then = then if then > 0 else 0
-    groups, room = _named_groups(state, tightest)
+    groups, room, counts = _named_groups(state, tightest)
     if then > now:
-        return Conditional(then, digests, groups, room)
-    return None if groups is None else Conditional(now, digests, groups, room)
+        return Conditional(then, digests, groups, room, counts)
+    return None if groups is None else Conditional(now, digests, groups, room, counts)
 
 
 #: The held results' heads as numbers, kept: most results one answer holds, the next holds
@@ -149,13 +152,17 @@ def _head_numbers(results: set[bytes]) -> tuple[int, ...]:
     return tuple(sorted(set(map(heads.__getitem__, results))))
 
 
-def _named_groups(state: AgentState, tightest: float | None) -> tuple[tuple[int, ...] | None, int]:
-    """The groups of the window's calls and the room a group has (None: none promised)."""
+def _named_groups(
+    state: AgentState, tightest: float | None
+) -> tuple[tuple[int, ...] | None, int, tuple[int, ...]]:
+    """The groups of the window's calls, the room a group has, and how many of the window's calls
+    are of each group (None: none promised)."""
     if tightest is None:
-        return None, 0  # nothing capped: the passes are unlimited already
+        return None, 0, ()  # nothing capped: the passes are unlimited already
     room = math.ceil(tightest - 1)
-    named = set(state.repeats.groups)
-    named.discard(NO_GROUP)
+    named = Counter(state.repeats.groups)
+    del named[NO_GROUP]
     if room <= 0 or len(named) > GROUPS_NAMED:
-        return None, 0
-    return tuple(sorted(named)), room
+        return None, 0, ()
+    groups = tuple(sorted(named))
+    return groups, room, tuple(map(named.__getitem__, groups))

@@ -11,9 +11,10 @@ node-shim/test/conditions.test.js pins against the shim's own evaluation):
   ``DIGEST_BYTES`` bytes as a big-endian integer) is among the answer's ``digests``, or is that of
   a result before it since the request;
 * its text holds one of ``BREAKS.marks`` anywhere, starts with one of ``BREAKS.prefixes`` or
-  holds the string of one of ``BREAKS.heads`` within its first so many UTF-16 code units: what
-  says a result failed (``outcomes.FAILURE_MARKS``, ``FAILURE_STARTS``, a JSON object's start) and
-  a fetched page's first line, compared without the URL it names (``outcomes.FETCHED``);
+  holds the string of one of ``BREAKS.heads`` within its first so many UTF-16 code units and one of
+  that head's marks anywhere: what says a result failed (``outcomes.FAILURE_MARKS``,
+  ``FAILURE_STARTS``, a JSON object's start with an ``error`` key's name or an escape) and a
+  fetched page's first line, compared without the URL it names (``outcomes.FETCHED``);
 * its outcome holds a field of ``BREAKS.facts`` with a value not listed there (another type or
   another value; a field absent never breaks it).
 
@@ -57,10 +58,10 @@ def breaks(tool: str, text: str, outcome: Mapping[str, object] | None, forbidden
     since the request, are ``forbidden`` (the statement of what a condition means)."""
     if any(mark in text for mark in BREAKS.marks) or text.startswith(BREAKS.prefixes):
         return True
-    for head, units in BREAKS.heads:
-        if head in text[:units].encode("utf-16-le", "surrogatepass")[: 2 * units].decode(
-            "utf-16-le", "replace"
-        ):
+    for head, units, marks in BREAKS.heads:
+        if any(mark in text for mark in marks) and head in text[:units].encode("utf-16-le", "surrogatepass")[
+            : 2 * units
+        ].decode("utf-16-le", "replace"):
             return True
     if outcome is not None:
         for field, allowed in BREAKS.facts.items():

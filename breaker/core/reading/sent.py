@@ -26,8 +26,9 @@ FACT_TEXT_CHARS = 64
 
 #: What the conditions of passes look for (``news``): a text in which ``outcomes._from_shell_text``
 #: or ``outcomes.failure_shape`` find a failure holds one of the marks, starts with one of the
-#: starts, or (a JSON object) has ``JSON_START`` within its first ``JSON_HEAD`` characters; a text
-#: ``outcomes.FETCHED`` rewrites starts with ``FETCHED_START``.
+#: starts, or (a JSON object with an ``error`` key) has ``JSON_START`` within its first
+#: ``JSON_HEAD`` characters and one of ``JSON_ERROR_MARKS`` anywhere (the key's name, or an escape
+#: that may spell it); a text ``outcomes.FETCHED`` rewrites starts with ``FETCHED_START``.
 FAILURE_MARKS = (
     "curl: (",
     "Traceback (most recent call last):",
@@ -37,6 +38,7 @@ FAILURE_MARKS = (
 )
 FAILURE_STARTS = ("Error",)
 JSON_START, JSON_HEAD = "{", 64
+JSON_ERROR_MARKS = ("error", "\\u")
 FETCHED_START = "Fetched "
 
 #: The statuses a web tool's result may carry and stay news (``judge``: 100-399 succeeded).
@@ -48,14 +50,15 @@ class Breaks(NamedTuple):
 
     marks: tuple[str, ...]  # a text holding one anywhere
     prefixes: tuple[str, ...]  # a text starting with one
-    heads: tuple[tuple[str, int], ...]  # a text holding the string in its first N UTF-16 units
+    # a text holding the string in its first N UTF-16 units and one of the marks anywhere
+    heads: tuple[tuple[str, int, tuple[str, ...]], ...]
     facts: Mapping[str, tuple[object, ...]]  # field -> the values that leave it unbroken
 
 
 BREAKS = Breaks(
     marks=FAILURE_MARKS,
     prefixes=(*FAILURE_STARTS, FETCHED_START),
-    heads=((JSON_START, JSON_HEAD),),
+    heads=((JSON_START, JSON_HEAD, JSON_ERROR_MARKS),),
     facts={
         "isError": (False,),
         "exitCode": (0,),
