@@ -112,9 +112,10 @@ export class NewsCheck {
   }
 }
 
-/** Whether `text` holds one of `marks` (none listed: no). */
+/** Whether `text` holds one of a head's `marks`; a head given without its marks (no list) breaks
+ * a condition on its own. */
 function holdsAny(text, marks) {
-  if (!Array.isArray(marks)) return false;
+  if (!Array.isArray(marks)) return true;
   for (let index = 0; index < marks.length; index++) if (text.includes(marks[index])) return true;
   return false;
 }

@@ -145,3 +145,11 @@ for tool, text, outcome in json.load(sys.stdin):
     assert.deepEqual([news.breaks(text, outcome), news.digest(tool, text)], python[index], `case ${index}: ${text.slice(0, 40)}`);
   }
 });
+
+test('a JSON answer breaks a condition only with an error key\'s name or an escape, and a head sent without its marks always', () => {
+  assert.ok(!news.breaks('{"id": 7, "status": "open"}', { isError: false }), 'a function\'s answer is news');
+  assert.ok(news.breaks('{"error": "no such order"}', { isError: false }));
+  assert.ok(news.breaks('{"e\\u0072ror": "locked"}', { isError: false }), 'an escape may spell the key');
+  const unmarked = new NewsCheck({ ...BREAKS, heads: BREAKS.heads.map(([head, units]) => [head, units]) });
+  assert.ok(unmarked.breaks('{"id": 7}', { isError: false }), 'a head without its marks: every JSON answer breaks it');
+});
