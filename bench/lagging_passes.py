@@ -107,6 +107,9 @@ def main() -> None:
     present, absent = real_sources()
     for name, folder in absent:
         print(f"{name}: {folder} is not there")
+    if not present:
+        print("no corpus of real sessions is there: nothing to count")
+        return
     print(f"runs of {options.lag} calls; how the later calls of a run go on, or wait for the worker\n")
     print("| sessions | later calls | plain passes | conditional | by group | wait |")
     print("|---|---|---|---|---|---|")

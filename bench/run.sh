@@ -55,6 +55,8 @@ echo; node bench/fifo_floor.mjs
 echo; echo "## Calls of one model turn"; echo
 node bench/turns.mjs "$reference" "${BENCH_RUNS:-5}"
 echo; "$python" bench/turn_sizes.py
+echo; "$python" bench/lagging_passes.py --lag 2
+echo; "$python" bench/lagging_passes.py --lag 4
 
 echo; echo "## Decision cost in Python alone (no pipe)"; echo; echo '```'
 "$python" bench/decision.py --calls "$calls"
