@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "corpus")]
 
 from breaker import Breaker, load_config  # noqa: E402
-from breaker.core.deciding.passes import Conditional  # noqa: E402
-from breaker.core.reading.groups import NO_GROUP, call_group, loose  # noqa: E402
+from breaker.core.deciding.passes import Conditional, by_group  # noqa: E402
+from breaker.core.reading.groups import call_group  # noqa: E402
 from breaker.core.reading.news import breaks, digest  # noqa: E402
 from breaker.rtb.read.events import CallEvent, HumanTurn, ResultEvent, StepStart  # noqa: E402
 from breaker.rtb.read.sessions import Session  # noqa: E402
@@ -51,13 +51,7 @@ class Run:
             return "waits"
         if self.calls < more.passes:
             return "conditional"
-        own = loose(tool)
-        if more.groups is None or group in (NO_GROUP, own):
-            return "waits"
-        counts = dict(zip(more.groups, more.counts, strict=True))
-        since = sum(1 for sent in self.groups if sent in (group, own))
-        alike = counts.get(group, 0) + counts.get(own, 0) + since
-        return "group" if alike < more.room else "waits"
+        return "group" if by_group(more, tool, group, self.groups) else "waits"
 
 
 def replay(session: Session, lag: int, tally: Counter[str]) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breaker import Allow, Ask, Breaker, ToolCall, load_config
-from breaker.core.deciding.passes import GROUPS_NAMED
+from breaker.core.deciding.passes import GROUPS_NAMED, Conditional, by_group
 from breaker.core.reading import fingerprint_call
 from breaker.core.reading.groups import NO_GROUP, call_group, loose
 from breaker.core.reading.news import breaks, digest
@@ -187,18 +187,17 @@ class _GroupPromise:
     """A promise by group as the shim holds it: how many of the window's calls are of each group,
     the room, the groups of the calls sent since, and whether every result since was news."""
 
-    counts: dict[int, int]
-    room: int
+    more: Conditional
     forbidden: set[int]
     since: list[int] = field(default_factory=list)
     holds: bool = True
 
+    @property
+    def counts(self) -> dict[int, int]:
+        return dict(zip(self.more.groups or (), self.more.counts, strict=True))
+
     def lets_through(self, tool: str, group: int) -> bool:
-        own = loose(tool)
-        if not self.holds or group in (NO_GROUP, own):
-            return False
-        window = self.counts.get(group, 0) + self.counts.get(own, 0)
-        return window + sum(1 for sent in self.since if sent in (group, own)) < self.room
+        return self.holds and by_group(self.more, tool, group, self.since)
 
 
 @settings(max_examples=500, deadline=None)
@@ -241,8 +240,7 @@ def test_no_call_let_through_by_its_group_is_stopped_while_the_results_are_news(
         if more is not None and more.groups is not None:
             assert len(more.groups) <= GROUPS_NAMED
             assert len(more.counts) == len(more.groups)
-            counts = dict(zip(more.groups, more.counts, strict=True))
-            promises.append(_GroupPromise(counts, more.room, set(more.digests)))
+            promises.append(_GroupPromise(more, set(more.digests)))
         promises = [promise for promise in promises if promise.holds]
 
 
@@ -274,7 +272,7 @@ def test_a_group_in_the_window_has_the_room_its_calls_there_leave() -> None:
         breaker.record_result(1, call.call_id, f"line {index}", {"isError": False})
         more = breaker.conditional(1, breaker.passes(1))
         assert more is not None and more.groups is not None
-        return _GroupPromise(dict(zip(more.groups, more.counts, strict=True)), more.room, set(more.digests))
+        return _GroupPromise(more, set(more.digests))
 
     read(0, same)
     read(1, {"path": "/w/b.js"})

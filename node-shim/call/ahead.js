@@ -296,9 +296,10 @@ export class AheadVerdicts {
     return this.byGroup(agent, promise, exec);
   }
 
-  // Whether `exec` passes by its group on `promise` (see the top): fewer than the room of the
-  // window's calls (the counts of the groups named) and of those committed since the promise's
-  // mark are of its group or its tool's loose group.
+  // Whether `exec` passes by its group on `promise` (see the top; stated in Python as
+  // breaker/core/deciding/passes.py `by_group`): fewer than the room of the window's calls (the
+  // counts of the groups named) and of those committed since the promise's mark are of its group
+  // or its tool's loose group.
   byGroup(agent, promise, exec) {
     const groups = /** @type {CallGroups} */ (this.groups);
     const group = groups.ofCall(exec);

@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 import operator
 from collections import Counter
+from collections.abc import Iterable
 from itertools import repeat
 from typing import Final, Literal, NamedTuple
 
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.history import SOONEST, Evidence, fresh_evidence_passes
-from breaker.core.reading.groups import NO_GROUP
+from breaker.core.reading.groups import NO_GROUP, loose
 from breaker.core.reading.news import DIGEST_BYTES
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
@@ -82,6 +83,18 @@ class Conditional(NamedTuple):
 #: ``tightest - 1`` calls of its group or its tool's loose group in the window (``counts``) and
 #: sent since the answer, taken together, counts less than ``tightest - 1`` on every capped key: no
 #: cap stops it (``tests/test_groups.py``).
+
+
+def by_group(more: Conditional, tool: str, group: int, since: Iterable[int]) -> bool:
+    """Whether a call of ``tool`` whose group is ``group`` goes on by its group on ``more`` while
+    its condition holds (``since``: the groups of the calls sent since the answer): the statement
+    node-shim/call/ahead.js ``byGroup`` applies. A loose call, or one with no group, never does."""
+    own = loose(tool)
+    if more.groups is None or group in (NO_GROUP, own):
+        return False
+    counts = dict(zip(more.groups, more.counts, strict=True))
+    alike = counts.get(group, 0) + counts.get(own, 0) + sum(1 for sent in since if sent in (group, own))
+    return alike < more.room
 
 
 #: A result's head, what news compares (``reading.news``), and how it is read as a number.
