@@ -50,7 +50,9 @@
 // the answered request breaks the condition (`NewsCheck`, evaluated on the text and facts the shim
 // sends anyway). The shim keeps the last results' checks (`resulted`), so an answer that comes
 // after later results were sent is checked against them at once; a result that breaks it ends
-// the promise, and the next call beyond the plain passes waits for the worker as before.
+// the promise, and the next call beyond the plain passes waits for the worker as before. An
+// answer that comes after more results than are kept (a worker far behind calls back to back)
+// leaves the promise in effect as it was: that one still holds, checked as each result went.
 //
 // Such a promise may also name the groups of the agent's window, each with how many of the
 // window's calls are of it (`groups`, `counts`, `room`: groups.js): a call beyond it passes while
@@ -210,19 +212,28 @@ export class AheadVerdicts {
    */
   granted(agent, committed, passes, generation, conditional = undefined, results = agent.results) {
     if (!Number.isSafeInteger(passes) || passes < 0) return;
+    const standing = agent.allowanceGeneration === generation ? agent.conditional : null;
     agent.allowance = committed + passes;
     agent.allowanceGeneration = generation;
-    agent.conditional = this.promised(agent, committed, conditional, results);
-    if (this.groups !== null) agent.since.answered(committed); // the calls before it are the worker's
+    // An answer that came after more results than are kept to check it against leaves the
+    // promise in effect as it was: that one still holds, checked as each result went.
+    agent.conditional = this.checkable(agent, results) ? this.promised(agent, committed, conditional, results) : standing;
+    // the calls before its mark are the worker's
+    if (this.groups !== null) agent.since.answered(agent.conditional?.mark ?? committed);
   }
 
-  // The conditional promise of an answer, checked against the results sent since its request;
-  // null when there is none or one of them broke it (or is no longer kept to be checked).
+  // Whether the results of `agent` sent since the `results`th are all kept to be checked.
+  checkable(agent, results) {
+    const since = agent.results - results;
+    return since >= 0 && since <= agent.checked.length;
+  }
+
+  // The conditional promise of an answer, checked against the results sent since its request
+  // (all kept: `checkable`); null when there is none or one of them broke it.
   promised(agent, committed, conditional, results) {
     const passes = conditional?.passes;
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
-    if (since < 0 || since > agent.checked.length) return null;
     const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, counts: null, room: 0 }; // a few: a list is cheaper
     const { groups, counts, room } = conditional;
     if (this.groups !== null && Array.isArray(groups) && Array.isArray(counts) && counts.length === groups.length && counts.every(Number.isSafeInteger) && Number.isSafeInteger(room)) {

@@ -27,9 +27,9 @@ function promised(passes, more, old = []) {
 }
 
 /** A call of `agent` through pre-execute and guard: whether it went through on a pass. */
-function passed(ahead, agent) {
+function passed(ahead, agent, generation = 7) {
   const exec = {};
-  if (!ahead.reserve(exec, agent, 7)) return false; // committed at its pre-execute
+  if (!ahead.reserve(exec, agent, generation)) return false; // committed at its pre-execute
   assert.ok(ahead.usePass(exec));
   return true;
 }
@@ -82,6 +82,28 @@ test('an answer is checked against the results sent after its request, before it
   assert.ok(!passed(ahead, agent), 'a result sent after the request broke it already');
   ahead.granted(agent, 0, 0, 7, { passes: 3, digests: [] }); // a request sent after that result
   assert.ok(passed(ahead, agent));
+});
+
+test('an answer that comes after more results than are kept to check it leaves the promise in effect: it still passes, and still ends at a result that breaks it', () => {
+  const { ahead, agent } = promised(0, 40);
+  const results = agent.results; // a later request goes out now
+  for (let n = 0; n < 20; n++) {
+    assert.ok(passed(ahead, agent), `call ${n} on the promise`);
+    ahead.resulted(agent, 'read', `line ${n}`, { isError: false });
+  }
+  ahead.granted(agent, 1, 0, 7, { passes: 40, digests: [] }, results); // 20 results since: not checkable
+  assert.ok(passed(ahead, agent), 'the promise before it still holds');
+  ahead.resulted(agent, 'read', 'line 3', { isError: false }); // the same as one since the promise
+  assert.ok(!passed(ahead, agent), 'a result that breaks it ends it all the same');
+  ahead.granted(agent, 2, 0, 7, { passes: 40, digests: [] }, results);
+  assert.ok(!passed(ahead, agent), 'nor does an answer that cannot be checked bring it back');
+});
+
+test("an answer of another worker that cannot be checked brings none of the last worker's promise", () => {
+  const { ahead, agent } = promised(0, 40);
+  for (let n = 0; n < 20; n++) ahead.resulted(agent, 'read', `line ${n}`, { isError: false });
+  ahead.granted(agent, 0, 0, 8, { passes: 40, digests: [] }, 0); // worker 8, a replacement
+  assert.ok(!passed(ahead, agent, 8));
 });
 
 test('a worker that gives no conditions (an older one) leaves the plain passes as they were', () => {

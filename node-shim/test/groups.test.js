@@ -195,3 +195,15 @@ test('a worker that names no groups (an older one) promises nothing by group', (
   ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [] });
   assert.ok(!passed(ahead, agent, read('/w/a.py')));
 });
+
+test('an answer that cannot be checked leaves the promise by group in effect, its calls since still counted', () => {
+  const { ahead, agent } = promised([], 2);
+  const results = agent.results; // a later request goes out now
+  for (let index = 0; index < 20; index++) {
+    assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
+    ahead.resulted(agent, 'read', `line ${index}`, { isError: false });
+  }
+  ahead.granted(agent, 5, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 2 }, results);
+  assert.ok(passed(ahead, agent, read('/w/0.py')), 'one of its group since the promise: fewer than 2');
+  assert.ok(!passed(ahead, agent, read('/w/0.py')), 'two since the promise, one before the answer\'s request: counted all the same');
+});
