@@ -16,7 +16,7 @@ const folder = mkdtempSync(join(tmpdir(), 'rtb-stderr-test-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
 
 // A dsh-like process whose stderr is a pipe this test never reads; it prints how long one guard
-// call took once the worker it talks to fills stderr and hangs.
+// call to a warm worker took while that worker fills stderr and hangs.
 function guardLatencyWithUnreadStderr() {
   const interpreter = join(folder, 'python');
   // Its arguments (`-m breaker.worker`) give way to the noisy worker's; its options are kept.
@@ -24,10 +24,14 @@ function guardLatencyWithUnreadStderr() {
   const program = `
     import { apply } from ${JSON.stringify(join(dirname(HERE), 'index.js'))};
     const guards = [];
-    apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} },
+    await apply({ tools: { guard: (guard) => (guards.push(guard), () => {}) }, on: () => () => {} },
       { python: ${JSON.stringify(interpreter)}, guardTimeoutMs: 300 });
+    // A warm worker: its first request after the configuration may also wait for its decision
+    // core (deadlines.js CORE_IMPORT_MS); only the next one, which it answers with the flood, is timed.
+    const agent = {};
+    guards[0]({ name: 'bash', callId: 'c0', agent, arguments: { command: 'pwd' } });
     const started = performance.now();
-    guards[0]({ name: 'bash', callId: 'c1', agent: {}, arguments: { command: 'ls' } });
+    guards[0]({ name: 'bash', callId: 'c1', agent, arguments: { command: 'ls' } });
     process.stdout.write(JSON.stringify({ ms: performance.now() - started }) + '\\n');
     process.exit(0);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -45,7 +49,7 @@ function guardLatencyWithUnreadStderr() {
 
 test('a guard returns within its deadline while stderr is a pipe nobody reads and the worker floods it', async () => {
   const ms = await guardLatencyWithUnreadStderr();
-  assert.ok(ms < 3000, `the guard took ${ms} ms (deadline 300 ms)`);
+  assert.ok(ms < 2000, `the guard took ${ms} ms (deadline 300 ms)`);
 });
 
 test('log text past the queue bound is dropped, counted, and the count reported once stderr moves', () => {
