@@ -68,7 +68,9 @@ def replay(session: Session, lag: int, tally: Counter[str]) -> None:
                 now = breaker.passes(agent)
                 more = breaker.conditional(agent, now)
                 run = runs[agent] = Run(now, more, forbidden=set(more.digests) if more else set())
-            group = call_group(call.name, call.arguments, breaker.config.ignoreArgs)
+            group = call_group(
+                call.name, call.arguments, breaker.config.ignoreArgs, breaker.config.url_calls_grouped
+            )
             if run.calls > 0:
                 tally["later calls"] += 1
                 tally[run.goes_on(call.name, group)] += 1

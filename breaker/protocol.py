@@ -95,11 +95,12 @@ Requests (shim → worker)
     worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py). It
     may also hold ``groups: [int]``, ``counts: [int]`` (how many of the window's calls are of each
     of ``groups``) and ``room: int``: while the condition holds, a call beyond those passes passes
-    too when fewer than ``room`` of the window's calls (the counts of its group and its tool's loose
-    group, 0 for one not in ``groups``) and of the agent's calls committed since the request,
-    taken together, are of its group or its tool's loose group. What a group
-    is (``breaker.core.reading.groups``; ``grouping``, in the configure reply, holds the names it
-    reads) and why such a call passes (tests/test_groups.py) are the worker's;
+    too when fewer than ``room`` of the window's calls (the counts of its group and of its
+    stand-ins, 0 for one not in ``groups``) and of the agent's calls committed since the request,
+    taken together, are of its group or its stand-ins (its tool's loose group; for a URL tool, the
+    calls with no group, named as 0). What a group is (``breaker.core.reading.groups``;
+    ``grouping``, in the configure reply, holds the names it reads and whether URL tools have
+    groups) and why such a call passes (tests/test_groups.py) are the worker's;
     node-shim/call/groups.js computes a call's group, and node-shim/test/groups.test.js pins it
     against Python's.
 

@@ -53,7 +53,9 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "factFields": list(FACT_FIELDS),
                 "factTextChars": FACT_TEXT_CHARS,
                 "breaks": breaks,
-                "grouping": json.loads(json.dumps(grouping(load_config(None).ignoreArgs))),
+                "grouping": json.loads(
+                    json.dumps(grouping(load_config(None).ignoreArgs, load_config(None).url_calls_grouped))
+                ),
                 "workerFailureDenial": WORKER_FAILURE_DENIAL,
                 "strays": [],
             },

@@ -57,7 +57,8 @@
 // Such a promise may also name the groups of the agent's window, each with how many of the
 // window's calls are of it (`groups`, `counts`, `room`: groups.js): a call beyond it passes while
 // the condition holds if fewer than `room` of the window's calls and of the calls committed since
-// the answered request, taken together, are of its group or its tool's loose group (groups.js
+// the answered request, taken together, are of its group or of its stand-ins: its tool's loose
+// group, and for a URL tool the calls with no group, a shell line among them (groups.js
 // `CallsSince` keeps and counts those since). The result of a call whose group would pass so
 // waits too (`fitsGroup`), and whether it asks for its reply is decided as it goes out
 // (`asksLate`): only the latest result of the agent asks, and only while no answer is on its
@@ -310,18 +311,21 @@ export class AheadVerdicts {
   // Whether `exec` passes by its group on `promise` (see the top; stated in Python as
   // breaker/core/deciding/passes.py `by_group`): fewer than the room of the window's calls (the
   // counts of the groups named) and of those committed since the promise's mark are of its group
-  // or its tool's loose group.
+  // or of its stand-ins (its tool's loose group; for a URL tool, the calls with no group too).
   byGroup(agent, promise, exec) {
     const groups = /** @type {CallGroups} */ (this.groups);
     const group = groups.ofCall(exec);
     if (group === 0) return false;
-    const loose = groups.loose(String(exec.name));
-    if (group === loose) return false;
+    const standIns = groups.standIns(String(exec.name));
+    if (standIns.includes(group)) return false;
     const { named, counts } = promise;
     const own = named.indexOf(group);
-    const tools = named.indexOf(loose);
-    const window = (own === -1 ? 0 : counts[own]) + (tools === -1 ? 0 : counts[tools]);
-    return window < promise.room && window + agent.since.alike(groups, promise.mark, group, loose) < promise.room;
+    let window = own === -1 ? 0 : counts[own];
+    for (let index = 0; index < standIns.length; index++) {
+      const at = named.indexOf(standIns[index]);
+      if (at !== -1) window += counts[at];
+    }
+    return window < promise.room && window + agent.since.alike(groups, promise.mark, group, standIns) < promise.room;
   }
 
   /**

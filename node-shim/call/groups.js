@@ -9,7 +9,9 @@
 // MOST_ARGUMENTS names of printable ASCII, each a string of at most MOST_TEXT_UNITS units, a
 // finite number, a boolean or null (its copy, arguments.js, is then the very same). A call of a
 // tool with a group whose arguments are anything else is taken as loose: its tool's group, which
-// stands for every call of the tool. A tool whose calls have keys besides `exact:` has none.
+// stands for every call of the tool. A shell tool has none; a URL tool, only while the worker says
+// so (`urls`): a call given a URL is grouped by the last name of its path when it is written
+// plainly (`plainUrl`), whatever the tool, else it is loose, and every URL tool has one loose group.
 import { hash } from 'node:crypto';
 
 const MOST_ARGUMENTS = 64;
@@ -31,21 +33,30 @@ export function digestHead(text) {
   return value;
 }
 
+/** What a URL group's digest reads before the last name of its path, and every URL tool's loose
+ * group's (groups.py `_URL_GROUP`, `_URL_LOOSE`). */
+const URL_GROUP = '\x02';
+const URL_LOOSE = '\x03';
+
 export class CallGroups {
   /**
-   * @param {{apart: string[], apartMarks: string[], pathArgs: string[], pathSuffix: string,
-   *   urlArgs: string[], ignored: Record<string, string[]>}} grouping the configure reply's
+   * @param {{apart: string[], urlMarks: string[], pathArgs: string[], pathSuffix: string, urlArgs: string[],
+   *   urlListArgs: string[], plainUrl: string, urls: boolean, ignored: Record<string, string[]>}} grouping the configure reply's
    */
-  constructor({ apart, apartMarks, pathArgs, pathSuffix, urlArgs, ignored }) {
+  constructor({ apart, urlMarks, pathArgs, pathSuffix, urlArgs, urlListArgs, plainUrl, urls, ignored }) {
     this.apart = new Set(apart);
-    this.apartMarks = apartMarks;
+    this.urlMarks = urlMarks;
     this.pathArgs = new Set(pathArgs);
     this.pathSuffix = pathSuffix;
     this.urlArgs = new Set(urlArgs);
+    this.urlNames = [...urlArgs, ...urlListArgs]; // the names a URL tool may be given a URL under
+    this.urlListArgs = new Set(urlListArgs);
+    this.plainUrl = new RegExp(`^(?:${plainUrl})$`);
+    this.urls = urls === true;
     this.shared = new Set(ignored['*'] ?? []);
     this.ignored = ignored;
-    /** @type {Map<string, number>} */
-    this.tools = new Map(); // tool -> its loose group, or 0 when its calls have none: the tools seen
+    /** @type {Map<string, {group: number, loose: number, url: boolean, standIns: number[]}>} */
+    this.tools = new Map(); // tool -> what its name says (`tool`): the tools seen
     /** @type {WeakMap<object, number>} */
     this.known = new WeakMap(); // execution -> its group, as first read
   }
@@ -61,29 +72,32 @@ export class CallGroups {
     return group;
   }
 
-  /** The group of a tool's loose calls. */
+  /** The group of a tool's loose calls (groups.py `loose`). */
   loose(tool) {
-    return this.ofTool(tool) || groupDigest(tool);
+    return this.tool(tool).loose;
   }
 
-  /** The loose group of `tool`, or 0 when its calls have none: read once a tool (of the last
-   * 256 seen), as every call of it asks. */
-  ofTool(tool) {
-    let group = this.tools.get(tool);
-    if (group === undefined) {
-      group = this.grouped(tool) ? groupDigest(tool) : 0;
+  /** The groups whose calls count against a call of `tool` besides its own group's (groups.py
+   * `stand_ins`): its loose group, and for a URL tool the calls with no group (0). */
+  standIns(tool) {
+    return this.tool(tool).standIns;
+  }
+
+  /** What the name `tool` says, read once a tool (of the last 256 seen), as every call of it asks:
+   * its loose group when its calls have groups (else 0: `group`), its loose group whatever
+   * (`loose`), whether it takes a URL, and its stand-ins. */
+  tool(tool) {
+    let known = this.tools.get(tool);
+    if (known === undefined) {
+      const lowered = tool.toLowerCase();
+      const url = !this.apart.has(lowered) && this.urlMarks.some((mark) => lowered.includes(mark));
+      const loose = groupDigest(url ? URL_LOOSE : tool);
+      const grouped = PRINTABLE.test(tool) && !this.apart.has(lowered) && (this.urls || !url);
+      known = { group: grouped ? loose : 0, loose, url, standIns: url ? [loose, 0] : [loose] };
       if (this.tools.size >= 256) this.tools.clear();
-      this.tools.set(tool, group);
+      this.tools.set(tool, known);
     }
-    return group;
-  }
-
-  /** Whether calls of `tool` have groups (groups.py `has_groups`; a name the worker may read
-   * otherwise never does). */
-  grouped(tool) {
-    if (!PRINTABLE.test(tool)) return false;
-    const lowered = tool.toLowerCase();
-    return !this.apart.has(lowered) && !this.apartMarks.some((mark) => lowered.includes(mark));
+    return known;
   }
 
   /**
@@ -93,10 +107,37 @@ export class CallGroups {
    */
   of(tool, args) {
     if (typeof tool !== 'string') return 0; // never promised by group
-    const loose = this.ofTool(tool);
-    if (loose === 0) return 0;
+    const known = this.tool(tool);
+    if (known.group === 0) return 0;
     const fields = this.fields(tool, args);
-    return fields === LOOSE ? loose : groupDigest(`${tool}\0${fields.sort().join('\0')}`);
+    if (fields === LOOSE) return known.loose;
+    if (known.url) {
+      const url = this.urlGroup(tool, /** @type {Record<string, unknown>} */ (args));
+      if (url !== 0) return url;
+    }
+    return groupDigest(`${tool}\0${fields.sort().join('\0')}`);
+  }
+
+  /** The group of a call of URL tool `tool` given a URL (groups.py `url_group`): the last name of
+   * its path when it is written plainly, else the tool's loose group; 0 when it is given none.
+   * `args` were read by `fields` already. */
+  urlGroup(tool, args) {
+    const own = Object.hasOwn(this.ignored, tool) && tool !== '*' ? this.ignored[tool] : [];
+    const names = this.urlNames;
+    let given = null;
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index];
+      if (!Object.hasOwn(args, name) || this.shared.has(name) || own.includes(name)) continue;
+      if (given !== null) return this.loose(tool); // a second URL
+      given = name;
+    }
+    if (given === null) return 0;
+    const url = args[given];
+    if (typeof url !== 'string' || this.urlListArgs.has(given)) return this.loose(tool);
+    const plain = this.plainUrl.exec(url);
+    if (plain === null || plain[1].includes('/.')) return this.loose(tool);
+    const path = plain[1].replace(/\/+$/, '');
+    return groupDigest(URL_GROUP + path.slice(path.lastIndexOf('/') + 1));
   }
 
   /** Each argument but a decoy as `name\x01token`, or LOOSE. @returns {string[] | null} */
@@ -198,24 +239,26 @@ export class CallsSince {
   untally(call) {
     this.tallied--;
     if (call.group === -1) this.unknown--;
-    else if (call.group !== 0) this.tally.set(call.group, this.tally.get(call.group) - 1);
+    else this.tally.set(call.group, this.tally.get(call.group) - 1);
   }
 
   /**
-   * How many calls since `mark` are of `group` or of the loose group `loose` (Infinity when some
-   * may be and cannot be told: not kept, or not known).
-   * @param {CallGroups} groups
+   * How many calls since `mark` are of `group` or of one of the groups `standIns` (Infinity when
+   * some may be and cannot be told: not kept, or not known).
+   * @param {CallGroups} groups @param {number} mark @param {number} group @param {number[]} standIns
    */
-  alike(groups, mark, group, loose) {
+  alike(groups, mark, group, standIns) {
     if (mark < this.lostUpTo || mark !== this.from) return Infinity; // some since the mark not kept
     const calls = this.calls;
     for (; this.tallied < calls.length; this.tallied++) {
       const call = calls[this.tallied];
       call.group = call.exec === undefined ? -1 : groups.ofCall(call.exec);
       if (call.group === -1) this.unknown++;
-      else if (call.group !== 0) this.tally.set(call.group, (this.tally.get(call.group) ?? 0) + 1);
+      else this.tally.set(call.group, (this.tally.get(call.group) ?? 0) + 1);
     }
     if (this.unknown > 0) return Infinity;
-    return (this.tally.get(group) ?? 0) + (this.tally.get(loose) ?? 0);
+    let alike = this.tally.get(group) ?? 0;
+    for (let index = 0; index < standIns.length; index++) alike += this.tally.get(standIns[index]) ?? 0;
+    return alike;
   }
 }

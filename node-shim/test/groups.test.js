@@ -41,6 +41,20 @@ const CASES = [
   ['BASH', { command: 'cat a.py' }, true],
   ['web_fetch', { url: 'https://x.org' }, true],
   ['file_search', { query: 'x' }, true],
+  ['web_fetch', { url: 'https://docs.x.org/guide/page-1.html#usage', prompt: 'sum' }, true],
+  ['WebFetch', { url: 'http://x.org:80//page-1.html/?a=1' }, true],
+  ['browse_page', { url: 'x.org:8080/a/b?q=/c' }, true],
+  ['web_fetch', { url: 'https://x.org/%70age-1.html' }, true],
+  ['web_fetch', { url: 'https://x.org/a/../page-1.html' }, true],
+  ['web_fetch', { url: 'https://x.org/a/.' }, true],
+  ['web_fetch', { url: 'https://u@x.org/a' }, true],
+  ['web_fetch', { url: 'https://x.org/caf\u00e9' }, true],
+  ['web_fetch', { url: 'https://x.org/a b' }, true],
+  ['web_fetch', { url: 'https://x.org/a\nb' }, true],
+  ['web_fetch', { url: 'https://x.org/a', href: 'https://x.org/b' }, true],
+  ['web_fetch', { uri: 7 }, true],
+  ['web_fetch', { urls: ['https://x.org/a'] }, false],
+  ['web_search', { query: 'q', description: 'a decoy' }, true],
   ['t\u00f6ol', { path: 'a' }, true],
 ];
 
@@ -48,11 +62,11 @@ test('a call\'s group is the worker\'s, or loose where the shim cannot read its 
   const script = `
 import json, sys
 from breaker.core.reading.groups import call_group, loose
-for tool, arguments, ignored in json.load(sys.stdin):
-    print(json.dumps([call_group(tool, arguments, ignored), loose(tool)]))
+for tool, arguments, ignored, urls in json.load(sys.stdin):
+    print(json.dumps([call_group(tool, arguments, ignored, urls), loose(tool)]))
 `;
   // The worker gets each text as UTF-8 (msgpack), where a lone surrogate is U+FFFD already.
-  const wire = CASES.map(([tool, args]) => [tool, JSON.parse(JSON.stringify(args).replace(/\\ud800/g, '\\ufffd')), SETTINGS.grouping.ignored]);
+  const wire = CASES.map(([tool, args]) => [tool, JSON.parse(JSON.stringify(args).replace(/\\ud800/g, '\\ufffd')), SETTINGS.grouping.ignored, SETTINGS.grouping.urls]);
   const run = spawnSync(PYTHON, ['-c', script], { input: JSON.stringify(wire), cwd: PACKAGE_ROOT, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const python = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
@@ -67,18 +81,19 @@ for tool, arguments, ignored in json.load(sys.stdin):
 
 test('drawn calls: every group the shim computes is the worker\'s', () => {
   const random = generator(39);
-  const names = ['path', 'file_path', 'cwd', 'workdir', 'x_path', 'url', 'urls', 'text', 'description', 'offset', 'n'];
+  const names = ['path', 'file_path', 'cwd', 'workdir', 'x_path', 'url', 'urls', 'href', 'text', 'description', 'offset', 'n'];
   const texts = ['a.py', './a.py/', 'a/..', '..', '~', '~/x', '', '/', 'x//y/.', 'caf\u00e9', '\u{1F600}/b', 'a\u0001b', '\\x'];
+  texts.push('https://x.org/a', 'HTTP://X.org:80/a/?q#f', 'x.org/b//', 'https://x.org/%61', 'https://x.org/./a', 'ftp://x.org/a');
   const values = [...texts, 0, -1.5, 1e300, true, false, null];
   const calls = Array.from({ length: 2000 }, () => {
     const args = {};
     for (let count = random.int(5); count > 0; count--) args[random.pick(names)] = random.pick(values);
-    return [random.pick(['read', 'Edit', 'mcp__x__y', 'bash', 'fetch_page']), args];
+    return [random.pick(['read', 'Edit', 'mcp__x__y', 'bash', 'fetch_page', 'WebSearch']), args];
   });
   const script = `
 import json, sys
 from breaker.core.reading.groups import call_group
-print(json.dumps([call_group(tool, arguments, {"*": ["description"]}) for tool, arguments in json.load(sys.stdin)]))
+print(json.dumps([call_group(tool, arguments, {"*": ["description"]}, True) for tool, arguments in json.load(sys.stdin)]))
 `;
   const run = spawnSync(PYTHON, ['-c', script], { input: JSON.stringify(calls), cwd: PACKAGE_ROOT, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
@@ -151,6 +166,28 @@ test('the loose calls of a tool in the window count as calls of each of its grou
   assert.ok(passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and none of its own');
   assert.ok(passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and one since: three');
   assert.ok(!passed(some.ahead, some.agent, read('/w/b.py')), 'two loose and two since: four');
+});
+
+const fetch = (url) => ({ name: 'web_fetch', arguments: { url, prompt: 'sum' } });
+
+test('a fetch passes by the last name of its page, shell lines in the window and since counted against it', () => {
+  const { ahead, agent } = promised([[0, 2], [groups.of('read', { path: '/w/a.py' }), 1]], 4);
+  assert.ok(passed(ahead, agent, fetch('https://x.org/docs/a')), 'two shell lines in the window: fewer than a room of 4');
+  ahead.committing(agent, 'guard', false, { name: 'bash', arguments: { command: 'curl -s https://x.org/docs/b' } }); // asked the worker
+  assert.ok(passed(ahead, agent, { name: 'WebFetch', arguments: { url: 'x.org/docs/b/' } }), 'two in the window and one since: three');
+  ahead.committing(agent, 'guard', false, { name: 'bash', arguments: { command: 'echo' } });
+  assert.ok(!passed(ahead, agent, fetch('https://x.org/docs/c')), 'two in the window and two since: it waits');
+  assert.ok(!passed(ahead, agent, fetch('https://x.org/docs/%63')), 'a URL not written plainly is loose');
+  assert.ok(passed(ahead, agent, read('/w/a.py')), 'a read does not count shell lines');
+});
+
+test('while a cap counts a key a group does not follow, a fetch has no group', () => {
+  const off = new CallGroups({ ...SETTINGS.grouping, urls: false });
+  assert.equal(off.of('web_fetch', { url: 'https://x.org/a' }), 0);
+  assert.equal(off.of('read', { path: '/w/a.py' }), groups.of('read', { path: '/w/a.py' }));
+  const capped = workerSettings({ limits: { site: 3 } });
+  assert.equal(capped.grouping.urls, false, 'the worker says so');
+  assert.equal(new CallGroups(capped.grouping).of('web_fetch', { url: 'https://x.org/a' }), 0);
 });
 
 test('a promise whose counts are missing, of another length or no numbers lets nothing through by group', () => {

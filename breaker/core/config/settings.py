@@ -20,6 +20,10 @@ from breaker.core.config.tables import (
     WorkerFailurePolicy,
 )
 
+#: The kinds of key a URL tool's call may hold besides ``exact:`` and ``net:``: each may be shared
+#: by calls of other resources (a host's, a site's, every fetch), so none is followed by a group.
+_URL_SHARED_KINDS = frozenset({"host", "site", "family"})
+
 
 @dataclasses.dataclass(frozen=True)
 class BreakerConfig:
@@ -84,6 +88,15 @@ class BreakerConfig:
         if not any(cap is not None and key.partition(":")[0] == "host" for key, cap in self.limits.items()):
             return "none"
         return "all" if self.includeLocal else "public"
+
+    @functools.cached_property
+    def url_calls_grouped(self) -> bool:
+        """Whether calls of URL tools have groups (``reading.groups``): while no cap counts a key
+        such a call may share beyond its ``exact:`` and ``net:`` ones (``host:``, ``site:``,
+        ``family:``; ``reading.fingerprints``), which a group does not follow."""
+        return not any(
+            cap is not None and key.partition(":")[0] in _URL_SHARED_KINDS for key, cap in self.limits.items()
+        )
 
     @property
     def gives_notices(self) -> bool:

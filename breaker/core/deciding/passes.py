@@ -24,7 +24,7 @@ from typing import Final, Literal, NamedTuple
 from breaker.core.config import BreakerConfig
 from breaker.core.deciding.agent import AgentState
 from breaker.core.history import SOONEST, Evidence, fresh_evidence_passes
-from breaker.core.reading.groups import NO_GROUP, loose
+from breaker.core.reading.groups import APART, NO_GROUP, stand_ins
 from breaker.core.reading.news import DIGEST_BYTES
 
 #: ``passes`` when no fingerprint is capped at all: nothing can ever be denied.
@@ -79,21 +79,23 @@ class Conditional(NamedTuple):
 #: ``failLimit``). ``tests/test_conditions.py`` checks it with hypothesis over every rule.
 #:
 #: By group: a call counts on a key no more often than the calls that share it, and two calls that
-#: share a key share a group, or one is loose (``reading.groups``). So a call with fewer than
-#: ``tightest - 1`` calls of its group or its tool's loose group in the window (``counts``) and
-#: sent since the answer, taken together, counts less than ``tightest - 1`` on every capped key: no
-#: cap stops it (``tests/test_groups.py``).
+#: share a key share a group, or one is of a stand-in group of the other's (``reading.groups``). So a
+#: call with fewer than ``tightest - 1`` calls of its group or its stand-ins in the window
+#: (``counts``) and sent since the answer, taken together, counts less than ``tightest - 1`` on
+#: every capped key: no cap stops it (``tests/test_groups.py``).
 
 
 def by_group(more: Conditional, tool: str, group: int, since: Iterable[int]) -> bool:
     """Whether a call of ``tool`` whose group is ``group`` goes on by its group on ``more`` while
     its condition holds (``since``: the groups of the calls sent since the answer): the statement
-    node-shim/call/ahead.js ``byGroup`` applies. A loose call, or one with no group, never does."""
-    own = loose(tool)
-    if more.groups is None or group in (NO_GROUP, own):
+    node-shim/call/ahead.js ``byGroup`` applies. A call with no group, or of a stand-in group of
+    its own (a loose call), never does."""
+    others = stand_ins(tool)
+    if more.groups is None or group == NO_GROUP or group in others:
         return False
     counts = dict(zip(more.groups, more.counts, strict=True))
-    alike = counts.get(group, 0) + counts.get(own, 0) + sum(1 for sent in since if sent in (group, own))
+    alike = counts.get(group, 0) + sum(counts.get(other, 0) for other in others)
+    alike += sum(1 for sent in since if sent == group or sent in others)
     return alike < more.room
 
 
@@ -169,12 +171,13 @@ def _named_groups(
     state: AgentState, tightest: float | None
 ) -> tuple[tuple[int, ...] | None, int, tuple[int, ...]]:
     """The groups of the window's calls, the room a group has, and how many of the window's calls
-    are of each group (None: none promised)."""
+    are of each group (None: none promised). The calls with no group that fetch are named too
+    (as ``NO_GROUP``), as a call of a URL tool counts them (``reading.groups.stand_ins``)."""
     if tightest is None:
         return None, 0, ()  # nothing capped: the passes are unlimited already
     room = math.ceil(tightest - 1)
     named = Counter(state.repeats.groups)
-    del named[NO_GROUP]
+    del named[APART]
     if room <= 0 or len(named) > GROUPS_NAMED:
         return None, 0, ()
     groups = tuple(sorted(named))

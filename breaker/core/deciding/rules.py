@@ -18,7 +18,7 @@ from breaker.core.deciding.plans import Plan
 from breaker.core.history import CALL_KINDS, Asked, Effect, Evidence, spelling
 from breaker.core.judging import Allow, Ask, Deny, FailureHit, Hit, Notice, Stall, is_settled, notices
 from breaker.core.reading import Failure, Fingerprint, Settled, ToolCall, judge
-from breaker.core.reading.groups import call_group
+from breaker.core.reading.groups import call_group, window_group
 from breaker.core.wording import messages
 
 ALLOW = Allow()
@@ -105,13 +105,14 @@ def apply(state: AgentState, plan: Plan, config: BreakerConfig) -> Allow | Deny:
     call, verdict = plan.call, plan.verdict
     # The call's group as the shim computes it, from the arguments as sent (``reading.groups``).
     sent = call.arguments if call.written is None else call.written
-    group = call_group(call.name, sent, config.ignoreArgs)
+    group = call_group(call.name, sent, config.ignoreArgs, config.url_calls_grouped)
     if isinstance(verdict, Deny):
         if call.call_id:
             state.results.denied.add(call.call_id)
-        state.commit(call.call_id, plan.commits, plan.peak, plan.spelling, group)
+        state.commit(call.call_id, plan.commits, plan.peak, plan.spelling, window_group(group, plan.commits))
         return verdict
-    state.commit(call.call_id, [fp.key for fp in plan.fingerprints], plan.peak, plan.spelling, group)
+    keys = [fp.key for fp in plan.fingerprints]
+    state.commit(call.call_id, keys, plan.peak, plan.spelling, window_group(group, keys))
     asked = plan.asked
     if state.progress is not None and asked is not None:
         state.progress.ran(

@@ -2,15 +2,16 @@
 
 A conditional pass (``deciding.passes``) holds whatever the calls to come are, so it covers only
 as many calls as the caps leave for a key that every one of them might repeat. A call's *group*
-lets the shim tell more: a digest of its tool and its arguments read coarsely, such that two calls
-that share a key have one group, or one of them is *loose* (its group is its tool's, ``loose``,
-which stands for every call of that tool). The worker names the groups of an agent's window with
-its conditional promise; a call whose group and tool are not among them, with fewer calls of its
-group sent since than the caps leave, repeats no key that could reach a cap.
+lets the shim tell more: a digest of its arguments read coarsely, such that two calls that share
+a key have one group, or one of them is a *stand-in* of the other's (``stand_ins``): a *loose*
+call (its group is its tool's, ``loose``, which stands for every call of that tool) or, for a
+URL tool, a call with no group. The worker names the groups of an agent's window with its
+conditional promise; a call whose group and stand-ins are not among them, with fewer calls of
+them sent since than the caps leave, repeats no key that could reach a cap.
 
-Only a call whose one key is its ``exact:`` key has a group (``fingerprints.fingerprint_call``: no
-shell tool, no tool that takes a URL). Its key is the canonical JSON of its arguments as they
-resolve, decoys (``ignoreArgs``) left out, so each argument but a decoy is read as a token:
+A call whose one key is its ``exact:`` key has a group (``fingerprints.fingerprint_call``: no shell
+tool). Its key is the canonical JSON of its arguments as they resolve, decoys (``ignoreArgs``) left
+out, so each argument but a decoy is read as a token:
 
 * a number ``#``, a boolean ``t`` or ``f``, null ``n``, a list or an object ``*``;
 * a string named as a URL ``u`` (``requested_url`` respells it); named as a path or working
@@ -19,6 +20,17 @@ resolve, decoys (``ignoreArgs``) left out, so each argument but a decoy is read 
   is ``..``, ``.``, nothing or a ``~`` start has none, and makes its call loose; any other
   string ``s`` and itself.
 
+A call of a URL tool (``URL_TOOL_MARKERS``) given a URL has a ``net:`` key too, which a call of
+another URL tool, or a shell line, may share; it has a group while no cap counts its other keys
+(``BreakerConfig.url_calls_grouped``). Its group is the last name of its URL's path, whatever the
+tool (``url_group``): a URL written plainly (``names.PLAIN_URL``: no escape, dot segment or
+backslash) names the path it is written with, and ``urls.canonical_url`` keeps that path but for
+trailing slashes, so two such URLs of one resource have one last name. Any other URL, a second one
+or a list of them makes the call loose, and every URL tool has one loose group. A shell line has
+no group, so it is a stand-in of every call of a URL tool: of those in the window, the ones that
+fetch (that hold a ``net:`` key; the others are ``APART``), and every one sent since. A call of a
+URL tool given no URL is grouped by its arguments, as above.
+
 ``names.GROUPING`` goes to the shim in the configure reply; node-shim/call/groups.js computes the same
 digest for the calls it may let through (test/conformance.test.js pins the two against each
 other; tests/test_groups.py that calls sharing a key share a group).
@@ -26,13 +38,16 @@ other; tests/test_groups.py that calls sharing a key share a group).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 
 from breaker.core.reading.names import (
     PATH_ARGS,
     PATH_SUFFIX,
+    PLAIN_URL,
     SHELL_TOOLS,
     URL_ARGS,
+    URL_LIST_ARGS,
     URL_TOOL_MARKERS,
     WORKDIR_ARGS,
 )
@@ -42,6 +57,26 @@ from breaker.core.reading.news import head
 NO_GROUP = 0
 _TOKENS = {True: "t", False: "f", None: "n"}
 _LOOSE = None
+#: What a URL group's digest reads, before the last name of its path; and the loose group of every
+#: URL tool's: no tool name starts so (a grouped tool's name is printable).
+_URL_GROUP = "\x02"
+_URL_LOOSE = "\x03"
+_PLAIN_URL = re.compile(PLAIN_URL)
+#: The names a URL tool may be given a URL under, a list of them last.
+_URL_NAMES = (*URL_ARGS, *URL_LIST_ARGS)
+
+
+#: What the window keeps for a call with no group that commits no ``net:`` key (``window_group``):
+#: it shares no key with a call of a URL tool, so it stands in for none, and no promise names it.
+APART = -1
+
+
+def window_group(group: int, keys: Iterable[str]) -> int:
+    """The group a window entry keeps for a call of ``group`` that commits ``keys``: ``APART`` for
+    a call with no group that commits no ``net:`` key, else ``group``."""
+    if group != NO_GROUP or any(key.startswith("net:") for key in keys):
+        return group
+    return APART
 
 
 def digest(text: str) -> int:
@@ -49,34 +84,69 @@ def digest(text: str) -> int:
     return head(text) or 1
 
 
-def loose(tool: str) -> int:
-    """The group of ``tool``'s loose calls, which stands for every call of it."""
-    return digest(tool)
-
-
-def has_groups(tool: str) -> bool:
-    """Whether calls of ``tool`` have groups (their one key is ``exact:``)."""
+def is_url_tool(tool: str) -> bool:
+    """Whether ``tool`` takes a URL (``fingerprints``: its lower-cased name holds a marker)."""
     lowered = tool.lower()
-    return lowered not in SHELL_TOOLS and not any(mark in lowered for mark in URL_TOOL_MARKERS)
+    return lowered not in SHELL_TOOLS and any(mark in lowered for mark in URL_TOOL_MARKERS)
+
+
+def loose(tool: str) -> int:
+    """The group of ``tool``'s loose calls, which stands for every call of it (of a URL tool, for
+    every call of any URL tool)."""
+    return digest(_URL_LOOSE) if _url_tool_kept(tool) else digest(tool)
+
+
+def stand_ins(tool: str) -> tuple[int, ...]:
+    """The groups whose calls count against a call of ``tool`` besides its own group's: its loose
+    group, and for a URL tool the calls with no group (a shell line may fetch the same URL)."""
+    return (loose(tool), NO_GROUP) if _url_tool_kept(tool) else (loose(tool),)
+
+
+def has_groups(tool: str, urls: bool) -> bool:
+    """Whether calls of ``tool`` have groups: no shell tool's; a URL tool's only under ``urls``
+    (``BreakerConfig.url_calls_grouped``)."""
+    lowered = tool.lower()
+    return lowered not in SHELL_TOOLS and (urls or not any(mark in lowered for mark in URL_TOOL_MARKERS))
+
+
+def url_group(tool: str, url: str) -> int:
+    """The group of a call of URL tool ``tool`` given ``url``: the last name of its path when it is
+    written plainly (``names.PLAIN_URL``, and no dot segment), else the tool's loose group."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is None or "/." in plain.group(1):
+        return loose(tool)
+    return digest(_URL_GROUP + plain.group(1).rstrip("/").rpartition("/")[2])
 
 
 #: What each tool name and argument name was found to be, kept (a handful of each, asked of every
-#: call): a dict look-up instead of lower-casing and searching the name again. Both are let go
-#: once they hold ``_NAMES_KEPT``.
+#: call): a dict look-up instead of lower-casing and searching the name again. Each is let go
+#: once it holds ``_NAMES_KEPT``.
 _NAMES_KEPT = 256
-_grouped: dict[str, bool] = {}
+_grouped: dict[bool, dict[str, bool]] = {True: {}, False: {}}
+_url_tools: dict[str, bool] = {}
 #: An argument name's reading: its string is a URL, a path (or working directory), or plain text.
 _URL, _PATH, _TEXT = range(3)
 _read_as: dict[str, int] = {}
 
 
-def _has_groups_kept(tool: str) -> bool:
+def _has_groups_kept(tool: str, urls: bool) -> bool:
     """``has_groups``, kept by tool name."""
-    known = _grouped.get(tool)
+    grouped = _grouped[urls]
+    known = grouped.get(tool)
     if known is None:
-        if len(_grouped) >= _NAMES_KEPT:
-            _grouped.clear()
-        known = _grouped[tool] = has_groups(tool)
+        if len(grouped) >= _NAMES_KEPT:
+            grouped.clear()
+        known = grouped[tool] = has_groups(tool, urls)
+    return known
+
+
+def _url_tool_kept(tool: str) -> bool:
+    """``is_url_tool``, kept by tool name."""
+    known = _url_tools.get(tool)
+    if known is None:
+        if len(_url_tools) >= _NAMES_KEPT:
+            _url_tools.clear()
+        known = _url_tools[tool] = is_url_tool(tool)
     return known
 
 
@@ -96,10 +166,11 @@ def _reading(name: str) -> int:
     return known
 
 
-def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ...]]) -> int:
+def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ...]], urls: bool) -> int:
     """The group of a call of ``tool`` with ``arguments`` as the shim sent them (``ignored``: the
-    configuration's ``ignoreArgs``); ``NO_GROUP`` when it has none."""
-    if type(arguments) is not dict or not _has_groups_kept(tool):
+    configuration's ``ignoreArgs``; ``urls``: whether calls of URL tools have groups);
+    ``NO_GROUP`` when it has none."""
+    if type(arguments) is not dict or not _has_groups_kept(tool, urls):
         return NO_GROUP
     shared, own = ignored.get("*", ()), ignored.get(tool, ())
     fields: list[str] = []
@@ -133,6 +204,13 @@ def call_group(tool: str, arguments: object, ignored: Mapping[str, tuple[str, ..
         else:
             token = "*"
         fields.append(name + "\x01" + token)
+    if _url_tool_kept(tool):
+        given = [name for name in _URL_NAMES if name in arguments and name not in shared and name not in own]
+        if given:
+            url = arguments[given[0]]
+            if len(given) > 1 or type(url) is not str or given[0] in URL_LIST_ARGS:
+                return loose(tool)
+            return url_group(tool, url)
     fields.sort()
     return digest(tool + "\0" + "\0".join(fields))
 

@@ -30,16 +30,25 @@ WORKDIR_ARGS = ("cwd", "workdir", "working_dir", "working_directory")
 URL_ARGS = ("url", "href", "uri")
 URL_LIST_ARGS = ("urls",)
 
+#: A URL a call of a URL tool is grouped by (``groups.url_group``): written plainly, so that the path
+#: it names is the path as written (no escape, dot segment or backslash to resolve). An http(s)
+#: scheme or none, a host of letters, digits, dots and dashes, a port, a path of RFC 3986's path
+#: characters (the first group), then anything printable after ``?`` or ``#``; whole, and ASCII.
+PLAIN_URL = r"(?:[Hh][Tt][Tt][Pp][Ss]?://)?[A-Za-z0-9.-]+(?::[0-9]+)?((?:/[A-Za-z0-9._~!$&'()*+,;=:@-]*)*)(?:[?#][!-~]*)?"
+
 #: What the shim needs to compute a call's group (``groups``; the configure reply's ``grouping``).
 GROUPING: dict[str, object] = {
     "apart": sorted(SHELL_TOOLS),  # a tool of one of these names (lower-cased) has no group
-    "apartMarks": list(URL_TOOL_MARKERS),  # nor one whose lower-cased name holds one of these
+    "urlMarks": list(URL_TOOL_MARKERS),  # a URL tool: its lower-cased name holds one of these
     "pathArgs": sorted(PATH_ARGS | set(WORKDIR_ARGS)),
     "pathSuffix": PATH_SUFFIX,
     "urlArgs": list(URL_ARGS),
+    "urlListArgs": list(URL_LIST_ARGS),
+    "plainUrl": PLAIN_URL,
 }
 
 
-def grouping(ignored: Mapping[str, tuple[str, ...]]) -> dict[str, object]:
-    """The configure reply's ``grouping``: ``GROUPING`` and the configuration's ``ignoreArgs``."""
-    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}}
+def grouping(ignored: Mapping[str, tuple[str, ...]], urls: bool) -> dict[str, object]:
+    """The configure reply's ``grouping``: ``GROUPING``, the configuration's ``ignoreArgs`` and
+    whether calls of URL tools have groups (``BreakerConfig.url_calls_grouped``)."""
+    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}, "urls": urls}
