@@ -227,10 +227,10 @@ export class CallsSince {
   answered(number) {
     if (number <= this.from) return;
     this.from = number;
-    const calls = this.calls;
+    const { calls, tallied } = this; // untally counts `tallied` down: the calls tallied before
     let drop = 0;
     while (drop < calls.length && calls[drop].number <= number) {
-      if (drop < this.tallied) this.untally(calls[drop]);
+      if (drop < tallied) this.untally(calls[drop]);
       drop++;
     }
     if (drop > 0) calls.splice(0, drop);

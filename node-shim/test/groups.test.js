@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { AheadVerdicts } from '../call/ahead.js';
-import { CallGroups } from '../call/groups.js';
+import { CallGroups, CallsSince } from '../call/groups.js';
 import { generator, workerSettings } from './processes.js';
 
 const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
@@ -188,6 +188,20 @@ test('while a cap counts a key a group does not follow, a fetch has no group', (
   const capped = workerSettings({ limits: { site: 3 } });
   assert.equal(capped.grouping.urls, false, 'the worker says so');
   assert.equal(new CallGroups(capped.grouping).of('web_fetch', { url: 'https://x.org/a' }), 0);
+});
+
+test('an answer lets go of every call before its request that was tallied, and a call after is counted', () => {
+  const since = new CallsSince();
+  const [a, b] = [read('/w/a.py'), read('/w/b.py')];
+  const loose = [groups.loose('read')];
+  since.add(1, a);
+  since.add(2, a);
+  assert.equal(since.alike(groups, 0, groups.ofCall(a), loose), 2);
+  since.answered(2);
+  since.add(3, b);
+  assert.equal(since.alike(groups, 2, groups.ofCall(a), loose), 0, 'both calls of a.py let go');
+  assert.equal(since.alike(groups, 2, groups.ofCall(b), loose), 1, 'the call after the request counted');
+  assert.deepEqual([...since.tally.values()].filter((count) => count !== 0), [1]);
 });
 
 test('a promise whose counts are missing, of another length or no numbers lets nothing through by group', () => {

@@ -170,6 +170,7 @@ async function fuzz(config, seed, sessions, { together = 1, turns = false, pausi
     }
     for (const verdicts of await Promise.all(runs)) for (const [call, verdict] of verdicts) live.set(call, verdict);
   }
+  bridge.idle.flush(); // the last calls on a pass, their sends deferred (worker/idle.js), go now
   const frames = sent.get(bridge).filter((frame) => frame.op !== 'configure' && frame.op !== 'stats');
   if (!kills) journalInOrder(bridge, frames);
   const replay = spawnSync(PYTHON, [join(HERE, 'replay-frames.py')], {
@@ -286,6 +287,7 @@ async function logFuzz(config, seed, sessions, { kills = false, messages = 4 } =
       }
       for (const verdicts of await Promise.all(runs)) for (const [call, verdict] of verdicts) live.set(call, verdict);
     }
+    bridge.idle.flush(); // as in `fuzz`
     if (!kills) journalInOrder(bridge, sent.get(bridge).filter((frame) => frame.op !== 'configure' && frame.op !== 'stats'));
     const replay = replayed(config, folder);
     const differences = [...live].filter(([call, verdict]) => replay.get(call) !== verdict);
