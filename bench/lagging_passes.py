@@ -37,6 +37,7 @@ class Run:
 
     passes: int
     more: Conditional | None
+    size: int  # the window's
     calls: int = 0
     groups: list[int] = field(default_factory=list)
     forbidden: set[int] = field(default_factory=set)
@@ -51,7 +52,7 @@ class Run:
             return "waits"
         if self.calls < more.passes:
             return "conditional"
-        return "group" if by_group(more, tool, group, self.groups) else "waits"
+        return "group" if by_group(more, tool, group, self.groups, self.size) else "waits"
 
 
 def replay(session: Session, lag: int, tally: Counter[str]) -> None:
@@ -67,7 +68,8 @@ def replay(session: Session, lag: int, tally: Counter[str]) -> None:
             if run is None or run.calls >= lag:
                 now = breaker.passes(agent)
                 more = breaker.conditional(agent, now)
-                run = runs[agent] = Run(now, more, forbidden=set(more.digests) if more else set())
+                forbidden = set(more.digests) if more else set()
+                run = runs[agent] = Run(now, more, breaker.config.window, forbidden=forbidden)
             group = call_group(
                 call.name, call.arguments, breaker.config.ignoreArgs, breaker.config.url_calls_grouped
             )

@@ -93,16 +93,16 @@ Requests (shim → worker)
     node-shim/call/ahead.js (``NewsCheck``) evaluates it, and node-shim/test/conditions.test.js pins
     the two on the same cases. The condition names no rule: why a promise under it holds is the
     worker's (``breaker.core.deciding.passes.conditional``, checked by tests/test_conditions.py). It
-    may also hold ``groups: [int]``, ``counts: [int]`` (how many of the window's calls are of each
-    of ``groups``) and ``room: int``: while the condition holds, a call beyond those passes passes
-    too when fewer than ``room`` of the window's calls (the counts of its group and of its
-    stand-ins, 0 for one not in ``groups``) and of the agent's calls committed since the request,
-    taken together, are of its group or its stand-ins (its tool's loose group; for a URL tool, the
-    calls with no group, named as 0). What a group is (``breaker.core.reading.groups``;
-    ``grouping``, in the configure reply, holds the names it reads and whether URL tools have
-    groups) and why such a call passes (tests/test_groups.py) are the worker's;
-    node-shim/call/groups.js computes a call's group, and node-shim/test/groups.test.js pins it
-    against Python's.
+    may also hold ``groups: [int]``, ``window: [int]`` (the window's calls, oldest first, each as
+    the index of its group in ``groups``, -1 for a call of none named) and ``room: int``: while
+    the condition holds, a call beyond those passes passes too when fewer than ``room`` of the
+    calls still in its window (the last ``grouping.window`` of the window's calls and of the
+    agent's calls committed since the request, in order) are of its group or its stand-ins (its
+    tool's loose group; for a URL tool, the calls with no group, named as 0). What a group is
+    (``breaker.core.reading.groups``; ``grouping``, in the configure reply, holds the names it
+    reads, whether URL tools have groups and the window's size) and why such a call passes
+    (tests/test_groups.py) are the worker's; node-shim/call/groups.js computes a call's group,
+    and node-shim/test/groups.test.js pins it against Python's.
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the
     call's arguments with each long text condensed, when that is the same call to ``Breaker``

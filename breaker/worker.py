@@ -270,7 +270,7 @@ class RequestHandler:
             "factFields": list(FACT_FIELDS),
             "factTextChars": FACT_TEXT_CHARS,
             "breaks": BREAKS._asdict(),  # what in a result breaks a conditional pass
-            "grouping": grouping(config.ignoreArgs, config.url_calls_grouped),  # reading.groups
+            "grouping": grouping(config.ignoreArgs, config.url_calls_grouped, config.window),
             "workerFailureDenial": WORKER_FAILURE_DENIAL,
             # Rows dsh gives to nothing that were meant for this plugin: the shim prints each line.
             "strays": [stray.line for stray in stray_rows(patch_rows(request.rows))],

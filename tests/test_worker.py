@@ -54,7 +54,9 @@ async def test_configure_answers_the_settings_the_shim_needs() -> None:
                 "factTextChars": FACT_TEXT_CHARS,
                 "breaks": breaks,
                 "grouping": json.loads(
-                    json.dumps(grouping(load_config(None).ignoreArgs, load_config(None).url_calls_grouped))
+                    json.dumps(
+                        grouping(load_config(None).ignoreArgs, load_config(None).url_calls_grouped, 16)
+                    )
                 ),
                 "workerFailureDenial": WORKER_FAILURE_DENIAL,
                 "strays": [],
@@ -140,7 +142,13 @@ async def test_the_fifth_identical_call_is_denied_quoting_the_previous_result() 
             reply = await pipe.call("guard", **call)
             # Each repeat spends a pass: after the fourth, none is left. Beyond them, calls by
             # their group (reading.groups): a shell call has none, the window names none.
-            by_group = {"passes": 3 - index, "digests": [], "groups": [], "room": 4, "counts": []}
+            by_group = {
+                "passes": 3 - index,
+                "digests": [],
+                "groups": [],
+                "room": 4,
+                "window": [-1] * (index + 1),
+            }
             assert reply == {
                 "id": reply["id"],
                 "ok": True,
@@ -191,10 +199,22 @@ async def test_an_awaited_result_brings_the_passes_as_of_once_it_is_recorded() -
         guarded = await pipe.call("guard", **bash(1, "c1", "make test"))
         assert guarded["passes"] == 0  # two results still to come, each maybe the same again
         # While the results to come are news, only the caps limit the calls: 5 - 1 - 2 (twice).
-        assert guarded["conditional"] == {"passes": 2, "digests": [], "groups": [], "room": 4, "counts": []}
+        assert guarded["conditional"] == {
+            "passes": 2,
+            "digests": [],
+            "groups": [],
+            "room": 4,
+            "window": [-1, -1],
+        }
         recorded = await pipe.call("result", agent=1, call="c0", text="2 passed")
         # c1's still to come; news is not what c0 returned
-        news = {"passes": 2, "digests": [digest("bash", "2 passed")], "groups": [], "room": 4, "counts": []}
+        news = {
+            "passes": 2,
+            "digests": [digest("bash", "2 passed")],
+            "groups": [],
+            "room": 4,
+            "window": [-1, -1],
+        }
         assert recorded == {"id": recorded["id"], "ok": True, "passes": 0, "conditional": news}
         recorded = await pipe.call("result", agent=1, call="c1", text="2 passed")
         # the next call, whatever it is; two while the results are news
@@ -227,8 +247,9 @@ async def test_results_read_at_once_bring_the_passes_once_per_agent_with_the_las
             "id": 103,
             "ok": True,
             "passes": 1,
-            # distinct calls: 5 - 1 - 1; by group, 4 of a group the window does not name
-            "conditional": {"passes": 3, "digests": digests, "groups": [], "room": 4, "counts": []},
+            # distinct calls: 5 - 1 - 1; by group, 4 of a group the window does not name (its three
+            # shell lines fetch nothing: of no group named)
+            "conditional": {"passes": 3, "digests": digests, "groups": [], "room": 4, "window": [-1] * 3},
         }
 
 

@@ -239,7 +239,7 @@ class Breaker:
         if more.groups is not None:
             conditional["groups"] = more.groups
             conditional["room"] = more.room
-            conditional["counts"] = more.counts
+            conditional["window"] = more.window
         return {"passes": passes, "conditional": conditional}
 
     def denial(self, verdict: Allow | Deny | Ask | None) -> dict[str, object]:

@@ -54,15 +54,16 @@
 // answer that comes after more results than are kept (a worker far behind calls back to back)
 // leaves the promise in effect as it was: that one still holds, checked as each result went.
 //
-// Such a promise may also name the groups of the agent's window, each with how many of the
-// window's calls are of it (`groups`, `counts`, `room`: groups.js): a call beyond it passes while
-// the condition holds if fewer than `room` of the window's calls and of the calls committed since
-// the answered request, taken together, are of its group or of its stand-ins: its tool's loose
-// group, and for a URL tool the calls with no group, a shell line among them (groups.js
-// `CallsSince` keeps and counts those since). The result of a call whose group would pass so
-// waits too (`fitsGroup`), and whether it asks for its reply is decided as it goes out
-// (`asksLate`): only the latest result of the agent asks, and only while no answer is on its
-// way, so a run of such calls back to back asks once a write rather than once a call.
+// Such a promise may also name the groups of the agent's window, and list the window's calls by
+// group, oldest first (`groups`, `window`, `room`: groups.js): a call beyond it passes while the
+// condition holds if fewer than `room` of the calls still in its window (the last of the
+// window's calls and of those committed since the answered request, as many as the window holds)
+// are of its group or of its stand-ins: its tool's loose group, and for a URL tool the calls with
+// no group, a shell line among them (groups.js `CallsSince` keeps and counts those since). The
+// result of a call whose group would pass so waits too (`fitsGroup`), and whether it asks for its
+// reply is decided as it goes out (`asksLate`): only the latest result of the agent asks, and
+// only while no answer is on its way, so a run of such calls back to back asks once a write
+// rather than once a call.
 import { CallGroups, CallsSince, digestHead } from './groups.js';
 
 /** Results of an agent whose checks are kept for an answer that comes after them. */
@@ -235,11 +236,11 @@ export class AheadVerdicts {
     const passes = conditional?.passes;
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
-    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, counts: null, room: 0 }; // a few: a list is cheaper
-    const { groups, counts, room } = conditional;
-    if (this.groups !== null && Array.isArray(groups) && Array.isArray(counts) && counts.length === groups.length && counts.every(Number.isSafeInteger) && Number.isSafeInteger(room)) {
+    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, window: null, room: 0 }; // a few: a list is cheaper
+    const { groups, window, room } = conditional;
+    if (this.groups !== null && this.groups.window > 0 && Array.isArray(groups) && Array.isArray(window) && window.every((at) => Number.isSafeInteger(at) && at >= -1 && at < groups.length) && Number.isSafeInteger(room)) {
       promise.named = groups; // the answer's own lists: a window's few, never changed
-      promise.counts = counts;
+      promise.window = window;
       promise.room = room;
     }
     for (const check of agent.checked.slice(agent.checked.length - since)) {
@@ -309,23 +310,25 @@ export class AheadVerdicts {
   }
 
   // Whether `exec` passes by its group on `promise` (see the top; stated in Python as
-  // breaker/core/deciding/passes.py `by_group`): fewer than the room of the window's calls (the
-  // counts of the groups named) and of those committed since the promise's mark are of its group
-  // or of its stand-ins (its tool's loose group; for a URL tool, the calls with no group too).
+  // breaker/core/deciding/passes.py `by_group`): fewer than the room of the calls still in its
+  // window (the last `window` of the promise's window and of the calls committed since its mark,
+  // in order) are of its group or of its stand-ins (its tool's loose group; for a URL tool, the
+  // calls with no group too).
   byGroup(agent, promise, exec) {
     const groups = /** @type {CallGroups} */ (this.groups);
     const group = groups.ofCall(exec);
     if (group === 0) return false;
     const standIns = groups.standIns(String(exec.name));
     if (standIns.includes(group)) return false;
-    const { named, counts } = promise;
-    const own = named.indexOf(group);
-    let window = own === -1 ? 0 : counts[own];
-    for (let index = 0; index < standIns.length; index++) {
-      const at = named.indexOf(standIns[index]);
-      if (at !== -1) window += counts[at];
+    const { named, window, room } = promise;
+    const size = groups.window;
+    const since = agent.committed - promise.mark;
+    let alike = 0;
+    for (let index = Math.max(0, window.length + since - size); index < window.length; index++) {
+      const at = window[index];
+      if (at !== -1 && (named[at] === group || standIns.includes(named[at]))) alike++; // -1: of no group named
     }
-    return window < promise.room && window + agent.since.alike(groups, promise.mark, group, standIns) < promise.room;
+    return alike < room && alike + agent.since.alike(groups, promise.mark, agent.committed, size, group, standIns) < room;
   }
 
   /**

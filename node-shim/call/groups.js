@@ -41,9 +41,10 @@ const URL_LOOSE = '\x03';
 export class CallGroups {
   /**
    * @param {{apart: string[], urlMarks: string[], pathArgs: string[], pathSuffix: string, urlArgs: string[],
-   *   urlListArgs: string[], plainUrl: string, urls: boolean, ignored: Record<string, string[]>}} grouping the configure reply's
+   *   urlListArgs: string[], plainUrl: string, urls: boolean, window: number, ignored: Record<string, string[]>}} grouping
+   *   the configure reply's
    */
-  constructor({ apart, urlMarks, pathArgs, pathSuffix, urlArgs, urlListArgs, plainUrl, urls, ignored }) {
+  constructor({ apart, urlMarks, pathArgs, pathSuffix, urlArgs, urlListArgs, plainUrl, urls, window, ignored }) {
     this.apart = new Set(apart);
     this.urlMarks = urlMarks;
     this.pathArgs = new Set(pathArgs);
@@ -53,6 +54,7 @@ export class CallGroups {
     this.urlListArgs = new Set(urlListArgs);
     this.plainUrl = new RegExp(`^(?:${plainUrl})$`);
     this.urls = urls === true;
+    this.window = Number.isSafeInteger(window) && window > 0 ? window : 0; // the window's size (0: not told)
     this.shared = new Set(ignored['*'] ?? []);
     this.ignored = ignored;
     /** @type {Map<string, {group: number, loose: number, url: boolean, standIns: number[]}>} */
@@ -190,75 +192,62 @@ function lastName(path) {
   return `p${last}`;
 }
 
-/** Calls of an agent kept to count a promise by group against: no further ahead of an answer. */
+/** Calls of an agent kept to count a promise by group against (the latest of those since the
+ * answer: at most a window's worth of them is ever counted). */
 const MOST_SINCE = 1024;
 
 /**
- * An agent's calls committed since the request of its latest answer (`answered`), tallied by
- * group once a call asks (`alike`): how many of them a call's group or its tool's loose group
- * has. Past MOST_SINCE calls the rest are not kept, and nothing is counted until an answer comes
- * after them.
+ * An agent's calls committed since the request of its latest answer (`answered`), the latest
+ * MOST_SINCE of them: how many of those still in a call's window are of its group or of one of
+ * its stand-ins (`alike`). Each call's group is read once, when a call first asks.
  */
 export class CallsSince {
   constructor() {
-    this.calls = []; // {number, exec, group}, oldest first
-    this.tally = new Map(); // group -> calls of it among the first `tallied`
-    this.tallied = 0;
-    this.unknown = 0; // calls among the tallied whose call is not known (any group)
-    this.lostUpTo = 0; // the last call number not kept
+    this.calls = []; // {number, exec, group}, oldest first; numbers one apart, the latest last
     this.from = 0; // the calls up to this number are the worker's (not kept)
   }
 
   /** Call `number` (its execution, when known) is committed. */
   add(number, exec) {
-    if (this.calls.length >= MOST_SINCE) this.lostUpTo = number;
-    else this.calls.push({ number, exec, group: 0 });
+    if (this.calls.length >= MOST_SINCE) this.calls.splice(0, MOST_SINCE / 2); // the oldest, no longer kept
+    this.calls.push({ number, exec, group: undefined });
   }
 
   /** The latest call (`number`) is not committed after all. */
   remove(number) {
-    const last = this.calls.at(-1);
-    if (last?.number !== number) return;
-    this.calls.pop();
-    if (this.tallied > this.calls.length) this.untally(last);
+    if (this.calls.at(-1)?.number === number) this.calls.pop();
   }
 
   /** An answer to a request sent after call `number`: the calls up to it are the worker's. */
   answered(number) {
     if (number <= this.from) return;
     this.from = number;
-    const { calls, tallied } = this; // untally counts `tallied` down: the calls tallied before
+    const calls = this.calls;
     let drop = 0;
-    while (drop < calls.length && calls[drop].number <= number) {
-      if (drop < tallied) this.untally(calls[drop]);
-      drop++;
-    }
+    while (drop < calls.length && calls[drop].number <= number) drop++;
     if (drop > 0) calls.splice(0, drop);
   }
 
-  untally(call) {
-    this.tallied--;
-    if (call.group === -1) this.unknown--;
-    else this.tally.set(call.group, this.tally.get(call.group) - 1);
-  }
-
   /**
-   * How many calls since `mark` are of `group` or of one of the groups `standIns` (Infinity when
-   * some may be and cannot be told: not kept, or not known).
-   * @param {CallGroups} groups @param {number} mark @param {number} group @param {number[]} standIns
+   * How many of the calls since `mark`, up to call `latest`, that are among the last `size` are
+   * of `group` or of one of the groups `standIns` (Infinity when some of those may be and cannot
+   * be told: not kept, or not known).
+   * @param {CallGroups} groups @param {number} mark @param {number} latest @param {number} size
+   * @param {number} group @param {number[]} standIns
    */
-  alike(groups, mark, group, standIns) {
-    if (mark < this.lostUpTo || mark !== this.from) return Infinity; // some since the mark not kept
+  alike(groups, mark, latest, size, group, standIns) {
+    if (mark !== this.from) return Infinity; // the calls kept are not those since the mark
     const calls = this.calls;
-    for (; this.tallied < calls.length; this.tallied++) {
-      const call = calls[this.tallied];
-      call.group = call.exec === undefined ? -1 : groups.ofCall(call.exec);
-      if (call.group === -1) this.unknown++;
-      else this.tally.set(call.group, (this.tally.get(call.group) ?? 0) + 1);
+    const counted = Math.min(latest - mark, size);
+    if (counted > calls.length) return Infinity; // some of them not kept
+    let alike = 0;
+    for (let index = calls.length - counted; index < calls.length; index++) {
+      const call = calls[index];
+      let its = call.group;
+      if (its === undefined) its = call.group = call.exec === undefined ? -1 : groups.ofCall(call.exec);
+      if (its === -1) return Infinity;
+      if (its === group || standIns.includes(its)) alike++;
     }
-    if (this.unknown > 0) return Infinity;
-    let alike = this.tally.get(group) ?? 0;
-    for (let index = 0; index < standIns.length; index++) alike += this.tally.get(standIns[index]) ?? 0;
     return alike;
   }
 }

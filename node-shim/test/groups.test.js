@@ -108,12 +108,13 @@ print(json.dumps([call_group(tool, arguments, {"*": ["description"]}, True) for 
 });
 
 /** An agent under a promise by group from worker 7: `window`, the groups of the window's calls
- * as [group, how many of its calls], and `room`. */
+ * as [group, how many of its calls], oldest first, and `room`. */
 function promised(window, room, passes = 0) {
   const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
   const agent = AheadVerdicts.agent(1);
-  const [groups, counts] = [window.map(([group]) => group), window.map(([, count]) => count)];
-  ahead.granted(agent, 0, passes, 7, { passes, digests: [], groups, counts, room });
+  const groups = window.map(([group]) => group);
+  const listed = window.flatMap(([, count], index) => Array(count).fill(index));
+  ahead.granted(agent, 0, passes, 7, { passes, digests: [], groups, window: listed, room });
   return { ahead, agent };
 }
 
@@ -190,28 +191,33 @@ test('while a cap counts a key a group does not follow, a fetch has no group', (
   assert.equal(new CallGroups(capped.grouping).of('web_fetch', { url: 'https://x.org/a' }), 0);
 });
 
-test('an answer lets go of every call before its request that was tallied, and a call after is counted', () => {
+test('an answer lets go of every call before its request, and a call after is counted', () => {
   const since = new CallsSince();
   const [a, b] = [read('/w/a.py'), read('/w/b.py')];
   const loose = [groups.loose('read')];
   since.add(1, a);
   since.add(2, a);
-  assert.equal(since.alike(groups, 0, groups.ofCall(a), loose), 2);
+  assert.equal(since.alike(groups, 0, 2, 16, groups.ofCall(a), loose), 2);
+  assert.equal(since.alike(groups, 0, 2, 1, groups.ofCall(a), loose), 1, 'a window of one holds the latest alone');
   since.answered(2);
   since.add(3, b);
-  assert.equal(since.alike(groups, 2, groups.ofCall(a), loose), 0, 'both calls of a.py let go');
-  assert.equal(since.alike(groups, 2, groups.ofCall(b), loose), 1, 'the call after the request counted');
-  assert.deepEqual([...since.tally.values()].filter((count) => count !== 0), [1]);
+  assert.equal(since.alike(groups, 2, 3, 16, groups.ofCall(a), loose), 0, 'both calls of a.py let go');
+  assert.equal(since.alike(groups, 2, 3, 16, groups.ofCall(b), loose), 1, 'the call after the request counted');
+  assert.equal(since.alike(groups, 0, 3, 16, groups.ofCall(b), loose), Infinity, 'the calls kept are not those since that mark');
 });
 
-test('a promise whose counts are missing, of another length or no numbers lets nothing through by group', () => {
+test('a promise whose window is missing, holds no numbers or an index past its groups lets nothing through by group', () => {
   const group = groups.of('read', { path: '/w/a.py' });
-  for (const counts of [undefined, [], [1, 1], ['1'], [null], [1.5]]) {
+  for (const window of [undefined, {}, ['0'], [null], [1.5], [1], [-2]]) {
     const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, SETTINGS.grouping);
     const agent = AheadVerdicts.agent(1);
-    ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [], groups: [group], counts, room: 4 });
-    assert.ok(!passed(ahead, agent, read('/w/b.py')), JSON.stringify(counts));
+    ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [], groups: [group], window, room: 4 });
+    assert.ok(!passed(ahead, agent, read('/w/b.py')), JSON.stringify(window));
   }
+  const unsized = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, { ...SETTINGS.grouping, window: undefined });
+  const agent = AheadVerdicts.agent(1);
+  unsized.granted(agent, 0, 0, 7, { passes: 0, digests: [], groups: [group], window: [0, -1], room: 4 });
+  assert.ok(!passed(unsized, agent, read('/w/b.py')), 'a worker that does not tell the window\'s size');
 });
 
 test('a result that breaks the condition ends the promise by group too', () => {
@@ -225,19 +231,75 @@ test('calls committed before an answer\'s request are not counted against it; a 
   const { ahead, agent } = promised([], 1);
   assert.ok(passed(ahead, agent, read('/w/a.py')));
   assert.ok(!passed(ahead, agent, read('/w/a.py')), 'one of its group since, a room of 1');
-  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1 }); // a worker that forgot it
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], window: [], room: 1 }); // a worker that forgot it
   assert.equal(agent.since.calls.length, 0, 'the calls before the request are let go');
   assert.ok(passed(ahead, agent, read('/w/a.py')));
 });
 
-test('a promise further ahead than the calls kept cannot be counted: the call waits', () => {
-  const { ahead, agent } = promised([], 1000);
-  for (let index = 0; index <= 1024; index++) assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
-  assert.ok(!passed(ahead, agent, read('/w/last.py')), '1,025 calls since, 1,024 kept: the next cannot be counted');
-  ahead.granted(agent, agent.committed - 1, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1000 });
-  assert.ok(!passed(ahead, agent, read('/w/last.py')), 'the call not kept is after that answer\'s request');
-  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 1000 });
-  assert.ok(passed(ahead, agent, read('/w/last.py')), 'an answer after it');
+test('a call counts only the calls still in its window: those pushed out since the answer count no more', () => {
+  assert.equal(SETTINGS.grouping.window, 16, 'the default window');
+  const a = groups.of('read', { path: '/w/a.py' });
+  const full = promised([[groups.of('read', { path: '/w/x.py' }), 14], [a, 2]], 2);
+  assert.ok(!passed(full.ahead, full.agent, read('/w/a.py')), 'two of a.py in a window of 16, a room of 2');
+  assert.ok(passed(full.ahead, full.agent, read('/w/b.py')), 'the 1st x.py pushed out');
+  assert.ok(!passed(full.ahead, full.agent, read('/w/a.py')), 'both a.py calls still in');
+  for (let index = 0; index < 13; index++) assert.ok(passed(full.ahead, full.agent, read(`/w/n${index}.py`)));
+  assert.ok(!passed(full.ahead, full.agent, read('/w/a.py')), '14 calls since: the window\'s last two are a.py\'s');
+  assert.ok(passed(full.ahead, full.agent, read('/w/n13.py')));
+  assert.ok(passed(full.ahead, full.agent, read('/w/a.py')), '15 calls since: one a.py call pushed out');
+  const { ahead, agent } = promised([], 1);
+  assert.ok(passed(ahead, agent, read('/w/a.py')));
+  for (let index = 0; index < 15; index++) assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
+  assert.ok(!passed(ahead, agent, read('/w/a.py')), 'the a.py call since is the oldest in the window: a room of 1');
+  assert.ok(passed(ahead, agent, read('/w/15.py')));
+  assert.ok(passed(ahead, agent, read('/w/a.py')), 'now it is pushed out');
+  assert.ok(!passed(ahead, agent, read('/w/a.py')), 'and this one in');
+});
+
+test('drawn promises: a call goes on by its group exactly when the worker\'s statement says so', () => {
+  // The calls drawn from: of two files, loose, a shell line (no group), of two pages, a loose fetch.
+  const execs = [read('/w/a.py'), read('/w/b.py'), read('..'), { name: 'bash', arguments: { command: 'echo' } }];
+  execs.push(fetch('https://x.org/a'), fetch('https://x.org/b'), fetch('https://x.org/%61'));
+  const random = generator(4039);
+  const cases = [];
+  const verdicts = [];
+  for (let index = 0; index < 1500; index++) {
+    const size = 1 + random.int(6);
+    const named = [...new Set(Array.from({ length: random.int(4) }, () => groups.ofCall(random.pick(execs))))];
+    const window = Array.from({ length: random.int(size + 1) }, () => random.int(named.length + 1) - 1);
+    const since = Array.from({ length: random.int(9) }, () => random.pick(execs));
+    const [exec, room] = [random.pick(execs), 1 + random.int(4)];
+    const ahead = new AheadVerdicts(100, SETTINGS.operations, SETTINGS.breaks, { ...SETTINGS.grouping, window: size });
+    const agent = AheadVerdicts.agent(1);
+    ahead.granted(agent, 0, 0, 7, { passes: 0, digests: [], groups: named, window, room });
+    for (const sent of since) ahead.committing(agent, 'guard', false, sent);
+    verdicts.push(ahead.fitsGroup(agent, 7, exec));
+    cases.push([named, window, room, exec.name, groups.ofCall(exec), since.map((sent) => groups.ofCall(sent)), size]);
+  }
+  const script = `
+import json, sys
+from breaker.core.deciding.passes import Conditional, by_group
+print(json.dumps([
+    by_group(Conditional(0, (), tuple(named), room, tuple(window)), tool, group, since, size)
+    for named, window, room, tool, group, since, size in json.load(sys.stdin)
+]))
+`;
+  const run = spawnSync(PYTHON, ['-c', script], { input: JSON.stringify(cases), cwd: PACKAGE_ROOT, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const python = JSON.parse(run.stdout);
+  for (const [index, verdict] of verdicts.entries()) assert.equal(verdict, python[index], JSON.stringify(cases[index]));
+  const through = verdicts.filter(Boolean).length;
+  assert.ok(through > 200 && through < 1300, `${through} of 1,500 go on by their group`);
+});
+
+test('a promise further ahead than the calls kept still counts the calls in the window', () => {
+  const { ahead, agent } = promised([], 2);
+  for (let index = 0; index <= 1100; index++) assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
+  assert.ok(agent.since.calls.length <= 1024, 'the oldest let go');
+  assert.ok(passed(ahead, agent, read('/w/1100.py')), 'one of its group in the window: fewer than 2');
+  assert.ok(!passed(ahead, agent, read('/w/1100.py')), 'two');
+  ahead.granted(agent, agent.committed, 0, 7, { passes: 0, digests: [], groups: [], window: [], room: 2 });
+  assert.ok(passed(ahead, agent, read('/w/1100.py')), 'an answer after them that holds none of them');
 });
 
 test('a worker that names no groups (an older one) promises nothing by group', () => {
@@ -251,10 +313,10 @@ test('an answer that cannot be checked leaves the promise by group in effect, it
   const { ahead, agent } = promised([], 2);
   const results = agent.results; // a later request goes out now
   for (let index = 0; index < 20; index++) {
-    assert.ok(passed(ahead, agent, read(`/w/${index}.py`)), `call ${index}`);
+    assert.ok(passed(ahead, agent, read(`/w/${index % 10}.py`)), `call ${index}`);
     ahead.resulted(agent, 'read', `line ${index}`, { isError: false });
   }
-  ahead.granted(agent, 5, 0, 7, { passes: 0, digests: [], groups: [], counts: [], room: 2 }, results);
-  assert.ok(passed(ahead, agent, read('/w/0.py')), 'one of its group since the promise: fewer than 2');
-  assert.ok(!passed(ahead, agent, read('/w/0.py')), 'two since the promise, one before the answer\'s request: counted all the same');
+  ahead.granted(agent, 5, 0, 7, { passes: 0, digests: [], groups: [], window: [], room: 2 }, results);
+  assert.ok(!passed(ahead, agent, read('/w/4.py')), 'calls 5 and 15 in the window, the 5th before that answer\'s request: counted all the same');
+  assert.ok(passed(ahead, agent, read('/w/3.py')), 'call 4 pushed out, call 14 in: one');
 });

@@ -230,7 +230,7 @@ test('while an answer to its results is on its way, a call of the agent on a pas
 
 /** One agent's first call promised no further call but by group (a window of no groups, a
  * room of 4), done: its result waits. */
-const groupedFirstCallDone = () => firstCallDone(1, { passes: 1, digests: [], groups: [], counts: [], room: 4 });
+const groupedFirstCallDone = () => firstCallDone(1, { passes: 1, digests: [], groups: [], window: [], room: 4 });
 
 /** A call of `agent` on a pass, done with `text`. */
 async function onPass({ hooks, execution, done }, agent, text) {
@@ -261,7 +261,7 @@ test('while the answer a late result asked for is on its way, the next such resu
   bridge.idle.flush();
   assert.equal(bridge.frames.at(-1), 'result 1 c2');
   assert.equal(bridge.replies.length, 1, 'an answer was on its way: no second ask');
-  bridge.answer('result', { ok: true, passes: 0, conditional: { passes: 0, digests: [], groups: [], counts: [], room: 4 } });
+  bridge.answer('result', { ok: true, passes: 0, conditional: { passes: 0, digests: [], groups: [], window: [], room: 4 } });
   await onPass(shim, agent, 'line 3');
   bridge.idle.flush();
   assert.deepEqual(bridge.replies.map(({ call }) => call), ['c3'], 'no answer on its way: the latest asks');

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Final, Literal, NamedTuple
 
@@ -56,19 +55,30 @@ def passes(state: AgentState, config: BreakerConfig, tightest: float | None, pea
 
 #: A promise names at most this many groups (a window holding more promises none by group).
 GROUPS_NAMED = 64
+#: A promise lists its window's calls only for a window of at most this many (a larger one
+#: promises none by group: an answer would carry a number for each of its calls).
+WINDOW_LISTED = 256
+#: A call of the window whose group is not named (``reading.groups.APART``), in ``window``.
+UNNAMED = -1
 
 
 class Conditional(NamedTuple):
     """Calls that surely pass while the results after the answer are news, and the digests news
     must not have; and beyond them, a call while fewer than ``room`` calls are of its group or its
-    tool's loose group among the window's (``groups``, each with its ``counts``) and those sent
-    since (``reading.groups``)."""
+    tool's loose group among the window's (``groups``; ``window``, each of its calls as the index
+    of its group in ``groups``, oldest first, ``UNNAMED`` for a call of none) and those sent since
+    (``reading.groups``), of the calls still in the window when it comes."""
 
     passes: int
     digests: tuple[int, ...]
     groups: tuple[int, ...] | None = None  # None: no call passes by its group
     room: int = 0
-    counts: tuple[int, ...] = ()  # how many of the window's calls are of each of ``groups``
+    window: tuple[int, ...] = ()
+
+    def counts(self) -> dict[int, int]:
+        """How many of the window's calls are of each group named."""
+        named = self.groups or ()
+        return {group: self.window.count(index) for index, group in enumerate(named)}
 
 
 #: Why it holds. While every result to come is news (``reading.news``), a result changes nothing
@@ -80,22 +90,25 @@ class Conditional(NamedTuple):
 #:
 #: By group: a call counts on a key no more often than the calls that share it, and two calls that
 #: share a key share a group, or one is of a stand-in group of the other's (``reading.groups``). So a
-#: call with fewer than ``tightest - 1`` calls of its group or its stand-ins in the window
-#: (``counts``) and sent since the answer, taken together, counts less than ``tightest - 1`` on
-#: every capped key: no cap stops it (``tests/test_groups.py``).
+#: call with fewer than ``tightest - 1`` calls of its group or its stand-ins in its window counts
+#: less than ``tightest - 1`` on every capped key: no cap stops it (``tests/test_groups.py``). Its
+#: window is the last ``size`` of the window's calls at the answer and those sent since, taken in
+#: order: each call the guard decides adds one entry, allowed or denied, and a human message or a
+#: forgotten agent only empties it.
 
 
-def by_group(more: Conditional, tool: str, group: int, since: Iterable[int]) -> bool:
+def by_group(more: Conditional, tool: str, group: int, since: Sequence[int], size: int) -> bool:
     """Whether a call of ``tool`` whose group is ``group`` goes on by its group on ``more`` while
-    its condition holds (``since``: the groups of the calls sent since the answer): the statement
-    node-shim/call/ahead.js ``byGroup`` applies. A call with no group, or of a stand-in group of
-    its own (a loose call), never does."""
+    its condition holds (``since``: the groups of the calls sent since the answer, oldest first;
+    ``size``: the window's): the statement node-shim/call/ahead.js ``byGroup`` applies. A call
+    with no group, or of a stand-in group of its own (a loose call), never does."""
     others = stand_ins(tool)
     if more.groups is None or group == NO_GROUP or group in others:
         return False
-    counts = dict(zip(more.groups, more.counts, strict=True))
-    alike = counts.get(group, 0) + sum(counts.get(other, 0) for other in others)
-    alike += sum(1 for sent in since if sent == group or sent in others)
+    alike_named = {index for index, named in enumerate(more.groups) if named == group or named in others}
+    still = more.window[max(0, len(more.window) + len(since) - size) :]  # not pushed out since
+    alike = sum(1 for index in still if index in alike_named)
+    alike += sum(1 for sent in since[-size:] if sent == group or sent in others)
     return alike < more.room
 
 
@@ -139,10 +152,10 @@ def conditional(
             digests = _head_numbers(held(evidence))
     then = math.ceil(left)
     then = then if then > 0 else 0
-    groups, room, counts = _named_groups(state, tightest)
+    groups, room, window = _named_groups(state, tightest)
     if then > now:
-        return Conditional(then, digests, groups, room, counts)
-    return None if groups is None else Conditional(now, digests, groups, room, counts)
+        return Conditional(then, digests, groups, room, window)
+    return None if groups is None else Conditional(now, digests, groups, room, window)
 
 
 #: The held results' heads as numbers, kept: most results one answer holds, the next holds
@@ -170,15 +183,20 @@ def _head_numbers(results: set[bytes]) -> tuple[int, ...]:
 def _named_groups(
     state: AgentState, tightest: float | None
 ) -> tuple[tuple[int, ...] | None, int, tuple[int, ...]]:
-    """The groups of the window's calls, the room a group has, and how many of the window's calls
-    are of each group (None: none promised). The calls with no group that fetch are named too
-    (as ``NO_GROUP``), as a call of a URL tool counts them (``reading.groups.stand_ins``)."""
+    """The groups of the window's calls, the room a group has, and the window's calls as the
+    index of each one's group, oldest first (None: none promised). The calls with no group that
+    fetch are named too (as ``NO_GROUP``), as a call of a URL tool counts them
+    (``reading.groups.stand_ins``); the calls ``APART`` are not (``UNNAMED``)."""
     if tightest is None:
         return None, 0, ()  # nothing capped: the passes are unlimited already
     room = math.ceil(tightest - 1)
-    named = Counter(state.repeats.groups)
-    del named[APART]
-    if room <= 0 or len(named) > GROUPS_NAMED:
+    window = state.repeats.groups
+    if room <= 0 or len(window) > WINDOW_LISTED:
+        return None, 0, ()
+    named = set(window)
+    named.discard(APART)
+    if len(named) > GROUPS_NAMED:
         return None, 0, ()
     groups = tuple(sorted(named))
-    return groups, room, tuple(map(named.__getitem__, groups))
+    index = dict(zip(groups, range(len(groups)), strict=True))
+    return groups, room, tuple(index.get(group, UNNAMED) for group in window)

@@ -48,7 +48,9 @@ GROUPING: dict[str, object] = {
 }
 
 
-def grouping(ignored: Mapping[str, tuple[str, ...]], urls: bool) -> dict[str, object]:
-    """The configure reply's ``grouping``: ``GROUPING``, the configuration's ``ignoreArgs`` and
-    whether calls of URL tools have groups (``BreakerConfig.url_calls_grouped``)."""
-    return {**GROUPING, "ignored": {tool: list(names) for tool, names in ignored.items()}, "urls": urls}
+def grouping(ignored: Mapping[str, tuple[str, ...]], urls: bool, window: int) -> dict[str, object]:
+    """The configure reply's ``grouping``: ``GROUPING``, the configuration's ``ignoreArgs``,
+    whether calls of URL tools have groups (``BreakerConfig.url_calls_grouped``) and the window's
+    size (a promise by group counts the calls still in it: ``deciding.passes.by_group``)."""
+    ignored_lists = {tool: list(names) for tool, names in ignored.items()}
+    return {**GROUPING, "ignored": ignored_lists, "urls": urls, "window": window}
