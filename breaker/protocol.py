@@ -101,7 +101,7 @@ Requests (shim → worker)
     tool's loose group; for a URL tool, the calls with no group, named as 0). What a group is
     (``breaker.core.reading.groups``; ``grouping``, in the configure reply, holds the names it
     reads, whether URL tools have groups and the window's size) and why such a call passes
-    (tests/test_groups.py) are the worker's; node-shim/call/groups.js computes a call's group,
+    (tests/test_group_promises.py) are the worker's; node-shim/call/groups.js computes a call's group,
     and node-shim/test/groups.test.js pins it against Python's.
 
     ``standIn`` (asked for by a call of ``condensedChars`` or more, the configure reply's) is the

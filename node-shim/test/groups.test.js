@@ -1,6 +1,6 @@
 // A call's group (call/groups.js) is the worker's (breaker/core/reading/groups.py) for every call
 // the shim reads, and a promise by group lets a call through only as the worker said
-// (call/ahead.js; why such a call passes is pinned by tests/test_groups.py).
+// (call/ahead.js; why such a call passes is pinned by tests/test_group_promises.py).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';

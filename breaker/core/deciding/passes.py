@@ -91,10 +91,10 @@ class Conditional(NamedTuple):
 #: By group: a call counts on a key no more often than the calls that share it, and two calls that
 #: share a key share a group, or one is of a stand-in group of the other's (``reading.groups``). So a
 #: call with fewer than ``tightest - 1`` calls of its group or its stand-ins in its window counts
-#: less than ``tightest - 1`` on every capped key: no cap stops it (``tests/test_groups.py``). Its
-#: window is the last ``size`` of the window's calls at the answer and those sent since, taken in
-#: order: each call the guard decides adds one entry, allowed or denied, and a human message or a
-#: forgotten agent only empties it.
+#: less than ``tightest - 1`` on every capped key: no cap stops it
+#: (``tests/test_group_promises.py``). Its window is the last ``size`` of the window's calls at the
+#: answer and those sent since, taken in order: each call the guard decides adds one entry,
+#: allowed or denied, and a human message or a forgotten agent only empties it.
 
 
 def by_group(more: Conditional, tool: str, group: int, since: Sequence[int], size: int) -> bool:
