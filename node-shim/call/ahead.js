@@ -236,7 +236,7 @@ export class AheadVerdicts {
     const passes = conditional?.passes;
     if (this.news === null || !Number.isSafeInteger(passes) || !Array.isArray(conditional.digests)) return null;
     const since = agent.results - results;
-    const promise = { until: committed + passes, forbidden: conditional.digests.slice(), mark: committed, named: null, window: null, room: 0 }; // a few: a list is cheaper
+    const promise = { until: committed + passes, forbidden: new Set(conditional.digests), mark: committed, named: null, window: null, room: 0 };
     const { groups, window, room } = conditional;
     if (this.groups !== null && this.groups.window > 0 && Array.isArray(groups) && Array.isArray(window) && window.every((at) => Number.isSafeInteger(at) && at >= -1 && at < groups.length) && Number.isSafeInteger(room)) {
       promise.named = groups; // the answer's own lists: a window's few, never changed
@@ -251,8 +251,8 @@ export class AheadVerdicts {
 
   // Whether a result (its check) keeps a conditional promise; its digest is forbidden after it.
   keeps(promise, { digest, breaks }) {
-    if (breaks || promise.forbidden.includes(digest)) return false;
-    promise.forbidden.push(digest);
+    if (breaks || promise.forbidden.has(digest)) return false;
+    promise.forbidden.add(digest); // as many as results sent since its answer: a set
     return true;
   }
 

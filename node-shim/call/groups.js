@@ -192,14 +192,15 @@ function lastName(path) {
   return `p${last}`;
 }
 
-/** Calls of an agent kept to count a promise by group against (the latest of those since the
- * answer: at most a window's worth of them is ever counted). */
+/** Calls of an agent committed since its latest answer's request past which no call goes on by
+ * its group (the shim runs no further ahead of the worker so); the latest of them are kept, as
+ * many as a window the worker lists holds at most (passes.py WINDOW_LISTED) or more. */
 const MOST_SINCE = 1024;
 
 /**
- * An agent's calls committed since the request of its latest answer (`answered`), the latest
- * MOST_SINCE of them: how many of those still in a call's window are of its group or of one of
- * its stand-ins (`alike`). Each call's group is read once, when a call first asks.
+ * An agent's calls committed since the request of its latest answer (`answered`), the latest of
+ * them: how many of those still in a call's window are of its group or of one of its stand-ins
+ * (`alike`). Each call's group is read once, when a call first asks.
  */
 export class CallsSince {
   constructor() {
@@ -236,7 +237,7 @@ export class CallsSince {
    * @param {number} group @param {number[]} standIns
    */
   alike(groups, mark, latest, size, group, standIns) {
-    if (mark !== this.from) return Infinity; // the calls kept are not those since the mark
+    if (mark !== this.from || latest - mark > MOST_SINCE) return Infinity; // not those since the mark, or too far ahead
     const calls = this.calls;
     const counted = Math.min(latest - mark, size);
     if (counted > calls.length) return Infinity; // some of them not kept
