@@ -261,7 +261,8 @@ def error_reply(request_id: int | None, error: str) -> Reply:
     """The shim logs this text, so what an odd frame or a failure quoted is redacted and cut short.
 
     The redaction rules are imported here, not with this module: a worker answers ``configure``
-    before it compiles them, and imports them with the decision core (``RequestHandler.start``)."""
+    before it imports them, and imports them with the decision core (``RequestHandler.start``);
+    their patterns compile at the first redaction (``secretformats.redactions``)."""
     from breaker.core.wording.redaction import REDACTION_MARGIN, redact
 
     text = redact(error[: ERROR_TEXT_CHARS + REDACTION_MARGIN])

@@ -275,12 +275,12 @@ def test_ordinary_text_with_visible_unicode_is_kept() -> None:
 
 def _every_pattern_run(text: str) -> str:
     """Redaction as it would be with every pattern run on every text, hints aside."""
-    hinted = secretformats.REDACTIONS
-    secretformats.REDACTIONS = tuple((pattern, replacement, None) for pattern, replacement, _ in hinted)
+    hinted = secretformats.redactions()
+    secretformats._COMPILED = tuple((pattern, replacement, None) for pattern, replacement, _ in hinted)
     try:
         return redact(text)
     finally:
-        secretformats.REDACTIONS = hinted
+        secretformats._COMPILED = hinted
 
 
 #: Pieces of texts that hold secrets, spelled in every case the patterns read alike (the letters

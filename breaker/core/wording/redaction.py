@@ -88,7 +88,7 @@ def redact(text: str) -> str:
     is redacted to the end: the text may have been cut inside it.
     """
     folded = None
-    for pattern, replacement, hints in secretformats.REDACTIONS:
+    for pattern, replacement, hints in secretformats.redactions():
         if hints is not None:
             folded = _folded(text) if folded is None else folded
             if not any(hint in folded for hint in hints):
@@ -114,7 +114,7 @@ def _through_escapes(text: str) -> str:
         if levels is None:
             break
         folded = None
-        for pattern, replacement, hints in secretformats.REDACTIONS:
+        for pattern, replacement, hints in secretformats.redactions():
             if hints is not None:
                 folded = _folded(levels[-1].text) if folded is None else folded
                 if not any(hint in folded for hint in hints):
